@@ -1,1 +1,25 @@
-//! tackle-protocol
+//! Plain data shared across tackle: tool specs, calls, results, content blocks, events, ids and
+//! information-flow labels.
+//!
+//! This crate owns *shapes*, not behaviour: nothing here does I/O, and the only logic is the
+//! validation that makes a value of a type trustworthy once constructed (a [`StreamName`] is
+//! always a valid stream name, an [`ArtifactUri`] always a well-formed public artifact URI).
+//! Keeping validation in the constructor means every crate that receives one of these types can
+//! rely on it without re-checking.
+//!
+//! Rejected alternative: one crate per concept (ids, events, specs). The types are small and
+//! always travel together; one dependency-free crate keeps the graph simple.
+
+mod artifact_uri;
+mod call;
+mod event;
+mod label;
+mod spec;
+mod stream_name;
+
+pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
+pub use call::{CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult};
+pub use event::{CallFinished, CallStarted, Event, SessionStarted};
+pub use label::{Label, Privacy, Trust};
+pub use spec::{Concurrency, OutputDeclaration, OutputDeclarationError, ToolSpec, Truncation};
+pub use stream_name::{StreamName, StreamNameError};

@@ -1,0 +1,57 @@
+//! Records appended to a session's durable event log.
+
+use serde::{Deserialize, Serialize};
+
+use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
+use crate::label::Label;
+
+/// One event-log record body. The store wraps it with a sequence number and checksum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    SessionStarted(SessionStarted),
+    CallStarted(CallStarted),
+    CallFinished(CallFinished),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionStarted {
+    pub session: SessionId,
+    pub root: String,
+    pub posture: String,
+    /// Unix time in milliseconds.
+    pub at_ms: u64,
+}
+
+/// Written when a call reaches the dispatcher, before anything can fail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallStarted {
+    pub call_id: CallId,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub at_ms: u64,
+}
+
+/// Written exactly once per call, whatever happened to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallFinished {
+    pub call_id: CallId,
+    pub tool: String,
+    pub status: CallStatus,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub code: Option<ErrorCode>,
+    pub at_ms: u64,
+    /// Time from dispatch to the start of execution (queueing behind siblings), if it ran.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub queued_us: Option<u64>,
+    /// Execution time, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ran_us: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub retained_output: Vec<RetainedOutput>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub incomplete: bool,
+    pub label: Label,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub display: Option<String>,
+}
