@@ -1,1 +1,93 @@
-//! tackle-tool
+//! The `Tool` trait and everything a tool sees: its arguments, what it declares in `prepare`,
+//! the output sink it streams into, and the errors it returns.
+//!
+//! A tool here *declares* and *produces*; it never decides. It states where a call lands
+//! ([`Routing`]: paths, URLs, verbs, peers), what must not run beside it ([`SerializationKey`]),
+//! and the staged work it will do ([`Prepared::plan`]); the runtime's layers gate, schedule,
+//! truncate, retain and record. Keeping those concerns out of tools is what lets every tool be
+//! governed the same way.
+//!
+//! Key decision: tools are written against a typed trait ([`Tool`], with `Args` parsed strictly
+//! and a JSON Schema generated from the same type) and the runtime holds them type-erased as
+//! [`DynTool`]. The schema a model sees and the parser that checks its arguments can therefore
+//! never disagree. Rejected: hand-written schemas beside hand-written parsers.
+
+mod artifacts;
+mod context;
+mod dyn_tool;
+mod error;
+mod output;
+mod prepared;
+mod schema;
+
+pub use artifacts::{ArtifactSource, OpenedArtifact};
+pub use context::{ExecuteContext, PrepareContext};
+pub use dyn_tool::{DynTool, ErasedPlan};
+pub use error::ToolError;
+pub use output::{CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion, ToolProgress};
+pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
+pub use schema::{SchemaError, strict_schema_for};
+
+pub use tackle_protocol as protocol;
+pub use tokio_util::sync::CancellationToken;
+
+use std::borrow::Cow;
+use std::future::Future;
+
+use serde::de::DeserializeOwned;
+use tackle_protocol::{Concurrency, Label, OutputDeclaration, Truncation};
+
+/// A tool, written against typed arguments.
+///
+/// The life of a call: the runtime parses the model's JSON into `Args` (strictly: unknown
+/// fields, missing fields and wrong types are `invalid_arguments`), calls [`Tool::prepare`] for
+/// every call of the batch before any executes, gates the declared routing, schedules, then
+/// calls [`Tool::execute`] with the plan.
+pub trait Tool: Send + Sync + 'static {
+    /// The argument object. Derive `Deserialize` with `#[serde(deny_unknown_fields)]` and
+    /// `JsonSchema`; the catalog refuses a schema without `additionalProperties: false`.
+    type Args: DeserializeOwned + schemars::JsonSchema + Send + 'static;
+    /// What `prepare` hands to `execute`: resolved targets, staged bytes, base hashes.
+    type Plan: Send + 'static;
+
+    /// The model-facing name, `^[A-Za-z0-9_-]{1,64}$`.
+    fn name(&self) -> &str;
+
+    /// A prescriptive, model-facing description: what the tool does *and when to prefer it*.
+    fn description(&self) -> Cow<'static, str>;
+
+    /// `Exclusive` unless the tool is known to be safe beside sibling calls.
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    /// Whether the tool never mutates anything. Required: there is no safe default.
+    fn read_only(&self) -> bool;
+
+    fn output(&self) -> OutputDeclaration {
+        OutputDeclaration::Single
+    }
+
+    fn truncation(&self) -> Truncation {
+        Truncation::Bounded
+    }
+
+    /// The information-flow label of this tool's results.
+    fn label(&self) -> Label {
+        Label::LOCAL
+    }
+
+    /// Resolve targets and stage work; no side effects on the project.
+    fn prepare(
+        &self,
+        args: Self::Args,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<Self::Plan>, ToolError>;
+
+    /// Do the work, streaming output into `cx.output` or returning it in the completion.
+    fn execute(
+        &self,
+        plan: Self::Plan,
+        cx: ExecuteContext,
+    ) -> impl Future<Output = Result<ToolCompletion, ToolError>> + Send;
+}

@@ -1,0 +1,33 @@
+//! What a tool sees while preparing and executing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tackle_protocol::{CallId, SessionId};
+use tokio_util::sync::CancellationToken;
+
+use crate::artifacts::ArtifactSource;
+use crate::output::OutputSink;
+
+/// Context for [`crate::Tool::prepare`]: read-only access to where the call would land.
+pub struct PrepareContext<'a> {
+    /// The session's project root (canonical). Every path resolves against it; there is no
+    /// process-global working directory.
+    pub root: &'a Path,
+    pub session: &'a SessionId,
+    pub call_id: &'a CallId,
+    pub artifacts: &'a dyn ArtifactSource,
+}
+
+/// Context for [`crate::Tool::execute`]. Owned, so an execution future can be `'static`.
+pub struct ExecuteContext {
+    pub root: Arc<Path>,
+    pub session: SessionId,
+    pub call_id: CallId,
+    pub artifacts: Arc<dyn ArtifactSource>,
+    /// Streamed output and progress.
+    pub output: OutputSink,
+    /// Cancelled when the batch is cancelled or the call times out. Long-running tools should
+    /// select on it; the runtime also drops the future.
+    pub cancel: CancellationToken,
+}

@@ -1,0 +1,114 @@
+//! Streaming output and progress, and how an execution completes.
+
+use std::sync::Arc;
+
+use tackle_protocol::StreamName;
+
+use crate::ToolError;
+
+/// A chunk of authoritative output text for one stream (`None` for single output).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputChunk {
+    pub stream: Option<StreamName>,
+    pub text: String,
+}
+
+/// A progress delta (seed 000, "Retained tool output"): at most 8 chunks and 64 KiB of
+/// authoritative text; `message` and `display` at most 1 KiB each. Display is UI-only and never
+/// reaches the model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolProgress {
+    pub output: Vec<OutputChunk>,
+    pub message: Option<String>,
+    pub display: Option<String>,
+}
+
+impl ToolProgress {
+    pub const MAX_CHUNKS: usize = 8;
+    pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+    pub const MAX_MESSAGE_BYTES: usize = 1024;
+    pub const MAX_DISPLAY_BYTES: usize = 1024;
+
+    pub fn output(stream: Option<StreamName>, text: impl Into<String>) -> Self {
+        Self { output: vec![OutputChunk { stream, text: text.into() }], ..Self::default() }
+    }
+}
+
+/// Receives progress for one call; implemented by the runtime's retention layer.
+pub trait ProgressReceiver: Send + Sync {
+    fn accept(&self, progress: ToolProgress) -> Result<(), ToolError>;
+}
+
+/// The tool-facing handle for streaming. Cheap to clone (e.g. one per pipe reader).
+#[derive(Clone)]
+pub struct OutputSink {
+    receiver: Arc<dyn ProgressReceiver>,
+}
+
+impl OutputSink {
+    pub fn new(receiver: Arc<dyn ProgressReceiver>) -> Self {
+        Self { receiver }
+    }
+
+    /// Report a delta. An error means the delta broke the limits or the stream is unknown; the
+    /// tool should stop and return it.
+    pub fn progress(&self, progress: ToolProgress) -> Result<(), ToolError> {
+        self.receiver.accept(progress)
+    }
+
+    /// Stream text to one stream, splitting it into deltas that respect the per-delta limit.
+    pub fn write(&self, stream: Option<&StreamName>, mut text: &str) -> Result<(), ToolError> {
+        while !text.is_empty() {
+            let mut cut = text.len().min(ToolProgress::MAX_OUTPUT_BYTES);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let (head, rest) = text.split_at(cut);
+            self.progress(ToolProgress::output(stream.cloned(), head))?;
+            text = rest;
+        }
+        Ok(())
+    }
+}
+
+/// Terminal output of an execution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompletionOutput {
+    /// The whole single output, supplied once.
+    Single(String),
+    /// Every declared stream's whole text, supplied once (undeclared names are an error; missing
+    /// ones are empty).
+    Named(Vec<(StreamName, String)>),
+    /// Output was streamed through [`OutputSink`]; finalize what was accepted. Supplying
+    /// `Single`/`Named` after streaming is a protocol error.
+    Streamed,
+}
+
+/// How an execution completed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCompletion {
+    pub output: CompletionOutput,
+    /// Structured result fields for scripts and clients (next_offset, exists, …).
+    pub metadata: serde_json::Value,
+    /// Final UI display text (replaces live display; at most 64 KiB; never shown to the model).
+    pub display: Option<String>,
+}
+
+impl ToolCompletion {
+    pub fn single(text: impl Into<String>) -> Self {
+        Self {
+            output: CompletionOutput::Single(text.into()),
+            metadata: serde_json::Value::Null,
+            display: None,
+        }
+    }
+
+    pub fn streamed() -> Self {
+        Self { output: CompletionOutput::Streamed, metadata: serde_json::Value::Null, display: None }
+    }
+
+    pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = metadata;
+        self
+    }
+}
