@@ -1,1 +1,38 @@
-//! tackle-runtime
+//! The tool runtime: the catalog, the dispatcher and scheduler, and the layers around every call
+//! (gate hook, timeout, retention and truncation, event recording). **API boundary** for
+//! embedders: an agent builds a [`Catalog`], a [`Runtime`] and a [`Session`], then calls
+//! [`Runtime::run_batch`] once per model turn.
+//!
+//! Refuses to own: policy (the gate crate decides; this crate only asks), tool behaviour (the
+//! tools crate), storage formats (the store crate), and any wire protocol.
+//!
+//! Key decision: a batch is prepared whole before anything executes, so every call's routing is
+//! gated and every mutation staged against the state the model saw; scheduling then follows the
+//! declared concurrency only. Rejected: executing calls as they are parsed, which would let an
+//! early call change what a later call's prepare observes.
+
+mod artifact_source;
+mod catalog;
+mod clock;
+mod config;
+mod dispatch;
+mod error;
+mod gate;
+mod progress;
+mod recorder;
+pub mod retention;
+pub mod schedule;
+mod session;
+
+pub use catalog::{Catalog, CatalogError};
+pub use config::{
+    FINAL_DISPLAY_LIMIT_BYTES, HEADINGS_RESERVE_BYTES, LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits,
+    RESULT_LIMIT_BYTES, RuntimeConfig,
+};
+pub use dispatch::Runtime;
+pub use error::RuntimeError;
+pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
+pub use progress::ProgressObserver;
+pub use session::Session;
+
+pub use tackle_tool::CancellationToken;

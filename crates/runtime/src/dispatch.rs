@@ -1,0 +1,436 @@
+//! The dispatcher: one model turn's batch through resolve → parse → prepare → gate → schedule →
+//! execute → retain → record (DESIGN.md §3).
+//!
+//! Each stage is a function of its own; this file only sequences them. Every call that reaches
+//! here gets exactly one `call_started` and one `call_finished`, whatever happens to it.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tackle_protocol::{
+    CallFinished, CallId, CallStarted, CallStatus, Concurrency, ContentBlock, ErrorCode, Event,
+    Label, ToolCall, ToolResult, Truncation,
+};
+use tackle_tool::{
+    DynTool, ErasedPlan, ExecuteContext, OutputSink, PrepareContext, Prepared, ToolCompletion,
+    ToolError,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::artifact_source::StoreArtifacts;
+use crate::catalog::Catalog;
+use crate::clock::now_ms;
+use crate::config::RuntimeConfig;
+use crate::error::RuntimeError;
+use crate::gate::{GateHook, GateRequest, GateVerdict};
+use crate::progress::ProgressObserver;
+use crate::retention::capture::sanitize_final_display;
+use crate::retention::render::{render_bounded, render_opt_out};
+use crate::retention::CallOutput;
+use crate::schedule::{self, Runnable};
+use crate::session::Session;
+
+/// The engine: a catalog, a gate and settings. Cheap to share; batches run concurrently.
+pub struct Runtime {
+    catalog: Arc<Catalog>,
+    gate: Arc<dyn GateHook>,
+    config: RuntimeConfig,
+    observer: Option<Arc<dyn ProgressObserver>>,
+}
+
+/// A call that survived prepare and the gate, waiting for its turn.
+struct Ready {
+    tool: Arc<dyn DynTool>,
+    plan: ErasedPlan,
+    dispatched: Instant,
+}
+
+/// How an execution ended, before shaping.
+enum Ending {
+    Completed(ToolCompletion),
+    Failed(ToolError),
+    TimedOut,
+    Cancelled,
+}
+
+impl Runtime {
+    pub fn new(catalog: Catalog, gate: Arc<dyn GateHook>, config: RuntimeConfig) -> Self {
+        Self { catalog: Arc::new(catalog), gate, config, observer: None }
+    }
+
+    pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Run one turn's calls. Results come back in the order of `calls`, keyed by call id.
+    /// `Err` only when the event log cannot be written (the engine cannot keep its record).
+    pub async fn run_batch(
+        &self,
+        session: &Session,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ToolResult>, RuntimeError> {
+        // Record every call as it reaches the dispatcher (group-committed together).
+        let started = calls.iter().map(|c| {
+            session.recorder.append(Event::CallStarted(CallStarted {
+                call_id: c.id.clone(),
+                tool: c.name.clone(),
+                arguments: c.arguments.clone(),
+                at_ms: now_ms(),
+            }))
+        });
+        for r in futures::future::join_all(started).await {
+            r?;
+        }
+
+        let artifacts: Arc<dyn tackle_tool::ArtifactSource> =
+            Arc::new(StoreArtifacts::new(session.store.clone()));
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        let mut ready: Vec<Option<Ready>> = Vec::with_capacity(calls.len());
+        let mut runnables = Vec::new();
+
+        // Resolve, parse strictly, prepare (every call before any executes), gate.
+        for (index, call) in calls.iter().enumerate() {
+            match self.admit(session, call, artifacts.as_ref()) {
+                Ok((tool, prepared)) => {
+                    runnables.push(Runnable {
+                        index,
+                        concurrency: tool.concurrency(),
+                        key: prepared.serialization_key.clone(),
+                    });
+                    ready.push(Some(Ready { tool, plan: prepared.plan, dispatched: Instant::now() }));
+                }
+                Err((status, err)) => {
+                    ready.push(None);
+                    let label = self.catalog.get(&call.name).map_or(Label::LOCAL, |t| t.label());
+                    let result = error_result(call, status, &err, label);
+                    self.record_finished(session, &result, None, None).await?;
+                    results[index] = Some(result);
+                }
+            }
+        }
+
+        // Schedule: parallel lanes together, then exclusive calls one at a time.
+        let plan = schedule::plan(&runnables);
+        let lanes = plan.parallel_lanes.iter().map(|lane| {
+            let lane_calls: Vec<(usize, Ready)> =
+                lane.iter().filter_map(|&i| ready[i].take().map(|r| (i, r))).collect();
+            let artifacts = artifacts.clone();
+            let cancel = cancel.clone();
+            async move {
+                let mut done = Vec::with_capacity(lane_calls.len());
+                for (i, r) in lane_calls {
+                    let res = self.execute(session, &calls[i], r, artifacts.clone(), &cancel).await;
+                    done.push((i, res));
+                }
+                done
+            }
+        });
+        // Collect lane outputs up front so `ready` is no longer borrowed by the futures.
+        let lanes: Vec<_> = lanes.collect();
+        for lane in futures::future::join_all(lanes).await {
+            for (i, res) in lane {
+                results[i] = Some(res?);
+            }
+        }
+        for &i in &plan.exclusive {
+            if let Some(r) = ready[i].take() {
+                results[i] = Some(self.execute(session, &calls[i], r, artifacts.clone(), &cancel).await?);
+            }
+        }
+        Ok(results.into_iter().flatten().collect())
+    }
+
+    /// Resolve, parse, prepare and gate one call.
+    fn admit(
+        &self,
+        session: &Session,
+        call: &ToolCall,
+        artifacts: &dyn tackle_tool::ArtifactSource,
+    ) -> Result<(Arc<dyn DynTool>, Prepared<ErasedPlan>), (CallStatus, ToolError)> {
+        let Some(tool) = self.catalog.get(&call.name).cloned() else {
+            let near = self.catalog.closest(&call.name, 3);
+            let hint = if near.is_empty() {
+                let all: Vec<&str> = self.catalog.names().collect();
+                format!("available tools: {}", all.join(", "))
+            } else {
+                format!("did you mean {}?", near.join(", "))
+            };
+            return Err((
+                CallStatus::Error,
+                ToolError::new(ErrorCode::UNKNOWN_TOOL, format!("unknown tool `{}`; {hint}", call.name))
+                    .with_metadata(serde_json::json!({ "closest": near })),
+            ));
+        };
+        let cx = PrepareContext {
+            root: &session.root,
+            session: &session.id,
+            call_id: &call.id,
+            artifacts,
+        };
+        let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            tool.prepare_json(call.arguments.clone(), &cx)
+        }))
+        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &p)))?
+        .map_err(|e| (CallStatus::Error, e))?;
+
+        let mut keys = vec![format!("tool.{}", call.name)];
+        keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
+        let request = GateRequest {
+            tool: &call.name,
+            keys,
+            resources: &prepared.routing.resources,
+            read_only: tool.read_only(),
+        };
+        match self.gate.check(&request) {
+            GateVerdict::Allow => Ok((tool, prepared)),
+            GateVerdict::Deny { key, rule, message } => Err((
+                CallStatus::Denied,
+                ToolError::new(ErrorCode::PERMISSION_DENIED, message.clone()).with_metadata(
+                    serde_json::json!({ "tool_denied": { "key": key, "rule": rule, "message": message } }),
+                ),
+            )),
+        }
+    }
+
+    /// Execute one admitted call with timeout and cancellation, then retain, shape and record.
+    async fn execute(
+        &self,
+        session: &Session,
+        call: &ToolCall,
+        ready: Ready,
+        artifacts: Arc<dyn tackle_tool::ArtifactSource>,
+        batch_cancel: &CancellationToken,
+    ) -> Result<ToolResult, RuntimeError> {
+        let Ready { tool, plan, dispatched } = ready;
+        let label = tool.label();
+        let queued_us = dispatched.elapsed().as_micros() as u64;
+        if batch_cancel.is_cancelled() {
+            let err = ToolError::new(ErrorCode::CANCELLED, "the batch was cancelled before this call ran");
+            let result = error_result(call, CallStatus::Cancelled, &err, label);
+            self.record_finished(session, &result, Some(queued_us), None).await?;
+            return Ok(result);
+        }
+        // Garbage collection stays away from this call's artifacts until `call_finished` is durable.
+        let guard = match session.store.publication_guard() {
+            Ok(g) => g,
+            Err(e) => {
+                let err = crate::retention::capture::store_error(e);
+                let result = error_result(call, CallStatus::Error, &err, label);
+                self.record_finished(session, &result, Some(queued_us), None).await?;
+                return Ok(result);
+            }
+        };
+        let output = match CallOutput::new(
+            call.id.clone(),
+            &tool.output(),
+            tool.truncation(),
+            &session.store,
+            self.config.preview,
+            self.observer.clone(),
+        ) {
+            Ok(o) => Arc::new(o),
+            Err(err) => {
+                let result = error_result(call, CallStatus::Error, &err, label);
+                self.record_finished(session, &result, Some(queued_us), None).await?;
+                return Ok(result);
+            }
+        };
+        let cancel = batch_cancel.child_token();
+        let cx = ExecuteContext {
+            root: session.root.clone(),
+            session: session.id.clone(),
+            call_id: call.id.clone(),
+            artifacts,
+            output: OutputSink::new(output.clone()),
+            cancel: cancel.clone(),
+        };
+        let started = Instant::now();
+        let tool_for_task = tool.clone();
+        let mut task = tokio::spawn(async move { tool_for_task.execute_erased(plan, cx).await });
+        let ending = tokio::select! {
+            joined = &mut task => match joined {
+                Ok(Ok(c)) => Ending::Completed(c),
+                Ok(Err(e)) => Ending::Failed(e),
+                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &j.into_panic())),
+                Err(_) => Ending::Cancelled,
+            },
+            () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
+            () = batch_cancel.cancelled() => Ending::Cancelled,
+        };
+        if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
+            cancel.cancel();
+            task.abort();
+            output.close();
+        }
+        let ran_us = started.elapsed().as_micros() as u64;
+
+        let truncation = tool.truncation();
+        let timeout = self.config.call_timeout;
+        let store = session.store.clone();
+        let call_for_shape = call.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            shape(&call_for_shape, ending, &output, &store, truncation, label, timeout)
+        })
+        .await
+        .map_err(|e| RuntimeError::Join(e.to_string()))?;
+        self.record_finished(session, &result, Some(queued_us), Some(ran_us)).await?;
+        drop(guard);
+        Ok(result)
+    }
+
+    async fn record_finished(
+        &self,
+        session: &Session,
+        result: &ToolResult,
+        queued_us: Option<u64>,
+        ran_us: Option<u64>,
+    ) -> Result<(), RuntimeError> {
+        session
+            .recorder
+            .append(Event::CallFinished(CallFinished {
+                call_id: result.call_id.clone(),
+                tool: result.tool.clone(),
+                status: result.status,
+                code: result.code.clone(),
+                at_ms: now_ms(),
+                queued_us,
+                ran_us,
+                retained_output: result.retained_output.clone(),
+                incomplete: result.incomplete,
+                label: result.label,
+                display: result.display.clone(),
+            }))
+            .await?;
+        Ok(())
+    }
+}
+
+/// Turn an execution's ending into the model-facing result. Blocking (publishes artifacts).
+fn shape(
+    call: &ToolCall,
+    ending: Ending,
+    output: &CallOutput,
+    store: &tackle_store::ArtifactStore,
+    truncation: Truncation,
+    label: Label,
+    timeout: std::time::Duration,
+) -> ToolResult {
+    let (terminal, metadata, display, failure) = match ending {
+        Ending::Completed(c) => (Some(c.output), c.metadata, c.display, None),
+        Ending::Failed(e) => (None, serde_json::Value::Null, None, Some((CallStatus::Error, e))),
+        Ending::TimedOut => (
+            None,
+            serde_json::Value::Null,
+            None,
+            Some((
+                CallStatus::TimedOut,
+                ToolError::new(
+                    ErrorCode::TIMEOUT,
+                    format!(
+                        "{} did not finish within {} s; output captured so far is kept",
+                        call.name,
+                        timeout.as_secs_f64()
+                    ),
+                ),
+            )),
+        ),
+        Ending::Cancelled => (
+            None,
+            serde_json::Value::Null,
+            None,
+            Some((
+                CallStatus::Cancelled,
+                ToolError::new(ErrorCode::CANCELLED, "the call was cancelled; output captured so far is kept"),
+            )),
+        ),
+    };
+    let finished = match output.finish(terminal, store) {
+        Ok(f) => f,
+        Err(e) => return error_result(call, CallStatus::Error, &e, label),
+    };
+    let rendered = match truncation {
+        Truncation::Bounded => Ok(render_bounded(finished)),
+        Truncation::OptOut => render_opt_out(finished),
+    };
+    let rendered = match rendered {
+        Ok(r) => r,
+        Err(e) => return error_result(call, CallStatus::Error, &e, label),
+    };
+    let display = display.map(|d| sanitize_final_display(&d));
+    match failure {
+        None => ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            status: CallStatus::Ok,
+            is_error: false,
+            code: None,
+            content: vec![ContentBlock::Text { text: rendered.text }],
+            metadata,
+            retained_output: rendered.retained,
+            incomplete: false,
+            label,
+            display,
+        },
+        Some((status, err)) => {
+            let has_output = !rendered.text.is_empty();
+            let mut text = format!("error [{}]: {}\n", err.code, err.message);
+            if has_output {
+                text.push_str("output before the failure (incomplete):\n");
+                text.push_str(&rendered.text);
+            }
+            ToolResult {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                status,
+                is_error: true,
+                code: Some(err.code),
+                content: vec![ContentBlock::Text { text }],
+                metadata: err.metadata,
+                incomplete: has_output,
+                retained_output: rendered.retained,
+                label,
+                display,
+            }
+        }
+    }
+}
+
+fn error_result(call: &ToolCall, status: CallStatus, err: &ToolError, label: Label) -> ToolResult {
+    ToolResult {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        status,
+        is_error: true,
+        code: Some(err.code.clone()),
+        content: vec![ContentBlock::Text { text: format!("error [{}]: {}\n", err.code, err.message) }],
+        metadata: err.metadata.clone(),
+        retained_output: Vec::new(),
+        incomplete: false,
+        label,
+        display: None,
+    }
+}
+
+fn panic_error(tool: &str, phase: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    ToolError::new(
+        ErrorCode::PANICKED,
+        format!("{tool} panicked during {phase}: {what}; this is a bug in the tool, not in the call"),
+    )
+}
+

@@ -1,0 +1,17 @@
+//! Errors that stop the runtime (as opposed to tool results, which never do).
+
+use std::path::PathBuf;
+
+/// A fatal runtime error: the engine cannot keep its guarantees (e.g. the event log cannot be
+/// written), so the batch stops. Everything a model can act on is a tool result instead.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("project root {path}: {source}; pass an existing directory with --root")]
+    Root { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] tackle_store::StoreError),
+    #[error(transparent)]
+    EventLog(#[from] tackle_store::EventLogError),
+    #[error("event log writer stopped unexpectedly: {0}")]
+    Join(String),
+}

@@ -1,0 +1,36 @@
+//! The hook between prepare and schedule where the permission gate sits.
+//!
+//! The policy engine itself lives in its own crate; the runtime only needs a verdict per call.
+//! Until a policy is wired, [`AllowAll`] admits everything, and says so in its name.
+
+use tackle_tool::PermissionResource;
+
+/// What the gate is asked about one call.
+pub struct GateRequest<'a> {
+    pub tool: &'a str,
+    /// `tool.<name>` followed by every routing key the call declared.
+    pub keys: Vec<String>,
+    pub resources: &'a [PermissionResource],
+    pub read_only: bool,
+}
+
+/// The gate's decision for one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateVerdict {
+    Allow,
+    /// Refused; becomes a `permission_denied` result carrying this reason.
+    Deny { key: String, rule: String, message: String },
+}
+
+pub trait GateHook: Send + Sync {
+    fn check(&self, request: &GateRequest<'_>) -> GateVerdict;
+}
+
+/// Admits every call. Used where no policy is configured yet (and in tests of other layers).
+pub struct AllowAll;
+
+impl GateHook for AllowAll {
+    fn check(&self, _: &GateRequest<'_>) -> GateVerdict {
+        GateVerdict::Allow
+    }
+}

@@ -1,0 +1,60 @@
+//! A session: the root a batch runs against, its store and its durable event log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tackle_protocol::{Event, SessionId, SessionStarted};
+use tackle_store::{ArtifactStore, EventLog};
+
+use crate::clock::{compact_utc, now_ms};
+use crate::error::RuntimeError;
+use crate::recorder::Recorder;
+
+/// Everything a batch runs on behalf of. The MCP server and `tackle call` use one implicit
+/// session per process; the agent layer will create many (with parents, for delegation).
+pub struct Session {
+    pub id: SessionId,
+    /// Canonical project root; every path resolves beneath it.
+    pub root: Arc<Path>,
+    pub store_dir: PathBuf,
+    pub store: Arc<ArtifactStore>,
+    pub(crate) recorder: Recorder,
+    /// `standard`, `gated` or `sealed`.
+    pub posture: String,
+}
+
+impl Session {
+    /// Open a new session rooted at `root`, with its store under `<root>/.agents/store`.
+    pub fn open(root: &Path) -> Result<Self, RuntimeError> {
+        let root = root.canonicalize().map_err(|source| RuntimeError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let store_dir = root.join(".agents").join("store");
+        let store = Arc::new(ArtifactStore::open(&store_dir)?);
+        let id = new_session_id();
+        let log_path = tackle_store::session_log_path(&store_dir, &id.0);
+        let (log, _recovery) = EventLog::open(&log_path)?;
+        let recorder = Recorder::new(Arc::new(log));
+        let posture = "standard".to_owned();
+        recorder.append_blocking(&Event::SessionStarted(SessionStarted {
+            session: id.clone(),
+            root: root.display().to_string(),
+            posture: posture.clone(),
+            at_ms: now_ms(),
+        }))?;
+        Ok(Self { id, root: root.into(), store_dir, store, recorder, posture })
+    }
+
+    pub fn event_log_path(&self) -> PathBuf {
+        tackle_store::session_log_path(&self.store_dir, &self.id.0)
+    }
+}
+
+fn new_session_id() -> SessionId {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mix = (u64::from(std::process::id()) << 32) ^ u64::from(now.subsec_nanos());
+    SessionId(format!("{}-{:08x}", compact_utc(now.as_secs()), mix as u32 ^ (mix >> 32) as u32))
+}
