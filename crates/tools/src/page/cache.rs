@@ -77,6 +77,7 @@ impl LineIndexCache {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // a failed test should panic loudly
 mod tests {
     use super::*;
 

@@ -43,6 +43,7 @@ pub fn looks_binary(head: &[u8]) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // a failed test should panic loudly
 mod tests {
     use super::*;
 

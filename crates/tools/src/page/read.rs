@@ -391,3 +391,469 @@ fn read_exact_at(file: &File, buf: &mut [u8], pos: u64) -> Result<(), PageError>
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // a failed test should panic loudly
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_with(content: &[u8]) -> File {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(content).unwrap();
+        file
+    }
+
+    fn req(offset: u64, limit: usize) -> PageRequest {
+        PageRequest {
+            offset,
+            limit,
+            max_line_bytes: 1 << 20,
+        }
+    }
+
+    fn numbered(lines: usize) -> String {
+        (1..=lines).map(|n| format!("line {n}\n")).collect()
+    }
+
+    /// What a page must be, computed the obvious way from the whole content.
+    struct Expected {
+        text: String,
+        lines: usize,
+        next_offset: Option<u64>,
+        total: u64,
+        truncated: Vec<u64>,
+    }
+
+    fn reference(content: &[u8], req: &PageRequest) -> Result<Expected, u64> {
+        let all: Vec<&[u8]> = content.split_inclusive(|&b| b == b'\n').collect();
+        let total = all.len() as u64;
+        if req.offset > total && !(req.offset == 1 && total == 0) {
+            return Err(total);
+        }
+        let first = (req.offset - 1) as usize;
+        let end = (first + req.limit.min(MAX_PAGE_LINES)).min(all.len());
+        let mut text = String::new();
+        let mut truncated = Vec::new();
+        for (i, line) in all[first..end].iter().enumerate() {
+            let (body, newline) = match line.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (*line, false),
+            };
+            if body.len() > req.max_line_bytes {
+                let body = std::str::from_utf8(body).expect("cut tests use valid UTF-8");
+                let mut cut = req.max_line_bytes;
+                while !body.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.push_str(&body[..cut]);
+                text.push_str(&format!(" … [line truncated: {} bytes]", body.len()));
+                truncated.push(req.offset + i as u64);
+            } else {
+                text.push_str(&String::from_utf8_lossy(body));
+            }
+            if newline {
+                text.push('\n');
+            }
+        }
+        Ok(Expected {
+            text,
+            lines: end - first,
+            next_offset: (end < all.len()).then_some(end as u64 + 1),
+            total,
+            truncated,
+        })
+    }
+
+    fn check(
+        content: &[u8],
+        file: &File,
+        index: &mut LineIndex,
+        req: &PageRequest,
+        blocks: Blocks,
+    ) {
+        let got = read_page_in_blocks(file, index, req, blocks);
+        let context = format!("{req:?} {blocks:?} stride {}", index.stride());
+        match (reference(content, req), got) {
+            (Ok(want), Ok(page)) => {
+                assert_eq!(page.text, want.text, "{context}");
+                assert_eq!(page.first_line, req.offset, "{context}");
+                assert_eq!(page.lines, want.lines, "{context}");
+                assert_eq!(page.next_offset, want.next_offset, "{context}");
+                assert_eq!(page.truncated_lines, want.truncated, "{context}");
+                if let Some(total) = page.total_lines {
+                    assert_eq!(total, want.total, "{context}");
+                }
+                if page.next_offset.is_none() {
+                    assert_eq!(page.total_lines, Some(want.total), "{context}");
+                }
+            }
+            (
+                Err(total),
+                Err(PageError::OffsetPastEnd {
+                    offset,
+                    total_lines,
+                }),
+            ) => {
+                assert_eq!((offset, total_lines), (req.offset, total), "{context}");
+            }
+            (want, got) => panic!(
+                "{context}: reference {:?} but read_page {got:?}",
+                want.map(|w| w.text)
+            ),
+        }
+    }
+
+    /// A small deterministic generator so the random cases are reproducible without a crate.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn random_content(rng: &mut XorShift, lines: usize, trailing_newline: bool) -> Vec<u8> {
+        let pieces = ["a", "bc", "é", "日本", "🦀", " ", "\t", "x=1;", "\r"];
+        let mut out = Vec::new();
+        for n in 0..lines {
+            let len = match rng.below(10) {
+                0 => 0,
+                1 => 40 + rng.below(40),
+                _ => rng.below(12),
+            };
+            for _ in 0..len {
+                out.extend_from_slice(pieces[rng.below(pieces.len() as u64) as usize].as_bytes());
+            }
+            if n + 1 < lines || trailing_newline {
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn empty_file_gives_an_empty_page_at_offset_one_only() {
+        let file = file_with(b"");
+        let mut index = LineIndex::new();
+        let page = read_page(&file, &mut index, &req(1, 2000)).unwrap();
+        assert_eq!(page.text, "");
+        assert_eq!(page.lines, 0);
+        assert_eq!(page.next_offset, None);
+        assert_eq!(page.total_lines, Some(0));
+        match read_page(&file, &mut index, &req(2, 10)) {
+            Err(PageError::OffsetPastEnd {
+                offset: 2,
+                total_lines: 0,
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn final_line_without_newline_stays_without() {
+        let file = file_with(b"one\ntwo\nthree");
+        let mut index = LineIndex::new();
+        let page = read_page(&file, &mut index, &req(2, 10)).unwrap();
+        assert_eq!(page.text, "two\nthree");
+        assert_eq!(page.lines, 2);
+        assert_eq!(page.next_offset, None);
+        assert_eq!(page.total_lines, Some(3));
+    }
+
+    #[test]
+    fn exactly_a_full_page_has_no_next_offset_and_one_more_line_has() {
+        let file = file_with(numbered(2000).as_bytes());
+        let page = read_page(&file, &mut LineIndex::new(), &req(1, 2000)).unwrap();
+        assert_eq!(page.lines, 2000);
+        assert_eq!(page.next_offset, None);
+        assert_eq!(page.total_lines, Some(2000));
+        assert!(page.text.ends_with("line 2000\n"));
+
+        let file = file_with(numbered(2001).as_bytes());
+        let mut index = LineIndex::new();
+        let page = read_page(&file, &mut index, &req(1, 2000)).unwrap();
+        assert_eq!(page.lines, 2000);
+        assert_eq!(page.next_offset, Some(2001));
+        assert_eq!(page.total_lines, None);
+        let rest = read_page(&file, &mut index, &req(2001, 2000)).unwrap();
+        assert_eq!(rest.text, "line 2001\n");
+        assert_eq!(rest.next_offset, None);
+        assert_eq!(rest.total_lines, Some(2001));
+    }
+
+    #[test]
+    fn limits_above_the_maximum_are_clamped() {
+        let file = file_with(numbered(2500).as_bytes());
+        let page = read_page(&file, &mut LineIndex::new(), &req(1, 5000)).unwrap();
+        assert_eq!(page.lines, MAX_PAGE_LINES);
+        assert_eq!(page.next_offset, Some(2001));
+    }
+
+    #[test]
+    fn middle_last_and_past_the_end_offsets() {
+        let content = numbered(100);
+        let file = file_with(content.as_bytes());
+        let mut index = LineIndex::with_stride(8);
+        let page = read_page(&file, &mut index, &req(50, 3)).unwrap();
+        assert_eq!(page.text, "line 50\nline 51\nline 52\n");
+        assert_eq!(page.next_offset, Some(53));
+        let last = read_page(&file, &mut index, &req(100, 3)).unwrap();
+        assert_eq!(last.text, "line 100\n");
+        assert_eq!(last.next_offset, None);
+        assert_eq!(last.total_lines, Some(100));
+        let err = read_page(&file, &mut index, &req(101, 3)).unwrap_err();
+        assert!(matches!(
+            err,
+            PageError::OffsetPastEnd {
+                offset: 101,
+                total_lines: 100
+            }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "read: offset 101 is past the end; the content has 100 lines, pass an offset between 1 and 100"
+        );
+        // Past the end on a fresh index is found by scanning.
+        let err = read_page(&file, &mut LineIndex::with_stride(8), &req(500, 3)).unwrap_err();
+        assert!(matches!(
+            err,
+            PageError::OffsetPastEnd {
+                offset: 500,
+                total_lines: 100
+            }
+        ));
+    }
+
+    #[test]
+    fn zero_limit_and_zero_offset_are_errors() {
+        let file = file_with(b"a\n");
+        let mut index = LineIndex::new();
+        assert!(matches!(
+            read_page(&file, &mut index, &req(1, 0)),
+            Err(PageError::ZeroLimit)
+        ));
+        assert!(matches!(
+            read_page(&file, &mut index, &req(0, 1)),
+            Err(PageError::ZeroOffset)
+        ));
+    }
+
+    #[test]
+    fn crlf_lines_are_kept_as_they_are() {
+        let file = file_with(b"a\r\nb\r\nc\r\n");
+        let page = read_page(&file, &mut LineIndex::new(), &req(2, 5)).unwrap();
+        assert_eq!(page.text, "b\r\nc\r\n");
+        assert_eq!(page.lines, 2);
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_a_char_boundary_with_the_marker() {
+        // "ab" then 'é' (2 bytes) straddling byte 3, then more.
+        let file = file_with("abéxyz\nshort\n€€€€\n".as_bytes());
+        let page = read_page(
+            &file,
+            &mut LineIndex::new(),
+            &PageRequest {
+                offset: 1,
+                limit: 10,
+                max_line_bytes: 3,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            page.text,
+            "ab … [line truncated: 7 bytes]\nsho … [line truncated: 5 bytes]\n€ … [line truncated: 12 bytes]\n"
+        );
+        assert_eq!(page.truncated_lines, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn long_line_spanning_many_blocks_keeps_only_its_head() {
+        let mut content = "é".repeat(10_000).into_bytes();
+        content.extend_from_slice(b"\nnext\n");
+        let file = file_with(&content);
+        let req = PageRequest {
+            offset: 1,
+            limit: 2,
+            max_line_bytes: 101,
+        };
+        let blocks = Blocks {
+            read: 64,
+            count: 16,
+        };
+        let page =
+            read_page_in_blocks(&file, &mut LineIndex::with_stride(1), &req, blocks).unwrap();
+        assert_eq!(
+            page.text,
+            format!("{} … [line truncated: 20000 bytes]\nnext\n", "é".repeat(50))
+        );
+        assert_eq!(page.truncated_lines, vec![1]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_lossily() {
+        let file = file_with(b"ok\n\xff\xfe bad\n\xe2\x82\n");
+        let page = read_page(&file, &mut LineIndex::new(), &req(1, 10)).unwrap();
+        assert_eq!(page.text, "ok\n\u{fffd}\u{fffd} bad\n\u{fffd}\n");
+        let cut = read_page(
+            &file,
+            &mut LineIndex::new(),
+            &PageRequest {
+                offset: 2,
+                limit: 1,
+                max_line_bytes: 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(cut.text, "\u{fffd} … [line truncated: 6 bytes]\n");
+    }
+
+    #[test]
+    fn pages_across_stride_and_block_boundaries_match_the_reference() {
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        let shapes = [
+            (0, true),
+            (1, false),
+            (1, true),
+            (37, true),
+            (300, false),
+            (300, true),
+        ];
+        let blockings = [
+            Blocks { read: 1, count: 1 },
+            Blocks { read: 7, count: 3 },
+            Blocks {
+                read: 64,
+                count: 16,
+            },
+            Blocks {
+                read: 4096,
+                count: 4096,
+            },
+        ];
+        for (lines, trailing) in shapes {
+            let content = random_content(&mut rng, lines, trailing);
+            let file = file_with(&content);
+            let total = lines as u64;
+            for stride in [1, 2, 3, 5, 64] {
+                for blocks in blockings {
+                    // One index per (stride, blocks), reused across requests in varied order, so
+                    // both fresh scans and checkpoint reuse are compared.
+                    let mut index = LineIndex::with_stride(stride);
+                    let mut requests = Vec::new();
+                    for offset in [
+                        1,
+                        2,
+                        stride,
+                        stride + 1,
+                        2 * stride + 1,
+                        total,
+                        total + 1,
+                        total + 2,
+                    ] {
+                        for limit in [1, 2, stride as usize, 7, 2000] {
+                            requests.push(PageRequest {
+                                offset: offset.max(1),
+                                limit,
+                                max_line_bytes: 1 << 20,
+                            });
+                        }
+                    }
+                    for _ in 0..40 {
+                        requests.push(PageRequest {
+                            offset: 1 + rng.below(total + 3),
+                            limit: 1 + rng.below(40) as usize,
+                            max_line_bytes: [0, 1, 2, 5, 30, 1 << 20][rng.below(6) as usize],
+                        });
+                    }
+                    for req in &requests {
+                        check(&content, &file, &mut index, req, blocks);
+                    }
+                    // Reading the whole content by following next_offset reproduces it.
+                    let mut fresh = LineIndex::with_stride(stride);
+                    let mut offset = Some(1);
+                    let mut text = String::new();
+                    while let Some(at) = offset {
+                        let page =
+                            read_page_in_blocks(&file, &mut fresh, &req(at, 4), blocks).unwrap();
+                        text.push_str(&page.text);
+                        offset = page.next_offset;
+                    }
+                    assert_eq!(text.as_bytes(), &content[..]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn checkpoints_match_true_line_starts() {
+        let mut rng = XorShift(42);
+        let content = random_content(&mut rng, 1000, true);
+        let file = file_with(&content);
+        let starts: Vec<u64> = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', &content).map(|i| i as u64 + 1))
+            .filter(|&s| s < content.len() as u64)
+            .collect();
+        let mut index = LineIndex::with_stride(7);
+        read_page_in_blocks(
+            &file,
+            &mut index,
+            &req(990, 5),
+            Blocks { read: 13, count: 5 },
+        )
+        .unwrap();
+        assert_eq!(index.checkpoints(), 1000_usize.div_ceil(7));
+        for k in 0..index.checkpoints() {
+            let line = 1 + 7 * k as u64;
+            assert_eq!(index.nearest(line), (line, starts[7 * k]));
+        }
+    }
+
+    #[test]
+    fn a_repeated_read_scans_far_fewer_bytes_than_the_first() {
+        let content = numbered(200_000);
+        let file = file_with(content.as_bytes());
+        let mut index = LineIndex::with_stride(256);
+        let blocks = Blocks {
+            read: 4096,
+            count: 512,
+        };
+        let first = read_page_in_blocks(&file, &mut index, &req(190_000, 2000), blocks).unwrap();
+        let again = read_page_in_blocks(&file, &mut index, &req(190_000, 2000), blocks).unwrap();
+        assert_eq!(
+            first,
+            Page {
+                bytes_read: first.bytes_read,
+                ..again.clone()
+            }
+        );
+        assert!(first.bytes_read > 2_000_000, "{}", first.bytes_read);
+        // One stride (256 lines) before the page plus the page (2000 lines of ~12 bytes) plus
+        // block rounding.
+        assert!(again.bytes_read < 40_000, "{}", again.bytes_read);
+        // An earlier page is served from the checkpoints too.
+        let earlier = read_page_in_blocks(&file, &mut index, &req(1_000, 10), blocks).unwrap();
+        assert!(earlier.bytes_read <= 8192, "{}", earlier.bytes_read);
+        assert_eq!(earlier.text.lines().next(), Some("line 1000"));
+    }
+
+    #[test]
+    fn index_starts_over_when_the_length_changes() {
+        let mut file = file_with(numbered(10).as_bytes());
+        let mut index = LineIndex::with_stride(2);
+        read_page(&file, &mut index, &req(10, 1)).unwrap();
+        assert_eq!(index.total_lines(), Some(10));
+        file.write_all(b"eleven\n").unwrap();
+        let page = read_page(&file, &mut index, &req(11, 1)).unwrap();
+        assert_eq!(page.text, "eleven\n");
+        assert_eq!(page.total_lines, Some(11));
+    }
+}
