@@ -16,7 +16,9 @@
 //! and counts newlines with SIMD (`bytecount`); `memchr` iteration runs only inside the small
 //! sub-block where a checkpoint or the requested line falls. Positional reads (`read_at`) mean a
 //! shared `File` carries no seek state. `mmap` was rejected: it turns I/O errors into `SIGBUS` and
-//! page-faults cost more than copying into an L2-sized buffer.
+//! page-faults cost more than copying into an L2-sized buffer. `posix_fadvise` is not used: the
+//! kernel's readahead already follows sequential positional reads, and with a warm page cache
+//! (the benchmarked case, `crates/bench/benches/read_deep_page.rs`) it cannot help.
 
 mod cache;
 mod error;
