@@ -1,1 +1,3 @@
 //! tackle-tools
+
+pub mod page;
