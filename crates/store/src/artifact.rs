@@ -448,3 +448,231 @@ impl Drop for Capture {
 fn count_newlines(data: &[u8]) -> u64 {
     data.iter().filter(|&&b| b == b'\n').count() as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn temp_names(store: &ArtifactStore) -> Vec<String> {
+        fs::read_dir(store.root().join("tmp"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    }
+
+    fn set_age(path: &Path, age: Duration) {
+        let file = OpenOptions::new().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    #[test]
+    fn round_trip_is_byte_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let data: Vec<u8> = (0..700_000u32).map(|i| (i % 251) as u8).collect();
+        let mut capture = store.begin_capture().unwrap();
+        for chunk in data.chunks(65_536) {
+            capture.write(chunk).unwrap();
+        }
+        let expected_newlines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!(capture.bytes(), data.len() as u64);
+        assert_eq!(capture.newlines(), expected_newlines);
+        let info = capture.finish().unwrap();
+        assert_eq!(info.id, ArtifactId::of(&data));
+        assert_eq!(info.bytes, data.len() as u64);
+        assert_eq!(info.newlines, expected_newlines);
+        assert_eq!(store.read(info.id).unwrap(), data);
+        assert!(store.contains(info.id));
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn capture_tracks_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        assert!(!capture.ends_with_newline());
+        capture.write(b"a\nb").unwrap();
+        assert!(!capture.ends_with_newline());
+        capture.write(b"\n").unwrap();
+        capture.write(b"").unwrap();
+        assert!(capture.ends_with_newline());
+        assert_eq!(capture.newlines(), 2);
+    }
+
+    #[test]
+    fn empty_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let info = store.begin_capture().unwrap().finish().unwrap();
+        assert_eq!(
+            info,
+            ArtifactInfo {
+                id: ArtifactId::of(b""),
+                bytes: 0,
+                newlines: 0
+            }
+        );
+        assert_eq!(store.read(info.id).unwrap(), b"");
+        assert_eq!(store.put(b"").unwrap(), info);
+    }
+
+    #[test]
+    fn dedup_refreshes_mtime_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let first = store.put(b"same bytes\n").unwrap();
+        let path = store.artifact_path(first.id);
+        set_age(&path, Duration::from_secs(3 * 3600));
+        let old = fs::metadata(&path).unwrap().modified().unwrap();
+        let second = store.put(b"same bytes\n").unwrap();
+        assert_eq!(first, second);
+        let new = fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(
+            new > old + Duration::from_secs(3000),
+            "mtime was not refreshed"
+        );
+        assert!(temp_names(&store).is_empty());
+        assert_eq!(store.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn artifacts_are_mode_0600() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let capture = store.begin_capture().unwrap();
+        let temp_mode = fs::metadata(capture.temp_path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(temp_mode & 0o777, 0o600);
+        drop(capture);
+        let info = store.put(b"secret").unwrap();
+        let mode = fs::metadata(store.artifact_path(info.id))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dir_mode = fs::metadata(dir.path().join("artifacts"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn corrupt_artifact_is_reported_and_store_keeps_working() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let good = store.put(b"good\n").unwrap();
+        let bad = store.put(b"will be damaged\n").unwrap();
+        let path = store.artifact_path(bad.id);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[0] ^= 0x01;
+        fs::write(&path, &bytes).unwrap();
+        match store.read(bad.id) {
+            Err(StoreError::ArtifactCorrupt { id, actual }) => {
+                assert_eq!(id, bad.id);
+                assert_eq!(actual, ArtifactId::of(&bytes));
+            }
+            other => panic!("expected ArtifactCorrupt, got {other:?}"),
+        }
+        // Still corrupt on a second attempt: failure is not remembered as verified.
+        assert!(matches!(
+            store.open_artifact(bad.id),
+            Err(StoreError::ArtifactCorrupt { .. })
+        ));
+        assert_eq!(store.read(good.id).unwrap(), b"good\n");
+        let next = store.put(b"more\n").unwrap();
+        assert_eq!(store.read(next.id).unwrap(), b"more\n");
+    }
+
+    #[test]
+    fn missing_artifact_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let id = ArtifactId::of(b"never stored");
+        assert!(!store.contains(id));
+        match store.read(id) {
+            Err(StoreError::ArtifactMissing { id: missing }) => assert_eq!(missing, id),
+            other => panic!("expected ArtifactMissing, got {other:?}"),
+        }
+        let message = store.read(id).unwrap_err().to_string();
+        assert!(message.contains(&id.to_hex()), "{message}");
+    }
+
+    #[test]
+    fn dropped_capture_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        capture.write(b"partial output").unwrap();
+        assert_eq!(temp_names(&store).len(), 1);
+        drop(capture);
+        assert!(temp_names(&store).is_empty());
+        assert!(store.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn store_and_capture_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<ArtifactStore>();
+        send::<Capture>();
+        send::<PublicationGuard>();
+    }
+
+    #[test]
+    fn startup_removes_old_temp_with_free_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let abandoned = dir.path().join("tmp/capture-abandoned");
+        fs::write(&abandoned, b"left by a crashed writer").unwrap();
+        set_age(&abandoned, Duration::from_secs(2 * 3600));
+        drop(store);
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        assert!(!abandoned.exists());
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn startup_keeps_old_temp_whose_lock_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut silent = store.begin_capture().unwrap();
+        silent
+            .write(b"a long-running command that printed once")
+            .unwrap();
+        set_age(silent.temp_path(), Duration::from_secs(5 * 3600));
+        let temp = silent.temp_path().to_path_buf();
+        // A second handle, as another process would open it on startup.
+        let _other = ArtifactStore::open(dir.path()).unwrap();
+        assert!(temp.exists(), "a locked temp file was removed");
+        let info = silent.finish().unwrap();
+        assert!(store.contains(info.id));
+    }
+
+    #[test]
+    fn startup_keeps_young_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        ArtifactStore::open(dir.path()).unwrap();
+        let young = dir.path().join("tmp/capture-young");
+        fs::write(&young, b"just created, lock not yet taken").unwrap();
+        set_age(&young, Duration::from_secs(10 * 60));
+        ArtifactStore::open(dir.path()).unwrap();
+        assert!(young.exists());
+    }
+
+    #[test]
+    fn list_reports_size_and_ignores_foreign_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let info = store.put(b"abc").unwrap();
+        fs::write(dir.path().join("artifacts/README"), b"not an artifact").unwrap();
+        let listed = store.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].id, listed[0].bytes), (info.id, 3));
+    }
+}
