@@ -322,3 +322,228 @@ fn scan(path: &Path, data: &[u8]) -> Result<Scan, EventLogError> {
 fn memchr_newline(data: &[u8]) -> Option<usize> {
     data.iter().position(|&b| b == b'\n')
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn log_path(dir: &tempfile::TempDir) -> PathBuf {
+        session_log_path(dir.path(), "session-1")
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, recovery) = EventLog::open(&path).unwrap();
+        assert!(recovery.records.is_empty());
+        let events = [
+            json!({"type":"call_started","id":"c1"}),
+            json!("text\nwith newline"),
+            json!(null),
+        ];
+        for (i, event) in events.iter().enumerate() {
+            assert_eq!(log.append(event).unwrap(), i as u64 + 1);
+        }
+        let records = EventLog::read_records(&path).unwrap();
+        let got: Vec<_> = records.iter().map(|r| (r.seq, r.event.clone())).collect();
+        let want: Vec<_> = events
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, e)| (i as u64 + 1, e))
+            .collect();
+        assert_eq!(got, want);
+        let text = fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap();
+        let cut = first.find(",\"crc\":").unwrap();
+        let crc = crc32c::crc32c(&first.as_bytes()[..cut]);
+        assert_eq!(&first[cut..], format!(",\"crc\":\"{crc:08x}\"}}"));
+        assert!(first.starts_with("{\"seq\":1,\"event\":{"));
+    }
+
+    #[test]
+    fn seq_continues_after_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        {
+            let (log, _) = EventLog::open(&path).unwrap();
+            log.append(&json!(1)).unwrap();
+            log.append(&json!(2)).unwrap();
+        }
+        let (log, recovery) = EventLog::open(&path).unwrap();
+        assert_eq!(recovery.records.len(), 2);
+        assert_eq!(recovery.truncated_bytes, 0);
+        assert_eq!(log.last_durable_seq(), 2);
+        assert_eq!(log.append(&json!(3)).unwrap(), 3);
+    }
+
+    #[test]
+    fn torn_partial_last_line_is_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        {
+            let (log, _) = EventLog::open(&path).unwrap();
+            log.append(&json!({"n": 1})).unwrap();
+            log.append(&json!({"n": 2})).unwrap();
+        }
+        let full = fs::read(&path).unwrap();
+        let second_start = full.iter().position(|&b| b == b'\n').unwrap() + 1;
+        // Cut the second record short, and separately drop only its newline.
+        for cut in [second_start + 10, full.len() - 1] {
+            fs::write(&path, &full[..cut]).unwrap();
+            let (log, recovery) = EventLog::open(&path).unwrap();
+            assert_eq!(recovery.records.len(), 1);
+            assert_eq!(recovery.truncated_bytes, (cut - second_start) as u64);
+            assert_eq!(fs::read(&path).unwrap(), &full[..second_start]);
+            assert_eq!(log.append(&json!({"n": "again"})).unwrap(), 2);
+            drop(log);
+            assert_eq!(EventLog::read_records(&path).unwrap().len(), 2);
+            fs::write(&path, &full).unwrap();
+        }
+    }
+
+    #[test]
+    fn garbage_tail_is_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        {
+            let (log, _) = EventLog::open(&path).unwrap();
+            log.append(&json!({"n": 1})).unwrap();
+        }
+        let good = fs::read(&path).unwrap();
+        let mut damaged = good.clone();
+        damaged.extend_from_slice(
+            b"garbage line\n\0\0\0\0\n{\"seq\":2,\"event\":1,\"crc\":\"00000000\"}\n\0\0",
+        );
+        fs::write(&path, &damaged).unwrap();
+        // Reading does not modify the file.
+        assert_eq!(EventLog::read_records(&path).unwrap().len(), 1);
+        assert_eq!(fs::read(&path).unwrap(), damaged);
+        let (_log, recovery) = EventLog::open(&path).unwrap();
+        assert_eq!(
+            recovery.truncated_bytes,
+            (damaged.len() - good.len()) as u64
+        );
+        assert_eq!(fs::read(&path).unwrap(), good);
+    }
+
+    #[test]
+    fn bad_record_in_the_middle_is_corruption_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        {
+            let (log, _) = EventLog::open(&path).unwrap();
+            for n in 0..4 {
+                log.append(&json!({"n": n})).unwrap();
+            }
+        }
+        let mut text = fs::read_to_string(&path).unwrap();
+        let at = text.match_indices("\"n\":1").next().unwrap().0;
+        text.replace_range(at..at + 5, "\"n\":7");
+        fs::write(&path, &text).unwrap();
+        for result in [
+            EventLog::open(&path).map(|_| ()),
+            EventLog::read_records(&path).map(|_| ()),
+        ] {
+            match result {
+                Err(EventLogError::Corrupt {
+                    path: p,
+                    line,
+                    reason,
+                }) => {
+                    assert_eq!(p, path);
+                    assert_eq!(line, 2);
+                    assert!(reason.contains("checksum"), "{reason}");
+                }
+                other => panic!("expected Corrupt, got {other:?}"),
+            }
+        }
+        let message = EventLog::read_records(&path).unwrap_err().to_string();
+        assert!(
+            message.contains("line 2") && message.contains("events.jsonl"),
+            "{message}"
+        );
+        // The file was left as found.
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    }
+
+    #[test]
+    fn valid_record_with_out_of_order_seq_is_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let mut data = Vec::new();
+        encode_record(&mut data, 1, b"{}");
+        encode_record(&mut data, 3, b"{}");
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, &data).unwrap();
+        assert!(matches!(
+            EventLog::open(&path),
+            Err(EventLogError::Corrupt { line: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn concurrent_appends_from_8_threads_get_unique_increasing_seqs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, _) = EventLog::open(&path).unwrap();
+        let log = Arc::new(log);
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    let mut seqs = Vec::new();
+                    for i in 0..50 {
+                        let seq = log.append(&json!({"thread": t, "i": i})).unwrap();
+                        // Acknowledged means durable and in the file already.
+                        assert!(log.last_durable_seq() >= seq);
+                        seqs.push(seq);
+                    }
+                    seqs
+                })
+            })
+            .collect();
+        let mut all = HashSet::new();
+        for handle in threads {
+            let seqs = handle.join().unwrap();
+            assert!(
+                seqs.windows(2).all(|w| w[0] < w[1]),
+                "per-thread seqs not increasing"
+            );
+            all.extend(seqs);
+        }
+        assert_eq!(all.len(), 400);
+        let records = EventLog::read_records(&path).unwrap();
+        assert_eq!(records.len(), 400);
+        assert!(
+            records
+                .iter()
+                .enumerate()
+                .all(|(i, r)| r.seq == i as u64 + 1)
+        );
+        let mut per_thread = vec![Vec::new(); 8];
+        for record in &records {
+            let t = record.event["thread"].as_u64().unwrap() as usize;
+            per_thread[t].push(record.event["i"].as_u64().unwrap());
+        }
+        for order in per_thread {
+            assert_eq!(
+                order,
+                (0..50).collect::<Vec<_>>(),
+                "a thread's events were reordered"
+            );
+        }
+    }
+
+    #[test]
+    fn event_log_is_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<EventLog>();
+    }
+}
