@@ -1,1 +1,37 @@
-//! tackle-store
+//! tackle-store: where tool output and the record of what happened live on disk.
+//!
+//! **Owns** the layout under `<project>/.agents/store/`: the content-addressed artifact store
+//! (`artifacts/<sha256 hex>`, captures in locked temp files under `tmp/`), the generic
+//! [`Manifest`] for named multi-stream output, the [`Janitor`] that collects unreferenced
+//! artifacts, and the durable JSONL [`EventLog`] (`sessions/<id>/events.jsonl`).
+//!
+//! **Refuses** to know what an event means, how output is previewed or truncated, or who may
+//! read an artifact: events are opaque JSON, and artifact ids grant access by possession to
+//! whoever the runtime lets ask. It depends on no other tackle crate.
+//!
+//! **Key decision:** durability is by ordering, not by locks or recovery logic. Every final
+//! name is reached by temp → fsync → rename → fsync directory, so a crash never leaves a partial
+//! artifact under its digest; and an event is acknowledged only after `write` on an `O_APPEND`
+//! descriptor and `fdatasync`, with CRC-32C per line so a torn tail is recognised and truncated
+//! while damage in the middle is reported, never silently skipped. Concurrent appenders share
+//! one `fdatasync` (group commit) instead of each paying for their own. Garbage collection is
+//! excluded by `flock` on `gc.lock` (shared for publishers, exclusive for the janitor) rather
+//! than by reference counts, which a crash would leave wrong.
+
+mod artifact;
+mod error;
+mod event_log;
+mod fsutil;
+mod id;
+mod janitor;
+mod manifest;
+
+pub use artifact::{
+    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, STALE_TEMP_AGE,
+    hash_file,
+};
+pub use error::{EventLogError, StoreError};
+pub use event_log::{EventLog, Record, Recovery, session_log_path};
+pub use id::ArtifactId;
+pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
+pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};

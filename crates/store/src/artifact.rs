@@ -1,0 +1,678 @@
+//! The content-addressed artifact store: captures, publication, verified reads, guards.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::fsutil::{create_private_dir, sync_dir};
+use crate::{ArtifactId, Manifest, StoreError};
+
+/// Temp files older than this whose lock is free are removed when a store opens.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
+
+/// Capture writes are gathered into chunks of this size before reaching the file.
+const CAPTURE_BUFFER: usize = 256 * 1024;
+
+/// What a publication produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArtifactInfo {
+    /// The artifact's digest and name.
+    pub id: ArtifactId,
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Number of `\n` bytes.
+    pub newlines: u64,
+}
+
+/// An artifact as found on disk by [`ArtifactStore::list`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArtifactInfoOnDisk {
+    /// The artifact's name (not verified against its content).
+    pub id: ArtifactId,
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Last modification time; publication and deduplication refresh it.
+    pub modified: SystemTime,
+}
+
+/// A content-addressed store of tool output under `<project>/.agents/store/`.
+///
+/// Share it through an `Arc`; every method takes `&self`.
+#[derive(Debug)]
+pub struct ArtifactStore {
+    paths: Arc<StorePaths>,
+    verified: Mutex<HashSet<ArtifactId>>,
+}
+
+/// The store's layout, shared with captures so they do not borrow the store.
+#[derive(Debug)]
+struct StorePaths {
+    root: PathBuf,
+    artifacts: PathBuf,
+    tmp: PathBuf,
+    gc_lock: PathBuf,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl ArtifactStore {
+    /// Opens (creating if needed) the store at `store_dir`, then removes abandoned temp files:
+    /// only those older than [`STALE_TEMP_AGE`] whose exclusive lock is immediately available.
+    pub fn open(store_dir: &Path) -> Result<Self, StoreError> {
+        let paths = StorePaths {
+            root: store_dir.to_path_buf(),
+            artifacts: store_dir.join("artifacts"),
+            tmp: store_dir.join("tmp"),
+            gc_lock: store_dir.join("gc.lock"),
+        };
+        let store = Self {
+            paths: Arc::new(paths),
+            verified: Mutex::new(HashSet::new()),
+        };
+        let p = &store.paths;
+        for dir in [&p.root, &p.artifacts, &p.tmp, &p.root.join("sessions")] {
+            create_private_dir(dir).map_err(StoreError::io("create directory", dir))?;
+        }
+        store.paths.remove_stale_temps(SystemTime::now())?;
+        Ok(store)
+    }
+
+    /// The store directory this handle was opened on.
+    pub fn root(&self) -> &Path {
+        &self.paths.root
+    }
+
+    /// The directory holding `sessions/<id>/events.jsonl`.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.paths.root.join("sessions")
+    }
+
+    /// The final path of an artifact (whether or not it exists).
+    pub fn artifact_path(&self, id: ArtifactId) -> PathBuf {
+        self.paths.artifacts.join(id.to_hex())
+    }
+
+    /// Starts capturing a new artifact into a locked temp file.
+    pub fn begin_capture(&self) -> Result<Capture, StoreError> {
+        let (file, path) = self.paths.create_temp()?;
+        Ok(Capture {
+            paths: Arc::clone(&self.paths),
+            file: Some(BufWriter::with_capacity(CAPTURE_BUFFER, file)),
+            path,
+            hasher: Sha256::new(),
+            bytes: 0,
+            newlines: 0,
+            last_byte: None,
+        })
+    }
+
+    /// Stores `bytes` as an artifact through the same publication path as a capture.
+    pub fn put(&self, bytes: &[u8]) -> Result<ArtifactInfo, StoreError> {
+        let mut capture = self.begin_capture()?;
+        capture.write(bytes)?;
+        capture.finish()
+    }
+
+    /// Stores a manifest as an artifact.
+    pub fn put_manifest(&self, manifest: &Manifest) -> Result<ArtifactInfo, StoreError> {
+        let bytes =
+            serde_json::to_vec(manifest).map_err(|source| StoreError::EncodeManifest { source })?;
+        self.put(&bytes)
+    }
+
+    /// Whether an artifact file with this name exists (its content is not checked).
+    pub fn contains(&self, id: ArtifactId) -> bool {
+        self.artifact_path(id).is_file()
+    }
+
+    /// Opens an artifact for reading, positioned at the start.
+    ///
+    /// The first time an id is opened in this process its whole content is hashed; a mismatch
+    /// is [`StoreError::ArtifactCorrupt`] and is reported again on every later open.
+    pub fn open_artifact(&self, id: ArtifactId) -> Result<File, StoreError> {
+        let path = self.artifact_path(id);
+        let mut file = match File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::ArtifactMissing { id });
+            }
+            Err(err) => return Err(StoreError::io("open artifact", &path)(err)),
+        };
+        if self.is_verified(id) {
+            return Ok(file);
+        }
+        let actual = hash_reader(&mut file).map_err(StoreError::io("read artifact", &path))?;
+        if actual != id {
+            return Err(StoreError::ArtifactCorrupt { id, actual });
+        }
+        file.seek(SeekFrom::Start(0))
+            .map_err(StoreError::io("read artifact", &path))?;
+        self.verified_set().insert(id);
+        Ok(file)
+    }
+
+    /// Reads a whole artifact, verifying it as [`ArtifactStore::open_artifact`] does.
+    pub fn read(&self, id: ArtifactId) -> Result<Vec<u8>, StoreError> {
+        let mut file = self.open_artifact(id)?;
+        let mut out = Vec::new();
+        file.read_to_end(&mut out)
+            .map_err(StoreError::io("read artifact", self.artifact_path(id)))?;
+        Ok(out)
+    }
+
+    /// Every file under `artifacts/` whose name is a valid id, sorted by id.
+    pub fn list(&self) -> Result<Vec<ArtifactInfoOnDisk>, StoreError> {
+        let entries = fs::read_dir(&self.paths.artifacts)
+            .map_err(StoreError::io("list", &self.paths.artifacts))?;
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(StoreError::io("list", &self.paths.artifacts))?;
+            let Some(id) = entry.file_name().to_str().and_then(ArtifactId::from_hex) else {
+                continue;
+            };
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                // Removed between listing and stat: a concurrent janitor, not an error.
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(StoreError::io("stat", entry.path())(err)),
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let modified = meta
+                .modified()
+                .map_err(StoreError::io("stat", entry.path()))?;
+            out.push(ArtifactInfoOnDisk {
+                id,
+                bytes: meta.len(),
+                modified,
+            });
+        }
+        out.sort_by_key(|info| info.id);
+        Ok(out)
+    }
+
+    /// Takes a shared lock on `gc.lock` that keeps the janitor from collecting until dropped.
+    ///
+    /// Hold one from before a capture is published until the event referencing it has been
+    /// appended. Any number of guards, in any number of processes, may be held at once; this
+    /// blocks only while a janitor pass is running.
+    pub fn publication_guard(&self) -> Result<PublicationGuard, StoreError> {
+        self.paths.publication_guard()
+    }
+
+    pub(crate) fn open_gc_lock(&self) -> Result<File, StoreError> {
+        self.paths.open_gc_lock()
+    }
+
+    fn is_verified(&self, id: ArtifactId) -> bool {
+        self.verified_set().contains(&id)
+    }
+
+    fn verified_set(&self) -> std::sync::MutexGuard<'_, HashSet<ArtifactId>> {
+        // The set is only ever inserted into, so a panic elsewhere cannot leave it inconsistent.
+        self.verified
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl StorePaths {
+    fn publication_guard(&self) -> Result<PublicationGuard, StoreError> {
+        let file = self.open_gc_lock()?;
+        file.lock_shared()
+            .map_err(StoreError::io("lock", &self.gc_lock))?;
+        Ok(PublicationGuard { _file: file })
+    }
+
+    fn open_gc_lock(&self) -> Result<File, StoreError> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&self.gc_lock)
+            .map_err(StoreError::io("open", &self.gc_lock))
+    }
+
+    /// Creates `tmp/capture-…` with mode 0600 and an exclusive lock held through the handle.
+    fn create_temp(&self) -> Result<(File, PathBuf), StoreError> {
+        loop {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let name = format!(
+                "capture-{}-{}-{nanos:08x}",
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            );
+            let path = self.tmp.join(name);
+            match OpenOptions::new()
+                .write(true)
+                .read(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(file) => {
+                    file.lock()
+                        .map_err(StoreError::io("lock temp file", &path))?;
+                    return Ok((file, path));
+                }
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(err) => return Err(StoreError::io("create temp file", &path)(err)),
+            }
+        }
+    }
+
+    /// Moves a finished, fsynced temp file to its final name, or deduplicates against it.
+    fn publish(&self, temp: &Path, id: ArtifactId) -> Result<(), StoreError> {
+        // Publishing under a guard means a janitor pass cannot delete the existing copy between
+        // our existence check and the mtime refresh that puts it back inside the grace period.
+        let _guard = self.publication_guard()?;
+        let final_path = self.artifacts.join(id.to_hex());
+        match OpenOptions::new().write(true).open(&final_path) {
+            Ok(existing) => {
+                existing
+                    .set_modified(SystemTime::now())
+                    .map_err(StoreError::io("refresh mtime of", &final_path))?;
+                fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
+                return Ok(());
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(StoreError::io("open artifact", &final_path)(err)),
+        }
+        fs::rename(temp, &final_path).map_err(StoreError::io("publish artifact", &final_path))?;
+        sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))?;
+        Ok(())
+    }
+
+    fn remove_stale_temps(&self, now: SystemTime) -> Result<usize, StoreError> {
+        let entries = fs::read_dir(&self.tmp).map_err(StoreError::io("list", &self.tmp))?;
+        let cutoff = now.checked_sub(STALE_TEMP_AGE).unwrap_or(UNIX_EPOCH);
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry.map_err(StoreError::io("list", &self.tmp))?;
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            let Ok(modified) = meta.modified() else {
+                continue;
+            };
+            if !meta.is_file() || modified >= cutoff {
+                continue;
+            }
+            let Ok(file) = OpenOptions::new().read(true).open(&path) else {
+                continue;
+            };
+            // A live writer holds the lock, however long it has been silent.
+            if file.try_lock().is_err() {
+                continue;
+            }
+            if fs::remove_file(&path).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+fn hash_reader(reader: &mut impl Read) -> io::Result<ArtifactId> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        hasher.update(&buf[..n]);
+    }
+    Ok(ArtifactId::from_bytes(hasher.finalize().into()))
+}
+
+/// Hashes a file on disk; used by tests and tools that audit the store.
+pub fn hash_file(path: &Path) -> io::Result<ArtifactId> {
+    hash_reader(&mut File::open(path)?)
+}
+
+/// Keeps the janitor from collecting while held. See [`ArtifactStore::publication_guard`].
+#[derive(Debug)]
+#[must_use = "the guard protects publication only while it is held"]
+pub struct PublicationGuard {
+    // The shared flock lives exactly as long as this open file description.
+    _file: File,
+}
+
+/// An artifact being written: a locked temp file plus incremental hash and counts.
+///
+/// Dropping it without [`Capture::finish`] removes the temp file.
+#[derive(Debug)]
+pub struct Capture {
+    paths: Arc<StorePaths>,
+    file: Option<BufWriter<File>>,
+    path: PathBuf,
+    hasher: Sha256,
+    bytes: u64,
+    newlines: u64,
+    last_byte: Option<u8>,
+}
+
+impl Capture {
+    /// Appends `data`, updating the hash and counts.
+    pub fn write(&mut self, data: &[u8]) -> Result<(), StoreError> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Err(StoreError::io("write", &self.path)(io::Error::other(
+                "capture already finished",
+            )));
+        };
+        file.write_all(data)
+            .map_err(StoreError::io("write temp file", &self.path))?;
+        self.hasher.update(data);
+        self.bytes += data.len() as u64;
+        self.newlines += count_newlines(data);
+        self.last_byte = data.last().copied();
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// `\n` bytes written so far.
+    pub fn newlines(&self) -> u64 {
+        self.newlines
+    }
+
+    /// Whether the last byte written is `\n` (false when nothing was written).
+    pub fn ends_with_newline(&self) -> bool {
+        self.last_byte == Some(b'\n')
+    }
+
+    /// The temp file being written (under `tmp/`).
+    pub fn temp_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes and fsyncs the temp file, then publishes it under its digest.
+    pub fn finish(mut self) -> Result<ArtifactInfo, StoreError> {
+        let Some(writer) = self.file.take() else {
+            return Err(StoreError::io("finish", &self.path)(io::Error::other(
+                "capture already finished",
+            )));
+        };
+        let file = writer
+            .into_inner()
+            .map_err(|err| StoreError::io("write temp file", &self.path)(err.into_error()))?;
+        file.sync_all()
+            .map_err(StoreError::io("fsync temp file", &self.path))?;
+        let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
+        // The lock stays held (through `file`) until publication has renamed or removed the temp.
+        let result = self.paths.publish(&self.path, id);
+        drop(file);
+        if result.is_err() {
+            let _ = fs::remove_file(&self.path);
+        }
+        // Either published or removed: nothing left for Drop to clean up.
+        self.path = PathBuf::new();
+        result?;
+        Ok(ArtifactInfo {
+            id,
+            bytes: self.bytes,
+            newlines: self.newlines,
+        })
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if self.file.take().is_some() && !self.path.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn count_newlines(data: &[u8]) -> u64 {
+    data.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn temp_names(store: &ArtifactStore) -> Vec<String> {
+        fs::read_dir(store.root().join("tmp"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    }
+
+    fn set_age(path: &Path, age: Duration) {
+        let file = OpenOptions::new().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    #[test]
+    fn round_trip_is_byte_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let data: Vec<u8> = (0..700_000u32).map(|i| (i % 251) as u8).collect();
+        let mut capture = store.begin_capture().unwrap();
+        for chunk in data.chunks(65_536) {
+            capture.write(chunk).unwrap();
+        }
+        let expected_newlines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!(capture.bytes(), data.len() as u64);
+        assert_eq!(capture.newlines(), expected_newlines);
+        let info = capture.finish().unwrap();
+        assert_eq!(info.id, ArtifactId::of(&data));
+        assert_eq!(info.bytes, data.len() as u64);
+        assert_eq!(info.newlines, expected_newlines);
+        assert_eq!(store.read(info.id).unwrap(), data);
+        assert!(store.contains(info.id));
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn capture_tracks_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        assert!(!capture.ends_with_newline());
+        capture.write(b"a\nb").unwrap();
+        assert!(!capture.ends_with_newline());
+        capture.write(b"\n").unwrap();
+        capture.write(b"").unwrap();
+        assert!(capture.ends_with_newline());
+        assert_eq!(capture.newlines(), 2);
+    }
+
+    #[test]
+    fn empty_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let info = store.begin_capture().unwrap().finish().unwrap();
+        assert_eq!(
+            info,
+            ArtifactInfo {
+                id: ArtifactId::of(b""),
+                bytes: 0,
+                newlines: 0
+            }
+        );
+        assert_eq!(store.read(info.id).unwrap(), b"");
+        assert_eq!(store.put(b"").unwrap(), info);
+    }
+
+    #[test]
+    fn dedup_refreshes_mtime_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let first = store.put(b"same bytes\n").unwrap();
+        let path = store.artifact_path(first.id);
+        set_age(&path, Duration::from_secs(3 * 3600));
+        let old = fs::metadata(&path).unwrap().modified().unwrap();
+        let second = store.put(b"same bytes\n").unwrap();
+        assert_eq!(first, second);
+        let new = fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(
+            new > old + Duration::from_secs(3000),
+            "mtime was not refreshed"
+        );
+        assert!(temp_names(&store).is_empty());
+        assert_eq!(store.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn artifacts_are_mode_0600() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let capture = store.begin_capture().unwrap();
+        let temp_mode = fs::metadata(capture.temp_path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(temp_mode & 0o777, 0o600);
+        drop(capture);
+        let info = store.put(b"secret").unwrap();
+        let mode = fs::metadata(store.artifact_path(info.id))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dir_mode = fs::metadata(dir.path().join("artifacts"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn corrupt_artifact_is_reported_and_store_keeps_working() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let good = store.put(b"good\n").unwrap();
+        let bad = store.put(b"will be damaged\n").unwrap();
+        let path = store.artifact_path(bad.id);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[0] ^= 0x01;
+        fs::write(&path, &bytes).unwrap();
+        match store.read(bad.id) {
+            Err(StoreError::ArtifactCorrupt { id, actual }) => {
+                assert_eq!(id, bad.id);
+                assert_eq!(actual, ArtifactId::of(&bytes));
+            }
+            other => panic!("expected ArtifactCorrupt, got {other:?}"),
+        }
+        // Still corrupt on a second attempt: failure is not remembered as verified.
+        assert!(matches!(
+            store.open_artifact(bad.id),
+            Err(StoreError::ArtifactCorrupt { .. })
+        ));
+        assert_eq!(store.read(good.id).unwrap(), b"good\n");
+        let next = store.put(b"more\n").unwrap();
+        assert_eq!(store.read(next.id).unwrap(), b"more\n");
+    }
+
+    #[test]
+    fn missing_artifact_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let id = ArtifactId::of(b"never stored");
+        assert!(!store.contains(id));
+        match store.read(id) {
+            Err(StoreError::ArtifactMissing { id: missing }) => assert_eq!(missing, id),
+            other => panic!("expected ArtifactMissing, got {other:?}"),
+        }
+        let message = store.read(id).unwrap_err().to_string();
+        assert!(message.contains(&id.to_hex()), "{message}");
+    }
+
+    #[test]
+    fn dropped_capture_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        capture.write(b"partial output").unwrap();
+        assert_eq!(temp_names(&store).len(), 1);
+        drop(capture);
+        assert!(temp_names(&store).is_empty());
+        assert!(store.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn store_and_capture_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<ArtifactStore>();
+        send::<Capture>();
+        send::<PublicationGuard>();
+    }
+
+    #[test]
+    fn startup_removes_old_temp_with_free_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let abandoned = dir.path().join("tmp/capture-abandoned");
+        fs::write(&abandoned, b"left by a crashed writer").unwrap();
+        set_age(&abandoned, Duration::from_secs(2 * 3600));
+        drop(store);
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        assert!(!abandoned.exists());
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn startup_keeps_old_temp_whose_lock_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut silent = store.begin_capture().unwrap();
+        silent
+            .write(b"a long-running command that printed once")
+            .unwrap();
+        set_age(silent.temp_path(), Duration::from_secs(5 * 3600));
+        let temp = silent.temp_path().to_path_buf();
+        // A second handle, as another process would open it on startup.
+        let _other = ArtifactStore::open(dir.path()).unwrap();
+        assert!(temp.exists(), "a locked temp file was removed");
+        let info = silent.finish().unwrap();
+        assert!(store.contains(info.id));
+    }
+
+    #[test]
+    fn startup_keeps_young_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        ArtifactStore::open(dir.path()).unwrap();
+        let young = dir.path().join("tmp/capture-young");
+        fs::write(&young, b"just created, lock not yet taken").unwrap();
+        set_age(&young, Duration::from_secs(10 * 60));
+        ArtifactStore::open(dir.path()).unwrap();
+        assert!(young.exists());
+    }
+
+    #[test]
+    fn list_reports_size_and_ignores_foreign_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let info = store.put(b"abc").unwrap();
+        fs::write(dir.path().join("artifacts/README"), b"not an artifact").unwrap();
+        let listed = store.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].id, listed[0].bytes), (info.id, 3));
+    }
+}

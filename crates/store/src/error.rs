@@ -1,0 +1,110 @@
+//! Typed errors for the artifact store and the event log.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::ArtifactId;
+
+/// Why an artifact store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A filesystem operation failed.
+    #[error("artifact store: cannot {action} {}: {source}; check the directory's permissions and free space", path.display())]
+    Io {
+        /// What was being done, e.g. "create temp file".
+        action: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// No artifact with this id exists in the store.
+    #[error("artifact {id} not found in the store; it was never retained or has been collected")]
+    ArtifactMissing {
+        /// The requested id.
+        id: ArtifactId,
+    },
+    /// The artifact's bytes no longer hash to its name.
+    #[error(
+        "artifact {id} is corrupt: its content hashes to {actual}; re-run the tool that produced it"
+    )]
+    ArtifactCorrupt {
+        /// The requested id.
+        id: ArtifactId,
+        /// What the bytes on disk actually hash to.
+        actual: ArtifactId,
+    },
+    /// A manifest could not be encoded as JSON.
+    #[error("artifact store: cannot encode manifest: {source}")]
+    EncodeManifest {
+        /// The underlying error.
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
+/// Why an event log operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventLogError {
+    /// A filesystem operation failed.
+    #[error("event log {}: cannot {action}: {source}; check the directory's permissions and free space", path.display())]
+    Io {
+        /// What was being done, e.g. "fdatasync".
+        action: &'static str,
+        /// The log file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// An invalid record is followed by a valid one, so this is not a torn tail from a crash.
+    #[error("event log {} is corrupt at line {line}: {reason}; restore the file from a backup or move it aside", path.display())]
+    Corrupt {
+        /// The log file.
+        path: PathBuf,
+        /// 1-based line number of the first invalid record.
+        line: usize,
+        /// What is wrong with that record.
+        reason: String,
+    },
+    /// An earlier write or sync failed, so what reached the disk is unknown.
+    #[error("event log {}: an earlier write or sync failed; reopen the log to recover", path.display())]
+    Poisoned {
+        /// The log file.
+        path: PathBuf,
+    },
+    /// The event could not be encoded as JSON.
+    #[error("event log: cannot encode event: {source}")]
+    Encode {
+        /// The underlying error.
+        source: serde_json::Error,
+    },
+}
+
+impl EventLogError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
