@@ -55,13 +55,6 @@ impl ArtifactSource for StoreArtifacts {
                 ),
             ));
         };
-        let hex = entry.artifact.strip_prefix("artifact://sha256/").unwrap_or_default();
-        let stream_id = ArtifactId::from_hex(hex).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::ARTIFACT_CORRUPT,
-                format!("manifest {} names a malformed artifact for `{stream}`", id.to_hex()),
-            )
-        })?;
-        self.open_id(stream_id)
+        self.open_id(entry.artifact)
     }
 }

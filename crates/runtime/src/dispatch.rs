@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tackle_protocol::{
-    CallFinished, CallId, CallStarted, CallStatus, Concurrency, ContentBlock, ErrorCode, Event,
+    CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event,
     Label, ToolCall, ToolResult, Truncation,
 };
 use tackle_tool::{
@@ -127,6 +127,7 @@ impl Runtime {
                 lane.iter().filter_map(|&i| ready[i].take().map(|r| (i, r))).collect();
             let artifacts = artifacts.clone();
             let cancel = cancel.clone();
+            let calls = &calls;
             async move {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {

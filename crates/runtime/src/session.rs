@@ -6,7 +6,8 @@ use std::sync::Arc;
 use tackle_protocol::{Event, SessionId, SessionStarted};
 use tackle_store::{ArtifactStore, EventLog};
 
-use crate::clock::{compact_utc, now_ms};
+use crate::clock::now_ms;
+use tackle_tool::time::compact_utc;
 use crate::error::RuntimeError;
 use crate::recorder::Recorder;
 
@@ -56,5 +57,5 @@ fn new_session_id() -> SessionId {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let mix = (u64::from(std::process::id()) << 32) ^ u64::from(now.subsec_nanos());
-    SessionId(format!("{}-{:08x}", compact_utc(now.as_secs()), mix as u32 ^ (mix >> 32) as u32))
+    SessionId(format!("{}-{:08x}", compact_utc(now.as_secs() as i64), mix as u32 ^ (mix >> 32) as u32))
 }

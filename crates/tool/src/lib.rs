@@ -19,6 +19,7 @@ mod error;
 mod output;
 mod prepared;
 mod schema;
+pub mod time;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
 pub use context::{ExecuteContext, PrepareContext};

@@ -162,7 +162,7 @@ impl CallOutput {
                         let a = s.artifact.as_ref()?;
                         Some(ManifestStream {
                             name: s.name.as_ref()?.as_str().to_owned(),
-                            artifact: a.id.internal_uri(),
+                            artifact: a.id,
                             bytes: a.bytes,
                             lines: s.preview.total_lines(),
                         })
