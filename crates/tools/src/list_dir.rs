@@ -1,0 +1,87 @@
+//! `list_dir`: a sorted directory listing.
+
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_tool::protocol::{Concurrency, ErrorCode};
+use tackle_tool::{
+    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
+    ToolError,
+};
+
+use crate::confine::{Resolved, resolve};
+use crate::list::list_entries;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    /// Directory relative to the project root; `.` for the root.
+    pub path: String,
+}
+
+pub struct ListDir;
+
+pub const NOT_A_DIRECTORY: ErrorCode = ErrorCode::new("not_a_directory");
+
+impl Tool for ListDir {
+    type Args = ListDirArgs;
+    type Plan = Resolved;
+
+    fn name(&self) -> &str {
+        "list_dir"
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "List a directory's entries, sorted by name, one per line: directories end in `/`, \
+             symlinks in `@`. Use this instead of `ls` in bash.",
+        )
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self, args: ListDirArgs, cx: &PrepareContext<'_>) -> Result<Prepared<Resolved>, ToolError> {
+        let resolved = resolve("list_dir", cx.root, &args.path)?;
+        let routing = Routing { resources: vec![PermissionResource::read(resolved.relative.clone())] };
+        Ok(Prepared::new(routing, resolved))
+    }
+
+    async fn execute(&self, plan: Resolved, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        let again = resolve("list_dir", &cx.root, &plan.relative)?;
+        let shown = plan.relative.as_str();
+        match std::fs::metadata(&again.absolute) {
+            Ok(m) if !m.is_dir() => {
+                return Err(ToolError::new(
+                    NOT_A_DIRECTORY,
+                    format!("list_dir: {shown} is not a directory; use read_file or stat on it"),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ToolError::new(
+                    ErrorCode::NOT_FOUND,
+                    format!("list_dir: {shown} does not exist; list its parent to see what is there"),
+                ));
+            }
+            _ => {}
+        }
+        let entries = list_entries("list_dir", &again.absolute, shown)?;
+        let mut text = String::new();
+        for e in &entries {
+            text.push_str(&e.display_name());
+            text.push('\n');
+        }
+        if entries.is_empty() {
+            text.push_str(&format!("[directory {shown} is empty]\n"));
+        }
+        let names: Vec<String> = entries.iter().map(|e| e.display_name()).collect();
+        Ok(ToolCompletion::single(text).with_metadata(json!({ "path": shown, "entries": names })))
+    }
+}

@@ -1,0 +1,300 @@
+//! `read_file`: pages of a text file, a directory's entries, or retained output by
+//! `artifact://` URI (seed 000, "Filesystem tools" and "Retained tool output").
+//!
+//! Self-paginating: the requested page is returned whole (the runtime does not truncate or
+//! retain it), bounded by `limit` and the per-line cut; `next_offset` says where to continue.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::sync::{Arc, OnceLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_tool::protocol::{ArtifactUri, Concurrency, ErrorCode, Truncation};
+use tackle_tool::{
+    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
+    ToolError,
+};
+
+use crate::confine::{Resolved, resolve};
+use crate::list::list_entries;
+use crate::page::{
+    BINARY_SNIFF_BYTES, ContentIdentity, LineIndexCache, MAX_PAGE_LINES, PageError, PageRequest,
+    looks_binary, read_page,
+};
+
+/// Lines longer than this are cut with a marker, so one minified line cannot fill a page.
+pub const MAX_LINE_BYTES: usize = 2000;
+
+pub const NOT_A_REGULAR_FILE: ErrorCode = ErrorCode::new("not_a_regular_file");
+pub const OFFSET_PAST_END: ErrorCode = ErrorCode::new("offset_past_end");
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// Path relative to the project root (absolute paths inside the root also work), or an
+    /// `artifact://<digest>[/<stream>]` URI from a truncated tool result.
+    pub path: String,
+    /// 1-based number of the first line to return. Default 1.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// How many lines to return, 1 to 2000. Default 2000.
+    #[schemars(range(min = 1, max = 2000))]
+    pub limit: Option<u64>,
+}
+
+pub enum ReadFilePlan {
+    File { resolved: Resolved, request: PageRequest },
+    Artifact { uri: ArtifactUri, request: PageRequest },
+}
+
+pub struct ReadFile {
+    indexes: Arc<LineIndexCache>,
+}
+
+impl ReadFile {
+    pub fn new() -> Self {
+        static SHARED: OnceLock<Arc<LineIndexCache>> = OnceLock::new();
+        Self { indexes: SHARED.get_or_init(|| Arc::new(LineIndexCache::new(64))).clone() }
+    }
+}
+
+impl Default for ReadFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tool for ReadFile {
+    type Args = ReadFileArgs;
+    type Plan = ReadFilePlan;
+
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "Read a text file, a page at a time. Returns up to 2000 lines starting at the 1-based \
+             `offset`; when more remain the result says the `next_offset` to pass next. Lines \
+             over 2000 bytes are cut with a marker. A directory path lists its entries. Use this \
+             instead of `cat`, `head` or `sed -n` in bash. When another tool's output was \
+             truncated, pass the `artifact://…` URI from its hint as `path` to page through \
+             the full output.",
+        )
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn truncation(&self) -> Truncation {
+        Truncation::OptOut
+    }
+
+    fn prepare(
+        &self,
+        args: ReadFileArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<ReadFilePlan>, ToolError> {
+        let offset = args.offset.unwrap_or(1);
+        if offset == 0 {
+            return Err(ToolError::new(
+                ErrorCode::INVALID_ARGUMENTS,
+                "read_file: offset 0 is not a line number; offsets are 1-based, pass 1 to start \
+                 at the first line",
+            )
+            .with_metadata(json!({ "path": "$.offset" })));
+        }
+        let limit = match args.limit {
+            None => MAX_PAGE_LINES,
+            Some(0) => {
+                return Err(ToolError::new(
+                    ErrorCode::INVALID_ARGUMENTS,
+                    "read_file: limit 0 returns nothing; pass a limit between 1 and 2000",
+                )
+                .with_metadata(json!({ "path": "$.limit" })));
+            }
+            Some(n) => (n as usize).min(MAX_PAGE_LINES),
+        };
+        let request = PageRequest { offset, limit, max_line_bytes: MAX_LINE_BYTES };
+        // Artifact URIs are dispatched before any filesystem normalization; a malformed one is
+        // an error and never falls back to reading a file of that name.
+        if ArtifactUri::claims(&args.path) {
+            let uri = ArtifactUri::parse(&args.path).map_err(|e| {
+                ToolError::new(ErrorCode::INVALID_ARTIFACT_URI, format!("read_file: {e}"))
+            })?;
+            let routing = Routing { resources: vec![PermissionResource::read(uri.resource())] };
+            return Ok(Prepared::new(routing, ReadFilePlan::Artifact { uri, request }));
+        }
+        let resolved = resolve("read_file", cx.root, &args.path)?;
+        let routing = Routing { resources: vec![PermissionResource::read(resolved.relative.clone())] };
+        Ok(Prepared::new(routing, ReadFilePlan::File { resolved, request }))
+    }
+
+    async fn execute(&self, plan: ReadFilePlan, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        let indexes = self.indexes.clone();
+        tokio::task::spawn_blocking(move || match plan {
+            ReadFilePlan::File { resolved, request } => {
+                read_path(&cx.root, &resolved, &request, &indexes)
+            }
+            ReadFilePlan::Artifact { uri, request } => {
+                let opened = cx.artifacts.open(&uri)?;
+                let id = ContentIdentity::Artifact(opened.digest);
+                page_result(&opened.file, &id, &request, &indexes, &uri.to_string())
+            }
+        })
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("read_file: worker failed: {e}")))?
+    }
+}
+
+fn read_path(
+    root: &std::path::Path,
+    resolved: &Resolved,
+    request: &PageRequest,
+    indexes: &LineIndexCache,
+) -> Result<ToolCompletion, ToolError> {
+    // Revalidate: the target must still resolve inside the root at execution time.
+    let again = resolve("read_file", root, &resolved.relative)?;
+    let path = &again.absolute;
+    let shown = &resolved.relative;
+    // O_NONBLOCK so a FIFO can never block the open; the type is checked on the open handle.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ToolError::new(
+                ErrorCode::NOT_FOUND,
+                format!("read_file: {shown} does not exist; use list_dir or glob to find the file"),
+            ),
+            _ => ToolError::io(&format!("read_file: {shown}"), &e),
+        })?;
+    let meta = file.metadata().map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return directory_page(path, shown, request);
+    }
+    if !ft.is_file() {
+        let kind = if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(ToolError::new(
+            NOT_A_REGULAR_FILE,
+            format!("read_file: {shown} is {kind}; only regular files and directories can be read"),
+        ));
+    }
+    let mut head = vec![0u8; BINARY_SNIFF_BYTES.min(meta.len() as usize)];
+    let n = (&file).read(&mut head).map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    if looks_binary(&head[..n]) {
+        return Ok(ToolCompletion::single(format!(
+            "[{shown} is a binary file ({} bytes); its contents are not shown as text]\n",
+            meta.len()
+        ))
+        .with_metadata(json!({ "path": shown, "binary": true, "bytes": meta.len() })));
+    }
+    page_result(&file, &ContentIdentity::of_file(&meta), request, indexes, shown)
+}
+
+fn page_result(
+    file: &File,
+    id: &ContentIdentity,
+    request: &PageRequest,
+    indexes: &LineIndexCache,
+    shown: &str,
+) -> Result<ToolCompletion, ToolError> {
+    let index = indexes.get(id);
+    let mut index = index.lock().unwrap_or_else(|p| p.into_inner());
+    let page = read_page(file, &mut index, request).map_err(|e| match e {
+        PageError::OffsetPastEnd { offset, total_lines } => ToolError::new(
+            OFFSET_PAST_END,
+            format!(
+                "read_file: offset {offset} is past the end of {shown}, which has {total_lines} \
+                 lines; pass an offset between 1 and {}",
+                total_lines.max(1)
+            ),
+        )
+        .with_metadata(json!({ "total_lines": total_lines })),
+        other => ToolError::new(ErrorCode::IO, format!("read_file: {shown}: {other}")),
+    })?;
+    let mut text = page.text;
+    if page.lines == 0 {
+        text.push_str(&format!("[{shown} is empty]\n"));
+    } else if let Some(next) = page.next_offset {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[showing lines {}-{}{}; more remain: continue with offset {next}]\n",
+            page.first_line,
+            page.first_line + page.lines as u64 - 1,
+            page.total_lines.map(|t| format!(" of {t}")).unwrap_or_default(),
+        ));
+    }
+    Ok(ToolCompletion::single(text).with_metadata(json!({
+        "path": shown,
+        "first_line": page.first_line,
+        "lines": page.lines,
+        "next_offset": page.next_offset,
+        "total_lines": page.total_lines,
+        "truncated_lines": page.truncated_lines,
+    })))
+}
+
+fn directory_page(
+    path: &std::path::Path,
+    shown: &str,
+    request: &PageRequest,
+) -> Result<ToolCompletion, ToolError> {
+    let entries = list_entries("read_file", path, shown)?;
+    let total = entries.len() as u64;
+    let start = (request.offset - 1) as usize;
+    if start > 0 && start >= entries.len() {
+        return Err(ToolError::new(
+            OFFSET_PAST_END,
+            format!(
+                "read_file: offset {} is past the end of directory {shown}, which has {total} \
+                 entries; pass an offset between 1 and {}",
+                request.offset,
+                total.max(1)
+            ),
+        ));
+    }
+    let end = (start + request.limit).min(entries.len());
+    let mut text = String::new();
+    for e in &entries[start..end] {
+        text.push_str(&e.display_name());
+        text.push('\n');
+    }
+    let next_offset = (end < entries.len()).then_some(end as u64 + 1);
+    if entries.is_empty() {
+        text.push_str(&format!("[directory {shown} is empty]\n"));
+    } else if let Some(next) = next_offset {
+        text.push_str(&format!(
+            "[showing entries {}-{end} of {total}; more remain: continue with offset {next}]\n",
+            start + 1
+        ));
+    }
+    Ok(ToolCompletion::single(text).with_metadata(json!({
+        "path": shown,
+        "directory": true,
+        "first_line": request.offset,
+        "lines": end - start,
+        "next_offset": next_offset,
+        "total_lines": total,
+    })))
+}
