@@ -1,0 +1,88 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+const AFTER_HELP: &str = "\
+Examples:
+  tackle tools                                  the catalog a model receives
+  tackle call read_file '{\"path\":\"README.md\"}'  run one call through every layer
+  echo '{\"path\":\"src\"}' | tackle call list_dir -
+  tackle artifacts ls                           retained output in this project
+  tackle artifacts gc --dry-run                 what garbage collection would remove
+
+Project root: --root, else the nearest ancestor of the working directory holding .agents/ or
+.git/. State lives under <root>/.agents/: config.toml (settings) and store/ (artifacts and
+session event logs).
+
+Exit codes:
+  0  success
+  1  the call ran and returned an error result (it is printed)
+  2  bad command line or malformed input
+  3  tackle could not work (no project root, bad config, store or event log failure)";
+
+/// tackle: the tool runtime for AI coding agents.
+///
+/// Publishes a catalog of tools, checks every call, runs calls with the right concurrency,
+/// keeps every byte of their output retrievable and records what happened in a durable log.
+#[derive(Debug, Parser)]
+#[command(name = "tackle", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Project root (default: nearest ancestor holding .agents/ or .git/).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the tool catalog exactly as a model receives it.
+    Tools {
+        /// Print the catalog as JSON (name, description, input_schema).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool call through the whole pipeline and print what the model would see.
+    Call {
+        /// Tool name, e.g. read_file.
+        tool: String,
+        /// Arguments as a JSON object, or `-` to read them from standard input.
+        arguments: String,
+        /// Print the structured result (status, code, metadata, retained output) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Call id to record (default: call-1).
+        #[arg(long, default_value = "call-1")]
+        id: String,
+    },
+    /// Inspect and collect retained output.
+    Artifacts {
+        #[command(subcommand)]
+        command: ArtifactsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArtifactsCommand {
+    /// List artifacts with size and age.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write an artifact's bytes to standard output (verified against its digest).
+    Cat {
+        /// A digest, `artifact://<digest>[/<stream>]`, or `artifact://sha256/<digest>`.
+        artifact: String,
+    },
+    /// Remove artifacts no event log references, once older than the one-hour grace.
+    Gc {
+        /// Report what would be removed without removing it.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,214 @@
+//! One function per command. Errors here are engine errors (exit 3) or usage errors (exit 2);
+//! a tool's failure is a printed result with exit 1.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use anyhow::{Context, anyhow};
+use tackle_protocol::{ArtifactUri, CallId, ToolCall};
+use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, Session};
+use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
+
+use crate::args::{ArtifactsCommand, Cli, Command};
+use crate::config::{self, Config};
+use crate::exit;
+
+/// A failure that maps to an exit code.
+enum Failure {
+    Usage(anyhow::Error),
+    Engine(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Engine(e)
+    }
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    let outcome = match cli.command {
+        Command::Tools { json } => tools(json),
+        Command::Call { tool, arguments, json, id } => {
+            setup(cli.root.as_deref()).and_then(|c| call(&c, tool, &arguments, json, id))
+        }
+        Command::Artifacts { command } => setup(cli.root.as_deref()).and_then(|c| artifacts(&c, command)),
+    };
+    match outcome {
+        Ok(code) => exit::code(code),
+        Err(Failure::Usage(e)) => {
+            eprintln!("tackle: {e:#}");
+            exit::code(exit::USAGE)
+        }
+        Err(Failure::Engine(e)) => {
+            eprintln!("tackle: {e:#}");
+            exit::code(exit::ENGINE)
+        }
+    }
+}
+
+fn setup(root: Option<&std::path::Path>) -> Result<Config, Failure> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let root = crate::root::find(root, &cwd)?;
+    Ok(config::load(&root)?)
+}
+
+fn catalog() -> anyhow::Result<Catalog> {
+    Catalog::new(tackle_tools::builtin_tools()).map_err(|e| anyhow!("building the catalog: {e}"))
+}
+
+fn tools(json: bool) -> Result<u8, Failure> {
+    let specs = catalog()?.specs();
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &specs).context("writing the catalog")?;
+        writeln!(out).context("writing the catalog")?;
+    } else {
+        for spec in &specs {
+            writeln!(out, "{}\n  {}\n  input: {}\n", spec.name, spec.description, spec.input_schema)
+                .context("writing the catalog")?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn call(config: &Config, tool: String, arguments: &str, json: bool, id: String) -> Result<u8, Failure> {
+    let text = if arguments == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("reading arguments from standard input")?;
+        s
+    } else {
+        arguments.to_owned()
+    };
+    let arguments: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Failure::Usage(anyhow!(
+            "arguments are not valid JSON ({e}); pass an object such as '{{\"path\":\"README.md\"}}'"
+        ))
+    })?;
+    let runtime = Runtime::new(catalog()?, Arc::new(AllowAll), config.runtime.clone());
+    let session = Session::open(&config.root).context("opening the session")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let call = ToolCall { id: CallId(id), name: tool, arguments };
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    let results = rt.block_on(async {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        runtime.run_batch(&session, vec![call], cancel).await
+    });
+    let results = results.context("running the call")?;
+    let result = results.into_iter().next().ok_or_else(|| anyhow!("the runtime returned no result"))?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &result).context("writing the result")?;
+        writeln!(out).context("writing the result")?;
+    } else {
+        out.write_all(result.text().as_bytes()).context("writing the result")?;
+    }
+    Ok(if result.is_error { exit::TOOL_ERROR } else { exit::OK })
+}
+
+fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> {
+    let store = ArtifactStore::open(&config.root.join(".agents").join("store"))
+        .context("opening the artifact store")?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        ArtifactsCommand::Ls { json } => {
+            let mut list = store.list().context("listing artifacts")?;
+            list.sort_by_key(|a| std::cmp::Reverse(a.modified));
+            let now = SystemTime::now();
+            if json {
+                let rows: Vec<_> = list
+                    .iter()
+                    .map(|a| {
+                        serde_json::json!({
+                            "id": a.id.to_hex(),
+                            "bytes": a.bytes,
+                            "age_s": now.duration_since(a.modified).map_or(0, |d| d.as_secs()),
+                        })
+                    })
+                    .collect();
+                serde_json::to_writer_pretty(&mut out, &rows).context("writing the list")?;
+                writeln!(out).context("writing the list")?;
+            } else {
+                for a in &list {
+                    let age = now.duration_since(a.modified).map_or(0, |d| d.as_secs());
+                    writeln!(out, "{}  {:>12} bytes  {:>8}s old", a.id.to_hex(), a.bytes, age)
+                        .context("writing the list")?;
+                }
+                writeln!(out, "{} artifacts", list.len()).context("writing the list")?;
+            }
+        }
+        ArtifactsCommand::Cat { artifact } => {
+            let id = artifact_id(&store, &artifact)?;
+            let bytes = store.read(id).with_context(|| format!("reading artifact {}", id.to_hex()))?;
+            out.write_all(&bytes).context("writing the artifact")?;
+        }
+        ArtifactsCommand::Gc { dry_run, json } => {
+            let report = Janitor::new(&store, DEFAULT_GRACE)
+                .collect(SystemTime::now(), dry_run)
+                .context("collecting garbage")?;
+            if json {
+                let v = serde_json::json!({
+                    "logs_scanned": report.logs_scanned,
+                    "lines_skipped": report.lines_skipped,
+                    "live": report.live,
+                    "removed": report.removed.iter().map(|i| i.to_hex()).collect::<Vec<_>>(),
+                    "kept_in_grace": report.kept_in_grace.len(),
+                    "skipped_guard_held": report.skipped_guard_held,
+                    "dry_run": report.dry_run,
+                });
+                serde_json::to_writer_pretty(&mut out, &v).context("writing the report")?;
+                writeln!(out).context("writing the report")?;
+            } else if report.skipped_guard_held {
+                writeln!(out, "a call is publishing output right now; nothing was collected, try again")
+                    .context("writing the report")?;
+            } else {
+                let verb = if dry_run { "would remove" } else { "removed" };
+                writeln!(
+                    out,
+                    "scanned {} event logs ({} unreadable lines skipped); {} live artifacts; {verb} {}; {} unreferenced but inside the one-hour grace",
+                    report.logs_scanned,
+                    report.lines_skipped,
+                    report.live,
+                    report.removed.len(),
+                    report.kept_in_grace.len()
+                )
+                .context("writing the report")?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Accept a bare digest, the public URI (optionally with a stream), or the internal form.
+fn artifact_id(store: &ArtifactStore, s: &str) -> Result<ArtifactId, Failure> {
+    let bad = || {
+        Failure::Usage(anyhow!(
+            "`{s}` is not an artifact reference; pass a 64-hex digest or artifact://<digest>[/<stream>]"
+        ))
+    };
+    if let Some(hex) = s.strip_prefix("artifact://sha256/") {
+        return ArtifactId::from_hex(hex).ok_or_else(bad);
+    }
+    if ArtifactUri::claims(s) {
+        let uri = ArtifactUri::parse(s).map_err(|e| Failure::Usage(anyhow!("{s}: {e}")))?;
+        let id = ArtifactId::from_hex(uri.digest_hex()).ok_or_else(bad)?;
+        let Some(stream) = uri.stream() else { return Ok(id) };
+        let bytes = store.read(id).with_context(|| format!("reading artifact {}", id.to_hex()))?;
+        let manifest = Manifest::parse(&bytes)
+            .ok_or_else(|| Failure::Usage(anyhow!("{} is not a manifest; drop the /{stream} suffix", id.to_hex())))?;
+        return manifest
+            .stream(stream.as_str())
+            .map(|m| m.artifact)
+            .ok_or_else(|| Failure::Usage(anyhow!("{} has no stream `{stream}`", id.to_hex())));
+    }
+    ArtifactId::from_hex(s).ok_or_else(bad)
+}

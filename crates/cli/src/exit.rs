@@ -1,0 +1,17 @@
+//! Exit codes, documented in `tackle --help`.
+
+use std::process::ExitCode;
+
+/// The command did what was asked.
+pub const OK: u8 = 0;
+/// The call ran and its result is an error (denied, invalid arguments, tool failure…); the
+/// result was printed.
+pub const TOOL_ERROR: u8 = 1;
+/// The command line or its input is malformed (clap also uses 2).
+pub const USAGE: u8 = 2;
+/// tackle itself could not work: no project root, unreadable config, store or event log failure.
+pub const ENGINE: u8 = 3;
+
+pub fn code(c: u8) -> ExitCode {
+    ExitCode::from(c)
+}
