@@ -280,7 +280,8 @@ impl StorePaths {
         // our existence check and the mtime refresh that puts it back inside the grace period.
         let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        match OpenOptions::new().write(true).open(&final_path) {
+        // Read-only is enough: the owner may set times through any descriptor.
+        match File::open(&final_path) {
             Ok(existing) => {
                 existing
                     .set_modified(SystemTime::now())

@@ -6,6 +6,9 @@
 //! The writer is this test binary re-executed with `TACKLE_CRASH_WRITER_STORE` set, running
 //! only the `crash_writer_child` test, so plain `cargo test` needs nothing else built.
 
+// A test panics on any failure; unwrap is how it reports one.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
