@@ -98,6 +98,10 @@ fn main() -> BenchResult<()> {
         Ok(took)
     })?;
 
+    // (d) and (e): the same page through every layer of the runtime (`read_file` call: parse,
+    // prepare, gate hook, schedule, execute, shape, two durable event appends).
+    let (through_first, through_repeat) = through_runtime(&path, offset, &tail_out)?;
+
     println!("(a) tail | head          median {:>10.3} ms", ms(tail));
     println!(
         "(b) read_page, fresh     median {:>10.3} ms  ({} bytes scanned)",
@@ -118,8 +122,72 @@ fn main() -> BenchResult<()> {
         "(c)/(a) = {:.4} (target <= 0.05)",
         repeat.as_secs_f64() / tail.as_secs_f64()
     );
+    println!(
+        "(d) read_file call, fresh index  median {:>10.3} ms   (d)/(a) = {:.3} (target <= 0.5)",
+        ms(through_first),
+        through_first.as_secs_f64() / tail.as_secs_f64()
+    );
+    println!(
+        "(e) read_file call, repeated     median {:>10.3} ms   (e)/(a) = {:.4} (target <= 0.05)",
+        ms(through_repeat),
+        through_repeat.as_secs_f64() / tail.as_secs_f64()
+    );
     println!("text identical to tail | head output: yes");
     Ok(())
+}
+
+/// Median first-read and repeated-read times of a `read_file` call through `Runtime::run_batch`.
+fn through_runtime(path: &Path, offset: u64, expected: &[u8]) -> BenchResult<(Duration, Duration)> {
+    use std::sync::Arc;
+    use tackle_protocol::{CallId, ToolCall};
+    use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+    use tackle_tools::ReadFile;
+    use tackle_tools::page::LineIndexCache;
+
+    let root = path.parent().ok_or("data file has no parent directory")?;
+    let name = path
+        .file_name()
+        .ok_or("data file has no name")?
+        .to_string_lossy()
+        .into_owned();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let session = Session::open(root)?;
+    let call = ToolCall {
+        id: CallId("bench".into()),
+        name: "read_file".into(),
+        arguments: serde_json::json!({ "path": name, "offset": offset, "limit": PAGE_LINES }),
+    };
+    let mut run = |runtime: &Runtime| -> BenchResult<Duration> {
+        let start = Instant::now();
+        let results =
+            rt.block_on(runtime.run_batch(&session, vec![call.clone()], CancellationToken::new()))?;
+        let took = start.elapsed();
+        let text = results[0].text();
+        if results[0].is_error || !text.as_bytes().starts_with(expected) {
+            return Err(format!(
+                "read_file call returned something else: {}",
+                &text[..text.len().min(300)]
+            )
+            .into());
+        }
+        Ok(took)
+    };
+    let fresh_runtime = || -> BenchResult<Runtime> {
+        let tool: Arc<dyn tackle_tool::DynTool> =
+            Arc::new(ReadFile::with_cache(Arc::new(LineIndexCache::new(4))));
+        Ok(Runtime::new(
+            Catalog::new(vec![tool])?,
+            Arc::new(AllowAll),
+            RuntimeConfig::default(),
+        ))
+    };
+    let first = median(5, || run(&fresh_runtime()?))?;
+    let warm = fresh_runtime()?;
+    run(&warm)?;
+    let repeat = median(51, || run(&warm))?;
+    Ok((first, repeat))
 }
 
 fn ms(d: Duration) -> f64 {

@@ -30,10 +30,15 @@ impl From<anyhow::Error> for Failure {
 pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::Tools { json } => tools(json),
-        Command::Call { tool, arguments, json, id } => {
-            setup(cli.root.as_deref()).and_then(|c| call(&c, tool, &arguments, json, id))
+        Command::Call {
+            tool,
+            arguments,
+            json,
+            id,
+        } => setup(cli.root.as_deref()).and_then(|c| call(&c, tool, &arguments, json, id)),
+        Command::Artifacts { command } => {
+            setup(cli.root.as_deref()).and_then(|c| artifacts(&c, command))
         }
-        Command::Artifacts { command } => setup(cli.root.as_deref()).and_then(|c| artifacts(&c, command)),
     };
     match outcome {
         Ok(code) => exit::code(code),
@@ -66,17 +71,29 @@ fn tools(json: bool) -> Result<u8, Failure> {
         writeln!(out).context("writing the catalog")?;
     } else {
         for spec in &specs {
-            writeln!(out, "{}\n  {}\n  input: {}\n", spec.name, spec.description, spec.input_schema)
-                .context("writing the catalog")?;
+            writeln!(
+                out,
+                "{}\n  {}\n  input: {}\n",
+                spec.name, spec.description, spec.input_schema
+            )
+            .context("writing the catalog")?;
         }
     }
     Ok(exit::OK)
 }
 
-fn call(config: &Config, tool: String, arguments: &str, json: bool, id: String) -> Result<u8, Failure> {
+fn call(
+    config: &Config,
+    tool: String,
+    arguments: &str,
+    json: bool,
+    id: String,
+) -> Result<u8, Failure> {
     let text = if arguments == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading arguments from standard input")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading arguments from standard input")?;
         s
     } else {
         arguments.to_owned()
@@ -92,7 +109,11 @@ fn call(config: &Config, tool: String, arguments: &str, json: bool, id: String) 
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let call = ToolCall { id: CallId(id), name: tool, arguments };
+    let call = ToolCall {
+        id: CallId(id),
+        name: tool,
+        arguments,
+    };
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     let results = rt.block_on(async {
@@ -104,15 +125,23 @@ fn call(config: &Config, tool: String, arguments: &str, json: bool, id: String) 
         runtime.run_batch(&session, vec![call], cancel).await
     });
     let results = results.context("running the call")?;
-    let result = results.into_iter().next().ok_or_else(|| anyhow!("the runtime returned no result"))?;
+    let result = results
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("the runtime returned no result"))?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &result).context("writing the result")?;
         writeln!(out).context("writing the result")?;
     } else {
-        out.write_all(result.text().as_bytes()).context("writing the result")?;
+        out.write_all(result.text().as_bytes())
+            .context("writing the result")?;
     }
-    Ok(if result.is_error { exit::TOOL_ERROR } else { exit::OK })
+    Ok(if result.is_error {
+        exit::TOOL_ERROR
+    } else {
+        exit::OK
+    })
 }
 
 fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> {
@@ -140,15 +169,23 @@ fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> 
             } else {
                 for a in &list {
                     let age = now.duration_since(a.modified).map_or(0, |d| d.as_secs());
-                    writeln!(out, "{}  {:>12} bytes  {:>8}s old", a.id.to_hex(), a.bytes, age)
-                        .context("writing the list")?;
+                    writeln!(
+                        out,
+                        "{}  {:>12} bytes  {:>8}s old",
+                        a.id.to_hex(),
+                        a.bytes,
+                        age
+                    )
+                    .context("writing the list")?;
                 }
                 writeln!(out, "{} artifacts", list.len()).context("writing the list")?;
             }
         }
         ArtifactsCommand::Cat { artifact } => {
             let id = artifact_id(&store, &artifact)?;
-            let bytes = store.read(id).with_context(|| format!("reading artifact {}", id.to_hex()))?;
+            let bytes = store
+                .read(id)
+                .with_context(|| format!("reading artifact {}", id.to_hex()))?;
             out.write_all(&bytes).context("writing the artifact")?;
         }
         ArtifactsCommand::Gc { dry_run, json } => {
@@ -168,8 +205,11 @@ fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> 
                 serde_json::to_writer_pretty(&mut out, &v).context("writing the report")?;
                 writeln!(out).context("writing the report")?;
             } else if report.skipped_guard_held {
-                writeln!(out, "a call is publishing output right now; nothing was collected, try again")
-                    .context("writing the report")?;
+                writeln!(
+                    out,
+                    "a call is publishing output right now; nothing was collected, try again"
+                )
+                .context("writing the report")?;
             } else {
                 let verb = if dry_run { "would remove" } else { "removed" };
                 writeln!(
@@ -201,10 +241,18 @@ fn artifact_id(store: &ArtifactStore, s: &str) -> Result<ArtifactId, Failure> {
     if ArtifactUri::claims(s) {
         let uri = ArtifactUri::parse(s).map_err(|e| Failure::Usage(anyhow!("{s}: {e}")))?;
         let id = ArtifactId::from_hex(uri.digest_hex()).ok_or_else(bad)?;
-        let Some(stream) = uri.stream() else { return Ok(id) };
-        let bytes = store.read(id).with_context(|| format!("reading artifact {}", id.to_hex()))?;
-        let manifest = Manifest::parse(&bytes)
-            .ok_or_else(|| Failure::Usage(anyhow!("{} is not a manifest; drop the /{stream} suffix", id.to_hex())))?;
+        let Some(stream) = uri.stream() else {
+            return Ok(id);
+        };
+        let bytes = store
+            .read(id)
+            .with_context(|| format!("reading artifact {}", id.to_hex()))?;
+        let manifest = Manifest::parse(&bytes).ok_or_else(|| {
+            Failure::Usage(anyhow!(
+                "{} is not a manifest; drop the /{stream} suffix",
+                id.to_hex()
+            ))
+        })?;
         return manifest
             .stream(stream.as_str())
             .map(|m| m.artifact)

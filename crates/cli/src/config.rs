@@ -32,15 +32,17 @@ struct ToolOutputSection {
 pub fn load(root: &Path) -> anyhow::Result<Config> {
     let path = root.join(".agents").join("config.toml");
     let file: ProjectFile = match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text).map_err(|e| {
-            anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end())
-        })?,
+        Ok(text) => toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => ProjectFile::default(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
     let mut runtime = RuntimeConfig::default();
     if let Some(t) = file.tool_output {
-        let PreviewLimits { max_lines, max_bytes } = PreviewLimits::DEFAULT;
+        let PreviewLimits {
+            max_lines,
+            max_bytes,
+        } = PreviewLimits::DEFAULT;
         let lines = t.lines.unwrap_or(max_lines);
         let bytes = t.bytes.unwrap_or(max_bytes);
         if lines == 0 || bytes == 0 {
@@ -50,9 +52,15 @@ pub fn load(root: &Path) -> anyhow::Result<Config> {
                 path.display()
             );
         }
-        runtime.preview = PreviewLimits { max_lines: lines, max_bytes: bytes };
+        runtime.preview = PreviewLimits {
+            max_lines: lines,
+            max_bytes: bytes,
+        };
     }
-    Ok(Config { root: root.to_path_buf(), runtime })
+    Ok(Config {
+        root: root.to_path_buf(),
+        runtime,
+    })
 }
 
 #[cfg(test)]
@@ -69,10 +77,20 @@ mod tests {
     #[test]
     fn tool_output_limits_and_typos() {
         let c = with_config("[tool_output]\nlines = 10\nbytes = 99\n").unwrap();
-        assert_eq!(c.runtime.preview, PreviewLimits { max_lines: 10, max_bytes: 99 });
-        let e = with_config("[tool_ouput]\nlines = 10\n").unwrap_err().to_string();
+        assert_eq!(
+            c.runtime.preview,
+            PreviewLimits {
+                max_lines: 10,
+                max_bytes: 99
+            }
+        );
+        let e = with_config("[tool_ouput]\nlines = 10\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tool_ouput") && e.contains("tool_output"), "{e}");
-        let e = with_config("[tool_output]\nline = 10\n").unwrap_err().to_string();
+        let e = with_config("[tool_output]\nline = 10\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`line`") && e.contains("lines"), "{e}");
         assert!(with_config("[tool_output]\nlines = 0\n").is_err());
         assert!(with_config("[tool_output]\nlines = \"ten\"\n").is_err());

@@ -10,9 +10,14 @@ pub fn find(explicit: Option<&Path>, cwd: &Path) -> anyhow::Result<PathBuf> {
         let meta = std::fs::metadata(root)
             .with_context(|| format!("--root {}: cannot read it", root.display()))?;
         if !meta.is_dir() {
-            bail!("--root {} is not a directory; pass the project directory", root.display());
+            bail!(
+                "--root {} is not a directory; pass the project directory",
+                root.display()
+            );
         }
-        return root.canonicalize().with_context(|| format!("--root {}", root.display()));
+        return root
+            .canonicalize()
+            .with_context(|| format!("--root {}", root.display()));
     }
     for dir in cwd.ancestors() {
         if dir.join(".agents").is_dir() || dir.join(".git").exists() {
@@ -37,8 +42,14 @@ mod tests {
         std::fs::create_dir_all(outer.join(".git")).unwrap();
         std::fs::create_dir_all(outer.join("inner/.agents")).unwrap();
         std::fs::create_dir_all(outer.join("inner/src/deep")).unwrap();
-        assert_eq!(find(None, &outer.join("inner/src/deep")).unwrap(), outer.join("inner"));
-        assert_eq!(find(None, &outer.join("inner")).unwrap(), outer.join("inner"));
+        assert_eq!(
+            find(None, &outer.join("inner/src/deep")).unwrap(),
+            outer.join("inner")
+        );
+        assert_eq!(
+            find(None, &outer.join("inner")).unwrap(),
+            outer.join("inner")
+        );
         std::fs::create_dir_all(outer.join("other")).unwrap();
         assert_eq!(find(None, &outer.join("other")).unwrap(), outer);
         assert!(find(Some(&outer.join("nope")), outer).is_err());

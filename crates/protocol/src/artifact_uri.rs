@@ -38,7 +38,8 @@ pub enum ArtifactUriError {
 
 impl fmt::Display for ArtifactUriError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const FORM: &str = "use artifact://<64 lowercase hex digest> or artifact://<digest>/<stream>";
+        const FORM: &str =
+            "use artifact://<64 lowercase hex digest> or artifact://<digest>/<stream>";
         match self {
             Self::NotArtifactUri => write!(f, "not an artifact URI; {FORM}"),
             Self::InternalForm => {
@@ -48,7 +49,10 @@ impl fmt::Display for ArtifactUriError {
                 write!(f, "artifact URIs take no query or fragment; {FORM}")
             }
             Self::BadDigest => {
-                write!(f, "artifact digest must be 64 lowercase hex characters; {FORM}")
+                write!(
+                    f,
+                    "artifact digest must be 64 lowercase hex characters; {FORM}"
+                )
             }
             Self::ExtraSegments => {
                 write!(f, "artifact URI has extra path segments; {FORM}")
@@ -93,7 +97,10 @@ impl ArtifactUri {
                 Some(StreamName::parse(name).map_err(ArtifactUriError::BadStream)?)
             }
         };
-        Ok(Self { digest_hex: digest.to_owned(), stream })
+        Ok(Self {
+            digest_hex: digest.to_owned(),
+            stream,
+        })
     }
 
     pub fn digest_hex(&self) -> &str {
@@ -141,7 +148,8 @@ mod tests {
             (format!("artifact://{D}/stdout"), Some("stdout")),
             (format!("artifact://{D}/a.b-c_d"), Some("a.b-c_d")),
             (
-                "artifact://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(),
+                "artifact://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+                    .into(),
                 None,
             ),
         ];
@@ -160,8 +168,14 @@ mod tests {
             (format!("artifact://{D}/stdout/extra"), ExtraSegments),
             (format!("artifact://{D}/"), ExtraSegments),
             (format!("artifact://{D}//stdout"), ExtraSegments),
-            (format!("artifact://{D}/.."), BadStream(StreamNameError::DotSegment)),
-            (format!("artifact://{D}/."), BadStream(StreamNameError::DotSegment)),
+            (
+                format!("artifact://{D}/.."),
+                BadStream(StreamNameError::DotSegment),
+            ),
+            (
+                format!("artifact://{D}/."),
+                BadStream(StreamNameError::DotSegment),
+            ),
             (format!("artifact://{D}/../../etc/passwd"), ExtraSegments),
             (format!("artifact://../{D}"), BadDigest),
             (format!("artifact://{D}?offset=3"), QueryOrFragment),
@@ -172,8 +186,14 @@ mod tests {
             (format!("artifact://{D}a"), BadDigest),
             (format!("artifact://{}g", &D[..63]), BadDigest),
             ("artifact://".into(), BadDigest),
-            (format!("artifact://{D}/std out"), BadStream(StreamNameError::BadByte { byte: b' ', at: 3 })),
-            (format!("artifact://{D}/{}", "s".repeat(65)), BadStream(StreamNameError::TooLong { len: 65 })),
+            (
+                format!("artifact://{D}/std out"),
+                BadStream(StreamNameError::BadByte { byte: b' ', at: 3 }),
+            ),
+            (
+                format!("artifact://{D}/{}", "s".repeat(65)),
+                BadStream(StreamNameError::TooLong { len: 65 }),
+            ),
         ];
         for (input, want) in bad {
             assert_eq!(ArtifactUri::parse(input).as_ref(), Err(want), "{input}");

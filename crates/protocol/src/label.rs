@@ -29,7 +29,13 @@ pub struct Label {
 
 impl Label {
     /// Local file and command output in the standard posture.
-    pub const LOCAL: Label = Label { trust: Trust::Trusted, privacy: Privacy::Private };
+    pub const LOCAL: Label = Label {
+        trust: Trust::Trusted,
+        privacy: Privacy::Private,
+    };
     /// Content that arrived from the network or a third-party server.
-    pub const REMOTE: Label = Label { trust: Trust::Untrusted, privacy: Privacy::Private };
+    pub const REMOTE: Label = Label {
+        trust: Trust::Untrusted,
+        privacy: Privacy::Private,
+    };
 }

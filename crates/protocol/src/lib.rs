@@ -18,7 +18,9 @@ mod spec;
 mod stream_name;
 
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
-pub use call::{CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult};
+pub use call::{
+    CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult,
+};
 pub use event::{CallFinished, CallStarted, Event, SessionStarted};
 pub use label::{Label, Privacy, Trust};
 pub use spec::{Concurrency, OutputDeclaration, OutputDeclarationError, ToolSpec, Truncation};

@@ -105,7 +105,10 @@ mod tests {
     #[test]
     fn named_declarations_are_validated() {
         assert!(OutputDeclaration::named(names(&["stdout", "stderr"])).is_ok());
-        assert_eq!(OutputDeclaration::named(vec![]), Err(OutputDeclarationError::Empty));
+        assert_eq!(
+            OutputDeclaration::named(vec![]),
+            Err(OutputDeclarationError::Empty)
+        );
         let nine: Vec<String> = (0..9).map(|i| format!("s{i}")).collect();
         let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
         assert_eq!(

@@ -86,7 +86,15 @@ mod tests {
 
     #[test]
     fn accepts_and_rejects_per_the_declaration_rules() {
-        for ok in ["stdout", "a", "results.v2", "x-y_z", "..a", "a..", &"x".repeat(64)] {
+        for ok in [
+            "stdout",
+            "a",
+            "results.v2",
+            "x-y_z",
+            "..a",
+            "a..",
+            &"x".repeat(64),
+        ] {
             assert!(StreamName::parse(ok).is_ok(), "{ok:?} should be accepted");
         }
         let cases: &[(&str, StreamNameError)] = &[

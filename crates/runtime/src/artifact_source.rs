@@ -19,15 +19,25 @@ impl StoreArtifacts {
 
     fn open_id(&self, id: ArtifactId) -> Result<OpenedArtifact, ToolError> {
         let file = self.store.open_artifact(id).map_err(store_error)?;
-        let bytes = file.metadata().map_err(|e| ToolError::io("artifact", &e))?.len();
-        Ok(OpenedArtifact { file, digest: *id.as_bytes(), bytes })
+        let bytes = file
+            .metadata()
+            .map_err(|e| ToolError::io("artifact", &e))?
+            .len();
+        Ok(OpenedArtifact {
+            file,
+            digest: *id.as_bytes(),
+            bytes,
+        })
     }
 }
 
 impl ArtifactSource for StoreArtifacts {
     fn open(&self, uri: &ArtifactUri) -> Result<OpenedArtifact, ToolError> {
         let id = ArtifactId::from_hex(uri.digest_hex()).ok_or_else(|| {
-            ToolError::new(ErrorCode::INVALID_ARTIFACT_URI, format!("bad artifact digest in {uri}"))
+            ToolError::new(
+                ErrorCode::INVALID_ARTIFACT_URI,
+                format!("bad artifact digest in {uri}"),
+            )
         })?;
         let Some(stream) = uri.stream() else {
             return self.open_id(id);

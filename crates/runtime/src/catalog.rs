@@ -15,7 +15,10 @@ pub enum CatalogError {
     #[error("tool `{name}` is registered twice")]
     Duplicate { name: String },
     #[error("tool `{name}`: {source}")]
-    Schema { name: String, source: tackle_tool::SchemaError },
+    Schema {
+        name: String,
+        source: tackle_tool::SchemaError,
+    },
 }
 
 struct Entry {
@@ -38,13 +41,18 @@ impl Catalog {
             if !valid_tool_name(&name) {
                 return Err(CatalogError::BadName { name });
             }
-            let input_schema = tool
-                .input_schema()
-                .map_err(|source| CatalogError::Schema { name: name.clone(), source })?;
+            let input_schema = tool.input_schema().map_err(|source| CatalogError::Schema {
+                name: name.clone(),
+                source,
+            })?;
             if by_name.insert(name.clone(), entries.len()).is_some() {
                 return Err(CatalogError::Duplicate { name });
             }
-            let spec = ToolSpec { name, description: tool.description().into_owned(), input_schema };
+            let spec = ToolSpec {
+                name,
+                description: tool.description().into_owned(),
+                input_schema,
+            };
             entries.push(Entry { tool, spec });
         }
         Ok(Self { entries, by_name })
@@ -78,11 +86,17 @@ impl Catalog {
             .filter(|(score, _)| *score >= 0.6)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        scored.into_iter().take(n).map(|(_, c)| c.to_owned()).collect()
+        scored
+            .into_iter()
+            .take(n)
+            .map(|(_, c)| c.to_owned())
+            .collect()
     }
 }
 
 fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

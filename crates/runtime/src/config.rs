@@ -14,7 +14,10 @@ pub struct PreviewLimits {
 impl PreviewLimits {
     /// 400 lines or 30,000 bytes per stream, whichever comes first: about 8k tokens, enough for a
     /// stack trace or a diff, small enough that one noisy command cannot flood the context.
-    pub const DEFAULT: PreviewLimits = PreviewLimits { max_lines: 400, max_bytes: 30_000 };
+    pub const DEFAULT: PreviewLimits = PreviewLimits {
+        max_lines: 400,
+        max_bytes: 30_000,
+    };
 }
 
 /// The bound on one terminal result (seed 000: the event schema's 2 MiB output limit).
@@ -39,6 +42,9 @@ impl RuntimeConfig {
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        Self { preview: PreviewLimits::DEFAULT, call_timeout: Self::DEFAULT_CALL_TIMEOUT }
+        Self {
+            preview: PreviewLimits::DEFAULT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+        }
     }
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tackle_protocol::{
-    CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event,
-    Label, ToolCall, ToolResult, Truncation,
+    CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall,
+    ToolResult, Truncation,
 };
 use tackle_tool::{
     DynTool, ErasedPlan, ExecuteContext, OutputSink, PrepareContext, Prepared, ToolCompletion,
@@ -25,9 +25,9 @@ use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::gate::{GateHook, GateRequest, GateVerdict};
 use crate::progress::ProgressObserver;
+use crate::retention::CallOutput;
 use crate::retention::capture::sanitize_final_display;
 use crate::retention::render::{render_bounded, render_opt_out};
-use crate::retention::CallOutput;
 use crate::schedule::{self, Runnable};
 use crate::session::Session;
 
@@ -56,7 +56,12 @@ enum Ending {
 
 impl Runtime {
     pub fn new(catalog: Catalog, gate: Arc<dyn GateHook>, config: RuntimeConfig) -> Self {
-        Self { catalog: Arc::new(catalog), gate, config, observer: None }
+        Self {
+            catalog: Arc::new(catalog),
+            gate,
+            config,
+            observer: None,
+        }
     }
 
     pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
@@ -108,11 +113,18 @@ impl Runtime {
                         concurrency: tool.concurrency(),
                         key: prepared.serialization_key.clone(),
                     });
-                    ready.push(Some(Ready { tool, plan: prepared.plan, dispatched: Instant::now() }));
+                    ready.push(Some(Ready {
+                        tool,
+                        plan: prepared.plan,
+                        dispatched: Instant::now(),
+                    }));
                 }
                 Err((status, err)) => {
                     ready.push(None);
-                    let label = self.catalog.get(&call.name).map_or(Label::LOCAL, |t| t.label());
+                    let label = self
+                        .catalog
+                        .get(&call.name)
+                        .map_or(Label::LOCAL, |t| t.label());
                     let result = error_result(call, status, &err, label);
                     self.record_finished(session, &result, None, None).await?;
                     results[index] = Some(result);
@@ -123,15 +135,19 @@ impl Runtime {
         // Schedule: parallel lanes together, then exclusive calls one at a time.
         let plan = schedule::plan(&runnables);
         let lanes = plan.parallel_lanes.iter().map(|lane| {
-            let lane_calls: Vec<(usize, Ready)> =
-                lane.iter().filter_map(|&i| ready[i].take().map(|r| (i, r))).collect();
+            let lane_calls: Vec<(usize, Ready)> = lane
+                .iter()
+                .filter_map(|&i| ready[i].take().map(|r| (i, r)))
+                .collect();
             let artifacts = artifacts.clone();
             let cancel = cancel.clone();
             let calls = &calls;
             async move {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {
-                    let res = self.execute(session, &calls[i], r, artifacts.clone(), &cancel).await;
+                    let res = self
+                        .execute(session, &calls[i], r, artifacts.clone(), &cancel)
+                        .await;
                     done.push((i, res));
                 }
                 done
@@ -146,7 +162,10 @@ impl Runtime {
         }
         for &i in &plan.exclusive {
             if let Some(r) = ready[i].take() {
-                results[i] = Some(self.execute(session, &calls[i], r, artifacts.clone(), &cancel).await?);
+                results[i] = Some(
+                    self.execute(session, &calls[i], r, artifacts.clone(), &cancel)
+                        .await?,
+                );
             }
         }
         Ok(results.into_iter().flatten().collect())
@@ -169,8 +188,11 @@ impl Runtime {
             };
             return Err((
                 CallStatus::Error,
-                ToolError::new(ErrorCode::UNKNOWN_TOOL, format!("unknown tool `{}`; {hint}", call.name))
-                    .with_metadata(serde_json::json!({ "closest": near })),
+                ToolError::new(
+                    ErrorCode::UNKNOWN_TOOL,
+                    format!("unknown tool `{}`; {hint}", call.name),
+                )
+                .with_metadata(serde_json::json!({ "closest": near })),
             ));
         };
         let cx = PrepareContext {
@@ -213,13 +235,21 @@ impl Runtime {
         artifacts: Arc<dyn tackle_tool::ArtifactSource>,
         batch_cancel: &CancellationToken,
     ) -> Result<ToolResult, RuntimeError> {
-        let Ready { tool, plan, dispatched } = ready;
+        let Ready {
+            tool,
+            plan,
+            dispatched,
+        } = ready;
         let label = tool.label();
         let queued_us = dispatched.elapsed().as_micros() as u64;
         if batch_cancel.is_cancelled() {
-            let err = ToolError::new(ErrorCode::CANCELLED, "the batch was cancelled before this call ran");
+            let err = ToolError::new(
+                ErrorCode::CANCELLED,
+                "the batch was cancelled before this call ran",
+            );
             let result = error_result(call, CallStatus::Cancelled, &err, label);
-            self.record_finished(session, &result, Some(queued_us), None).await?;
+            self.record_finished(session, &result, Some(queued_us), None)
+                .await?;
             return Ok(result);
         }
         // Garbage collection stays away from this call's artifacts until `call_finished` is durable.
@@ -228,7 +258,8 @@ impl Runtime {
             Err(e) => {
                 let err = crate::retention::capture::store_error(e);
                 let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None).await?;
+                self.record_finished(session, &result, Some(queued_us), None)
+                    .await?;
                 return Ok(result);
             }
         };
@@ -243,7 +274,8 @@ impl Runtime {
             Ok(o) => Arc::new(o),
             Err(err) => {
                 let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None).await?;
+                self.record_finished(session, &result, Some(queued_us), None)
+                    .await?;
                 return Ok(result);
             }
         };
@@ -281,11 +313,20 @@ impl Runtime {
         let store = session.store.clone();
         let call_for_shape = call.clone();
         let result = tokio::task::spawn_blocking(move || {
-            shape(&call_for_shape, ending, &output, &store, truncation, label, timeout)
+            shape(
+                &call_for_shape,
+                ending,
+                &output,
+                &store,
+                truncation,
+                label,
+                timeout,
+            )
         })
         .await
         .map_err(|e| RuntimeError::Join(e.to_string()))?;
-        self.record_finished(session, &result, Some(queued_us), Some(ran_us)).await?;
+        self.record_finished(session, &result, Some(queued_us), Some(ran_us))
+            .await?;
         drop(guard);
         Ok(result)
     }
@@ -329,7 +370,12 @@ fn shape(
 ) -> ToolResult {
     let (terminal, metadata, display, failure) = match ending {
         Ending::Completed(c) => (Some(c.output), c.metadata, c.display, None),
-        Ending::Failed(e) => (None, serde_json::Value::Null, None, Some((CallStatus::Error, e))),
+        Ending::Failed(e) => (
+            None,
+            serde_json::Value::Null,
+            None,
+            Some((CallStatus::Error, e)),
+        ),
         Ending::TimedOut => (
             None,
             serde_json::Value::Null,
@@ -352,7 +398,10 @@ fn shape(
             None,
             Some((
                 CallStatus::Cancelled,
-                ToolError::new(ErrorCode::CANCELLED, "the call was cancelled; output captured so far is kept"),
+                ToolError::new(
+                    ErrorCode::CANCELLED,
+                    "the call was cancelled; output captured so far is kept",
+                ),
             )),
         ),
     };
@@ -376,7 +425,9 @@ fn shape(
             status: CallStatus::Ok,
             is_error: false,
             code: None,
-            content: vec![ContentBlock::Text { text: rendered.text }],
+            content: vec![ContentBlock::Text {
+                text: rendered.text,
+            }],
             metadata,
             retained_output: rendered.retained,
             incomplete: false,
@@ -414,7 +465,9 @@ fn error_result(call: &ToolCall, status: CallStatus, err: &ToolError, label: Lab
         status,
         is_error: true,
         code: Some(err.code.clone()),
-        content: vec![ContentBlock::Text { text: format!("error [{}]: {}\n", err.code, err.message) }],
+        content: vec![ContentBlock::Text {
+            text: format!("error [{}]: {}\n", err.code, err.message),
+        }],
         metadata: err.metadata.clone(),
         retained_output: Vec::new(),
         incomplete: false,
@@ -431,7 +484,8 @@ fn panic_error(tool: &str, phase: &str, payload: &(dyn std::any::Any + Send)) ->
         .unwrap_or_else(|| "unknown panic".to_owned());
     ToolError::new(
         ErrorCode::PANICKED,
-        format!("{tool} panicked during {phase}: {what}; this is a bug in the tool, not in the call"),
+        format!(
+            "{tool} panicked during {phase}: {what}; this is a bug in the tool, not in the call"
+        ),
     )
 }
-

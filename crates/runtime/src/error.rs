@@ -7,7 +7,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error("project root {path}: {source}; pass an existing directory with --root")]
-    Root { path: PathBuf, source: std::io::Error },
+    Root {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Store(#[from] tackle_store::StoreError),
     #[error(transparent)]

@@ -19,7 +19,11 @@ pub struct GateRequest<'a> {
 pub enum GateVerdict {
     Allow,
     /// Refused; becomes a `permission_denied` result carrying this reason.
-    Deny { key: String, rule: String, message: String },
+    Deny {
+        key: String,
+        rule: String,
+        message: String,
+    },
 }
 
 pub trait GateHook: Send + Sync {

@@ -43,7 +43,10 @@ pub fn plan(calls: &[Runnable]) -> BatchPlan {
             },
         }
     }
-    BatchPlan { parallel_lanes, exclusive }
+    BatchPlan {
+        parallel_lanes,
+        exclusive,
+    }
 }
 
 #[cfg(test)]
@@ -51,17 +54,34 @@ mod tests {
     use super::*;
 
     fn r(index: usize, c: Concurrency, key: Option<&str>) -> Runnable {
-        Runnable { index, concurrency: c, key: key.map(|k| SerializationKey(k.into())) }
+        Runnable {
+            index,
+            concurrency: c,
+            key: key.map(|k| SerializationKey(k.into())),
+        }
     }
 
     #[test]
     fn plan_table() {
         use Concurrency::*;
         let cases: Vec<(Vec<Runnable>, BatchPlan)> = vec![
-            (vec![], BatchPlan { parallel_lanes: vec![], exclusive: vec![] }),
             (
-                vec![r(0, Parallel, None), r(1, Parallel, None), r(2, Parallel, None)],
-                BatchPlan { parallel_lanes: vec![vec![0], vec![1], vec![2]], exclusive: vec![] },
+                vec![],
+                BatchPlan {
+                    parallel_lanes: vec![],
+                    exclusive: vec![],
+                },
+            ),
+            (
+                vec![
+                    r(0, Parallel, None),
+                    r(1, Parallel, None),
+                    r(2, Parallel, None),
+                ],
+                BatchPlan {
+                    parallel_lanes: vec![vec![0], vec![1], vec![2]],
+                    exclusive: vec![],
+                },
             ),
             (
                 vec![
@@ -71,11 +91,22 @@ mod tests {
                     r(3, Parallel, None),
                     r(4, Parallel, Some("f:a")),
                 ],
-                BatchPlan { parallel_lanes: vec![vec![0, 2, 4], vec![1], vec![3]], exclusive: vec![] },
+                BatchPlan {
+                    parallel_lanes: vec![vec![0, 2, 4], vec![1], vec![3]],
+                    exclusive: vec![],
+                },
             ),
             (
-                vec![r(0, Exclusive, None), r(1, Parallel, None), r(2, Exclusive, Some("x")), r(3, Parallel, None)],
-                BatchPlan { parallel_lanes: vec![vec![1], vec![3]], exclusive: vec![0, 2] },
+                vec![
+                    r(0, Exclusive, None),
+                    r(1, Parallel, None),
+                    r(2, Exclusive, Some("x")),
+                    r(3, Parallel, None),
+                ],
+                BatchPlan {
+                    parallel_lanes: vec![vec![1], vec![3]],
+                    exclusive: vec![0, 2],
+                },
             ),
         ];
         for (calls, want) in cases {

@@ -7,9 +7,9 @@ use tackle_protocol::{Event, SessionId, SessionStarted};
 use tackle_store::{ArtifactStore, EventLog};
 
 use crate::clock::now_ms;
-use tackle_tool::time::compact_utc;
 use crate::error::RuntimeError;
 use crate::recorder::Recorder;
+use tackle_tool::time::compact_utc;
 
 /// Everything a batch runs on behalf of. The MCP server and `tackle call` use one implicit
 /// session per process; the agent layer will create many (with parents, for delegation).
@@ -44,7 +44,14 @@ impl Session {
             posture: posture.clone(),
             at_ms: now_ms(),
         }))?;
-        Ok(Self { id, root: root.into(), store_dir, store, recorder, posture })
+        Ok(Self {
+            id,
+            root: root.into(),
+            store_dir,
+            store,
+            recorder,
+            posture,
+        })
     }
 
     pub fn event_log_path(&self) -> PathBuf {
@@ -57,5 +64,9 @@ fn new_session_id() -> SessionId {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let mix = (u64::from(std::process::id()) << 32) ^ u64::from(now.subsec_nanos());
-    SessionId(format!("{}-{:08x}", compact_utc(now.as_secs() as i64), mix as u32 ^ (mix >> 32) as u32))
+    SessionId(format!(
+        "{}-{:08x}",
+        compact_utc(now.as_secs() as i64),
+        mix as u32 ^ (mix >> 32) as u32
+    ))
 }

@@ -99,13 +99,15 @@ impl ArtifactStore {
         self.paths.artifacts.join(id.to_hex())
     }
 
-    /// Starts capturing a new artifact into a locked temp file.
+    /// Starts capturing a new artifact. Output is held in memory until it passes
+    /// [`CAPTURE_BUFFER`] bytes, then spills into a locked temp file, so the many small outputs
+    /// of ordinary calls never create, lock and fsync a temp file only to find the artifact
+    /// already exists.
     pub fn begin_capture(&self) -> Result<Capture, StoreError> {
-        let (file, path) = self.paths.create_temp()?;
         Ok(Capture {
             paths: Arc::clone(&self.paths),
-            file: Some(BufWriter::with_capacity(CAPTURE_BUFFER, file)),
-            path,
+            sink: CaptureSink::Memory(Vec::new()),
+            path: PathBuf::new(),
             hasher: Sha256::new(),
             bytes: 0,
             newlines: 0,
@@ -274,24 +276,58 @@ impl StorePaths {
         }
     }
 
-    /// Moves a finished, fsynced temp file to its final name, or deduplicates against it.
-    fn publish(&self, temp: &Path, id: ArtifactId) -> Result<(), StoreError> {
+    /// Refreshes the mtime of an existing artifact; `Ok(false)` when there is none.
+    fn refresh_existing(&self, final_path: &Path) -> Result<bool, StoreError> {
+        // Read-only is enough: the owner may set times through any descriptor.
+        match File::open(final_path) {
+            Ok(existing) => {
+                existing
+                    .set_modified(SystemTime::now())
+                    .map_err(StoreError::io("refresh mtime of", final_path))?;
+                Ok(true)
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(StoreError::io("open artifact", final_path)(err)),
+        }
+    }
+
+    /// Publishes bytes held in memory: dedup against an existing artifact, or temp → fsync →
+    /// rename → fsync dir.
+    fn publish_bytes(&self, bytes: &[u8], id: ArtifactId) -> Result<(), StoreError> {
+        let _guard = self.publication_guard()?;
+        let final_path = self.artifacts.join(id.to_hex());
+        if self.refresh_existing(&final_path)? {
+            return Ok(());
+        }
+        let (mut file, temp) = self.create_temp()?;
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(StoreError::io("write temp file", &temp))
+            .and_then(|()| {
+                fs::rename(&temp, &final_path)
+                    .map_err(StoreError::io("publish artifact", &final_path))
+            });
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+        sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))
+    }
+
+    /// Moves a finished temp file to its final name (after fsyncing it), or deduplicates
+    /// against an existing artifact (no fsync needed: the temp is discarded).
+    fn publish(&self, temp: &Path, file: &File, id: ArtifactId) -> Result<(), StoreError> {
         // Publishing under a guard means a janitor pass cannot delete the existing copy between
         // our existence check and the mtime refresh that puts it back inside the grace period.
         let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        // Read-only is enough: the owner may set times through any descriptor.
-        match File::open(&final_path) {
-            Ok(existing) => {
-                existing
-                    .set_modified(SystemTime::now())
-                    .map_err(StoreError::io("refresh mtime of", &final_path))?;
-                fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
-                return Ok(());
-            }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-            Err(err) => return Err(StoreError::io("open artifact", &final_path)(err)),
+        if self.refresh_existing(&final_path)? {
+            fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
+            return Ok(());
         }
+        file.sync_all()
+            .map_err(StoreError::io("fsync temp file", temp))?;
         fs::rename(temp, &final_path).map_err(StoreError::io("publish artifact", &final_path))?;
         sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))?;
         Ok(())
@@ -354,13 +390,25 @@ pub struct PublicationGuard {
     _file: File,
 }
 
-/// An artifact being written: a locked temp file plus incremental hash and counts.
+/// Where a capture's bytes are while it runs.
+#[derive(Debug)]
+enum CaptureSink {
+    /// Small so far: held in memory.
+    Memory(Vec<u8>),
+    /// Spilled into a locked temp file.
+    File(BufWriter<File>),
+    Finished,
+}
+
+/// An artifact being written: bytes in memory or a locked temp file, plus incremental hash and
+/// counts.
 ///
-/// Dropping it without [`Capture::finish`] removes the temp file.
+/// Dropping it without [`Capture::finish`] removes the temp file, if one was created.
 #[derive(Debug)]
 pub struct Capture {
     paths: Arc<StorePaths>,
-    file: Option<BufWriter<File>>,
+    sink: CaptureSink,
+    /// The temp file's path once spilled; empty before.
     path: PathBuf,
     hasher: Sha256,
     bytes: u64,
@@ -374,13 +422,30 @@ impl Capture {
         if data.is_empty() {
             return Ok(());
         }
-        let Some(file) = self.file.as_mut() else {
-            return Err(StoreError::io("write", &self.path)(io::Error::other(
-                "capture already finished",
-            )));
-        };
-        file.write_all(data)
-            .map_err(StoreError::io("write temp file", &self.path))?;
+        match &mut self.sink {
+            CaptureSink::Memory(buf) if buf.len() + data.len() <= CAPTURE_BUFFER => {
+                buf.extend_from_slice(data);
+            }
+            CaptureSink::Memory(buf) => {
+                let held = std::mem::take(buf);
+                let (file, path) = self.paths.create_temp()?;
+                self.path = path;
+                let mut writer = BufWriter::with_capacity(CAPTURE_BUFFER, file);
+                writer
+                    .write_all(&held)
+                    .and_then(|()| writer.write_all(data))
+                    .map_err(StoreError::io("write temp file", &self.path))?;
+                self.sink = CaptureSink::File(writer);
+            }
+            CaptureSink::File(writer) => writer
+                .write_all(data)
+                .map_err(StoreError::io("write temp file", &self.path))?,
+            CaptureSink::Finished => {
+                return Err(StoreError::io("write", &self.path)(io::Error::other(
+                    "capture already finished",
+                )));
+            }
+        }
         self.hasher.update(data);
         self.bytes += data.len() as u64;
         self.newlines += count_newlines(data);
@@ -403,26 +468,43 @@ impl Capture {
         self.last_byte == Some(b'\n')
     }
 
-    /// The temp file being written (under `tmp/`).
-    pub fn temp_path(&self) -> &Path {
-        &self.path
+    /// The temp file being written (under `tmp/`), once the output outgrew memory.
+    pub fn temp_path(&self) -> Option<&Path> {
+        matches!(self.sink, CaptureSink::File(_)).then_some(self.path.as_path())
     }
 
-    /// Flushes and fsyncs the temp file, then publishes it under its digest.
+    /// Publishes the captured bytes under their digest (temp → fsync → rename → fsync dir), or
+    /// deduplicates against an existing artifact.
     pub fn finish(mut self) -> Result<ArtifactInfo, StoreError> {
-        let Some(writer) = self.file.take() else {
-            return Err(StoreError::io("finish", &self.path)(io::Error::other(
-                "capture already finished",
-            )));
-        };
-        let file = writer
-            .into_inner()
-            .map_err(|err| StoreError::io("write temp file", &self.path)(err.into_error()))?;
-        file.sync_all()
-            .map_err(StoreError::io("fsync temp file", &self.path))?;
         let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
+        let info = ArtifactInfo {
+            id,
+            bytes: self.bytes,
+            newlines: self.newlines,
+        };
+        let writer = match std::mem::replace(&mut self.sink, CaptureSink::Finished) {
+            CaptureSink::Memory(buf) => {
+                self.paths.publish_bytes(&buf, id)?;
+                return Ok(info);
+            }
+            CaptureSink::File(writer) => writer,
+            CaptureSink::Finished => {
+                return Err(StoreError::io("finish", &self.path)(io::Error::other(
+                    "capture already finished",
+                )));
+            }
+        };
+        let file = match writer.into_inner() {
+            Ok(f) => f,
+            Err(err) => {
+                let _ = fs::remove_file(&self.path);
+                return Err(StoreError::io("write temp file", &self.path)(
+                    err.into_error(),
+                ));
+            }
+        };
         // The lock stays held (through `file`) until publication has renamed or removed the temp.
-        let result = self.paths.publish(&self.path, id);
+        let result = self.paths.publish(&self.path, &file, id);
         drop(file);
         if result.is_err() {
             let _ = fs::remove_file(&self.path);
@@ -430,17 +512,17 @@ impl Capture {
         // Either published or removed: nothing left for Drop to clean up.
         self.path = PathBuf::new();
         result?;
-        Ok(ArtifactInfo {
-            id,
-            bytes: self.bytes,
-            newlines: self.newlines,
-        })
+        Ok(info)
     }
 }
 
 impl Drop for Capture {
     fn drop(&mut self) {
-        if self.file.take().is_some() && !self.path.as_os_str().is_empty() {
+        if matches!(
+            std::mem::replace(&mut self.sink, CaptureSink::Finished),
+            CaptureSink::File(_)
+        ) && !self.path.as_os_str().is_empty()
+        {
             let _ = fs::remove_file(&self.path);
         }
     }
@@ -543,8 +625,9 @@ mod tests {
     fn artifacts_are_mode_0600() {
         let dir = tempfile::tempdir().unwrap();
         let store = ArtifactStore::open(dir.path()).unwrap();
-        let capture = store.begin_capture().unwrap();
-        let temp_mode = fs::metadata(capture.temp_path())
+        let mut capture = store.begin_capture().unwrap();
+        capture.write(&vec![b'x'; CAPTURE_BUFFER + 1]).unwrap();
+        let temp_mode = fs::metadata(capture.temp_path().unwrap())
             .unwrap()
             .permissions()
             .mode();
@@ -605,11 +688,51 @@ mod tests {
     }
 
     #[test]
+    fn small_dedup_touches_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let first = store.put(b"ok\n").unwrap();
+        let path = store.artifact_path(first.id);
+        set_age(&path, Duration::from_secs(7200));
+        let old = fs::metadata(&path).unwrap().modified().unwrap();
+        let second = store.put(b"ok\n").unwrap();
+        assert_eq!(first, second);
+        assert!(
+            fs::metadata(&path).unwrap().modified().unwrap() > old,
+            "mtime refreshed"
+        );
+        assert!(temp_names(&store).is_empty());
+        assert_eq!(store.read(first.id).unwrap(), b"ok\n");
+    }
+
+    #[test]
+    fn spilled_capture_is_byte_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        let mut expected = Vec::new();
+        for i in 0..(3 * CAPTURE_BUFFER / 1000) {
+            let chunk = format!("{i:0999}\n");
+            capture.write(chunk.as_bytes()).unwrap();
+            expected.extend_from_slice(chunk.as_bytes());
+        }
+        let info = capture.finish().unwrap();
+        assert_eq!(info.id, ArtifactId::of(&expected));
+        assert_eq!(store.read(info.id).unwrap(), expected);
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
     fn dropped_capture_leaves_no_temp() {
         let dir = tempfile::tempdir().unwrap();
         let store = ArtifactStore::open(dir.path()).unwrap();
         let mut capture = store.begin_capture().unwrap();
         capture.write(b"partial output").unwrap();
+        assert!(
+            temp_names(&store).is_empty(),
+            "small output stays in memory"
+        );
+        capture.write(&vec![b'x'; CAPTURE_BUFFER]).unwrap();
         assert_eq!(temp_names(&store).len(), 1);
         drop(capture);
         assert!(temp_names(&store).is_empty());
@@ -643,11 +766,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = ArtifactStore::open(dir.path()).unwrap();
         let mut silent = store.begin_capture().unwrap();
-        silent
-            .write(b"a long-running command that printed once")
-            .unwrap();
-        set_age(silent.temp_path(), Duration::from_secs(5 * 3600));
-        let temp = silent.temp_path().to_path_buf();
+        // Enough output to spill into a temp file, then silence.
+        silent.write(&vec![b'x'; CAPTURE_BUFFER + 1]).unwrap();
+        set_age(silent.temp_path().unwrap(), Duration::from_secs(5 * 3600));
+        let temp = silent.temp_path().unwrap().to_path_buf();
         // A second handle, as another process would open it on startup.
         let _other = ArtifactStore::open(dir.path()).unwrap();
         assert!(temp.exists(), "a locked temp file was removed");

@@ -81,7 +81,10 @@ impl<T: Tool> DynTool for T {
             Ok(plan) => Box::pin(Tool::execute(self, *plan, cx)),
             Err(_) => Box::pin(std::future::ready(Err(ToolError::new(
                 ErrorCode::INTERNAL,
-                format!("{}: plan of the wrong type reached execute", Tool::name(self)),
+                format!(
+                    "{}: plan of the wrong type reached execute",
+                    Tool::name(self)
+                ),
             )))),
         }
     }
@@ -176,8 +179,14 @@ mod tests {
         assert_eq!(path_of(json!({"path": "a", "offset": 1.5})), "$.offset");
         assert_eq!(path_of(json!({"path": "a", "offset": -1})), "$.offset");
         assert_eq!(path_of(json!({"path": "a", "bogus": 1})), "$.bogus");
-        assert_eq!(path_of(json!({"path": "a", "nested": [{"n": 1}, {"n": "x"}]})), "$.nested[1].n");
-        assert_eq!(path_of(json!({"path": "a", "nested": [{"n": 1, "m": 2}]})), "$.nested[0].m");
+        assert_eq!(
+            path_of(json!({"path": "a", "nested": [{"n": 1}, {"n": "x"}]})),
+            "$.nested[1].n"
+        );
+        assert_eq!(
+            path_of(json!({"path": "a", "nested": [{"n": 1, "m": 2}]})),
+            "$.nested[0].m"
+        );
         assert_eq!(path_of(json!(null)), "$");
         assert_eq!(path_of(json!(["path"])), "$");
         assert!(parse_arguments::<Args>("t", json!({"path": "a", "offset": 2})).is_ok());

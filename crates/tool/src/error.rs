@@ -16,7 +16,11 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), metadata: serde_json::Value::Null }
+        Self {
+            code,
+            message: message.into(),
+            metadata: serde_json::Value::Null,
+        }
     }
 
     pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {

@@ -25,7 +25,9 @@ pub use artifacts::{ArtifactSource, OpenedArtifact};
 pub use context::{ExecuteContext, PrepareContext};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;
-pub use output::{CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion, ToolProgress};
+pub use output::{
+    CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion, ToolProgress,
+};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
 

@@ -30,7 +30,13 @@ impl ToolProgress {
     pub const MAX_DISPLAY_BYTES: usize = 1024;
 
     pub fn output(stream: Option<StreamName>, text: impl Into<String>) -> Self {
-        Self { output: vec![OutputChunk { stream, text: text.into() }], ..Self::default() }
+        Self {
+            output: vec![OutputChunk {
+                stream,
+                text: text.into(),
+            }],
+            ..Self::default()
+        }
     }
 }
 
@@ -104,7 +110,11 @@ impl ToolCompletion {
     }
 
     pub fn streamed() -> Self {
-        Self { output: CompletionOutput::Streamed, metadata: serde_json::Value::Null, display: None }
+        Self {
+            output: CompletionOutput::Streamed,
+            metadata: serde_json::Value::Null,
+            display: None,
+        }
     }
 
     pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {

@@ -37,11 +37,17 @@ pub struct PermissionResource {
 
 impl PermissionResource {
     pub fn read(target: impl Into<String>) -> Self {
-        Self { action: Action::Read, target: target.into() }
+        Self {
+            action: Action::Read,
+            target: target.into(),
+        }
     }
 
     pub fn write(target: impl Into<String>) -> Self {
-        Self { action: Action::Write, target: target.into() }
+        Self {
+            action: Action::Write,
+            target: target.into(),
+        }
     }
 
     pub fn key(&self) -> String {
@@ -77,7 +83,11 @@ pub struct Prepared<P> {
 
 impl<P> Prepared<P> {
     pub fn new(routing: Routing, plan: P) -> Self {
-        Self { routing, serialization_key: None, plan }
+        Self {
+            routing,
+            serialization_key: None,
+            plan,
+        }
     }
 
     pub fn serialized_by(mut self, key: SerializationKey) -> Self {

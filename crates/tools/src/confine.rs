@@ -24,18 +24,30 @@ pub struct Resolved {
 
 pub fn resolve(tool: &str, root: &Path, input: &str) -> Result<Resolved, ToolError> {
     if input.is_empty() {
-        return Err(ToolError::new(INVALID_PATH, format!("{tool}: path is empty; pass a path relative to the project root")));
+        return Err(ToolError::new(
+            INVALID_PATH,
+            format!("{tool}: path is empty; pass a path relative to the project root"),
+        ));
     }
     if input.contains('\0') {
-        return Err(ToolError::new(INVALID_PATH, format!("{tool}: path contains a NUL byte")));
+        return Err(ToolError::new(
+            INVALID_PATH,
+            format!("{tool}: path contains a NUL byte"),
+        ));
     }
     if input.len() > 4096 {
-        return Err(ToolError::new(INVALID_PATH, format!("{tool}: path is {} bytes; the limit is 4096", input.len())));
+        return Err(ToolError::new(
+            INVALID_PATH,
+            format!("{tool}: path is {} bytes; the limit is 4096", input.len()),
+        ));
     }
     let outside = || {
         ToolError::new(
             PATH_OUTSIDE_ROOT,
-            format!("{tool}: `{input}` is outside the project root {}; pass a path inside it", root.display()),
+            format!(
+                "{tool}: `{input}` is outside the project root {}; pass a path inside it",
+                root.display()
+            ),
         )
     };
     let path = Path::new(input);
@@ -61,7 +73,10 @@ pub fn resolve(tool: &str, root: &Path, input: &str) -> Result<Resolved, ToolErr
                 if s.len() > 255 {
                     return Err(ToolError::new(
                         INVALID_PATH,
-                        format!("{tool}: a path component is {} bytes; the limit is 255", s.len()),
+                        format!(
+                            "{tool}: a path component is {} bytes; the limit is 255",
+                            s.len()
+                        ),
                     ));
                 }
                 parts.push(s);
@@ -94,7 +109,11 @@ pub fn resolve(tool: &str, root: &Path, input: &str) -> Result<Resolved, ToolErr
             Err(_) => return Err(outside()),
         }
     }
-    let relative = if parts.is_empty() { ".".to_owned() } else { parts.join("/") };
+    let relative = if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    };
     Ok(Resolved { relative, absolute })
 }
 
@@ -124,7 +143,15 @@ mod tests {
         ok("inlink/x", "inlink/x");
         ok("missing/deeper/file", "missing/deeper/file");
         let evil = format!("{}-evil/x", root.display());
-        for bad in ["../secret", "src/../../secret", "/etc/passwd", evil.as_str(), "out", "dangling", "/proc/self/root/etc/passwd"] {
+        for bad in [
+            "../secret",
+            "src/../../secret",
+            "/etc/passwd",
+            evil.as_str(),
+            "out",
+            "dangling",
+            "/proc/self/root/etc/passwd",
+        ] {
             let e = resolve("t", &root, bad).unwrap_err();
             assert_eq!(e.code, PATH_OUTSIDE_ROOT, "{bad}");
         }

@@ -42,7 +42,10 @@ pub fn list_entries(tool: &str, path: &Path, shown: &str) -> Result<Vec<Entry>, 
             Ok(t) if t.is_file() => EntryKind::File,
             _ => EntryKind::Other,
         };
-        out.push(Entry { name: item.file_name().to_string_lossy().into_owned(), kind });
+        out.push(Entry {
+            name: item.file_name().to_string_lossy().into_owned(),
+            kind,
+        });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)

@@ -48,13 +48,23 @@ impl Tool for ListDir {
         true
     }
 
-    fn prepare(&self, args: ListDirArgs, cx: &PrepareContext<'_>) -> Result<Prepared<Resolved>, ToolError> {
+    fn prepare(
+        &self,
+        args: ListDirArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<Resolved>, ToolError> {
         let resolved = resolve("list_dir", cx.root, &args.path)?;
-        let routing = Routing { resources: vec![PermissionResource::read(resolved.relative.clone())] };
+        let routing = Routing {
+            resources: vec![PermissionResource::read(resolved.relative.clone())],
+        };
         Ok(Prepared::new(routing, resolved))
     }
 
-    async fn execute(&self, plan: Resolved, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+    async fn execute(
+        &self,
+        plan: Resolved,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
         let again = resolve("list_dir", &cx.root, &plan.relative)?;
         let shown = plan.relative.as_str();
         match std::fs::metadata(&again.absolute) {
@@ -67,7 +77,9 @@ impl Tool for ListDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ToolError::new(
                     ErrorCode::NOT_FOUND,
-                    format!("list_dir: {shown} does not exist; list its parent to see what is there"),
+                    format!(
+                        "list_dir: {shown} does not exist; list its parent to see what is there"
+                    ),
                 ));
             }
             _ => {}

@@ -47,8 +47,14 @@ pub struct ReadFileArgs {
 }
 
 pub enum ReadFilePlan {
-    File { resolved: Resolved, request: PageRequest },
-    Artifact { uri: ArtifactUri, request: PageRequest },
+    File {
+        resolved: Resolved,
+        request: PageRequest,
+    },
+    Artifact {
+        uri: ArtifactUri,
+        request: PageRequest,
+    },
 }
 
 pub struct ReadFile {
@@ -58,7 +64,16 @@ pub struct ReadFile {
 impl ReadFile {
     pub fn new() -> Self {
         static SHARED: OnceLock<Arc<LineIndexCache>> = OnceLock::new();
-        Self { indexes: SHARED.get_or_init(|| Arc::new(LineIndexCache::new(64))).clone() }
+        Self {
+            indexes: SHARED
+                .get_or_init(|| Arc::new(LineIndexCache::new(64)))
+                .clone(),
+        }
+    }
+
+    /// A `read_file` with its own line-index cache instead of the process-wide one.
+    pub fn with_cache(indexes: Arc<LineIndexCache>) -> Self {
+        Self { indexes }
     }
 }
 
@@ -124,22 +139,40 @@ impl Tool for ReadFile {
             }
             Some(n) => (n as usize).min(MAX_PAGE_LINES),
         };
-        let request = PageRequest { offset, limit, max_line_bytes: MAX_LINE_BYTES };
+        let request = PageRequest {
+            offset,
+            limit,
+            max_line_bytes: MAX_LINE_BYTES,
+        };
         // Artifact URIs are dispatched before any filesystem normalization; a malformed one is
         // an error and never falls back to reading a file of that name.
         if ArtifactUri::claims(&args.path) {
             let uri = ArtifactUri::parse(&args.path).map_err(|e| {
                 ToolError::new(ErrorCode::INVALID_ARTIFACT_URI, format!("read_file: {e}"))
             })?;
-            let routing = Routing { resources: vec![PermissionResource::read(uri.resource())] };
-            return Ok(Prepared::new(routing, ReadFilePlan::Artifact { uri, request }));
+            let routing = Routing {
+                resources: vec![PermissionResource::read(uri.resource())],
+            };
+            return Ok(Prepared::new(
+                routing,
+                ReadFilePlan::Artifact { uri, request },
+            ));
         }
         let resolved = resolve("read_file", cx.root, &args.path)?;
-        let routing = Routing { resources: vec![PermissionResource::read(resolved.relative.clone())] };
-        Ok(Prepared::new(routing, ReadFilePlan::File { resolved, request }))
+        let routing = Routing {
+            resources: vec![PermissionResource::read(resolved.relative.clone())],
+        };
+        Ok(Prepared::new(
+            routing,
+            ReadFilePlan::File { resolved, request },
+        ))
     }
 
-    async fn execute(&self, plan: ReadFilePlan, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+    async fn execute(
+        &self,
+        plan: ReadFilePlan,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
         tokio::task::spawn_blocking(move || match plan {
             ReadFilePlan::File { resolved, request } => {
@@ -152,7 +185,12 @@ impl Tool for ReadFile {
             }
         })
         .await
-        .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("read_file: worker failed: {e}")))?
+        .map_err(|e| {
+            ToolError::new(
+                ErrorCode::INTERNAL,
+                format!("read_file: worker failed: {e}"),
+            )
+        })?
     }
 }
 
@@ -178,7 +216,9 @@ fn read_path(
             ),
             _ => ToolError::io(&format!("read_file: {shown}"), &e),
         })?;
-    let meta = file.metadata().map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
     let ft = meta.file_type();
     if ft.is_dir() {
         return directory_page(path, shown, request);
@@ -199,7 +239,9 @@ fn read_path(
         ));
     }
     let mut head = vec![0u8; BINARY_SNIFF_BYTES.min(meta.len() as usize)];
-    let n = (&file).read(&mut head).map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    let n = (&file)
+        .read(&mut head)
+        .map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
     if looks_binary(&head[..n]) {
         return Ok(ToolCompletion::single(format!(
             "[{shown} is a binary file ({} bytes); its contents are not shown as text]\n",
@@ -207,7 +249,13 @@ fn read_path(
         ))
         .with_metadata(json!({ "path": shown, "binary": true, "bytes": meta.len() })));
     }
-    page_result(&file, &ContentIdentity::of_file(&meta), request, indexes, shown)
+    page_result(
+        &file,
+        &ContentIdentity::of_file(&meta),
+        request,
+        indexes,
+        shown,
+    )
 }
 
 fn page_result(
@@ -220,7 +268,10 @@ fn page_result(
     let index = indexes.get(id);
     let mut index = index.lock().unwrap_or_else(|p| p.into_inner());
     let page = read_page(file, &mut index, request).map_err(|e| match e {
-        PageError::OffsetPastEnd { offset, total_lines } => ToolError::new(
+        PageError::OffsetPastEnd {
+            offset,
+            total_lines,
+        } => ToolError::new(
             OFFSET_PAST_END,
             format!(
                 "read_file: offset {offset} is past the end of {shown}, which has {total_lines} \
@@ -242,7 +293,9 @@ fn page_result(
             "[showing lines {}-{}{}; more remain: continue with offset {next}]\n",
             page.first_line,
             page.first_line + page.lines as u64 - 1,
-            page.total_lines.map(|t| format!(" of {t}")).unwrap_or_default(),
+            page.total_lines
+                .map(|t| format!(" of {t}"))
+                .unwrap_or_default(),
         ));
     }
     Ok(ToolCompletion::single(text).with_metadata(json!({

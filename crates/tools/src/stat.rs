@@ -49,13 +49,23 @@ impl Tool for Stat {
         true
     }
 
-    fn prepare(&self, args: StatArgs, cx: &PrepareContext<'_>) -> Result<Prepared<Resolved>, ToolError> {
+    fn prepare(
+        &self,
+        args: StatArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<Resolved>, ToolError> {
         let resolved = resolve("stat", cx.root, &args.path)?;
-        let routing = Routing { resources: vec![PermissionResource::read(resolved.relative.clone())] };
+        let routing = Routing {
+            resources: vec![PermissionResource::read(resolved.relative.clone())],
+        };
         Ok(Prepared::new(routing, resolved))
     }
 
-    async fn execute(&self, plan: Resolved, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+    async fn execute(
+        &self,
+        plan: Resolved,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
         let again = resolve("stat", &cx.root, &plan.relative)?;
         let value = match std::fs::symlink_metadata(&again.absolute) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

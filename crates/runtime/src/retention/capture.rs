@@ -71,7 +71,12 @@ impl CallOutput {
                 Truncation::Bounded => (Some(store.begin_capture().map_err(store_error)?), None),
                 Truncation::OptOut => (None, Some(String::new())),
             };
-            slots.push(StreamSlot { name, capture, preview: Preview::new(limits), full });
+            slots.push(StreamSlot {
+                name,
+                capture,
+                preview: Preview::new(limits),
+                full,
+            });
         }
         Ok(Self {
             call_id,
@@ -154,7 +159,10 @@ impl CallOutput {
                 full: slot.full,
             });
         }
-        let manifest = if streams.iter().any(|s| s.name.is_some() && s.artifact.is_some()) {
+        let manifest = if streams
+            .iter()
+            .any(|s| s.name.is_some() && s.artifact.is_some())
+        {
             let manifest = Manifest::new(
                 streams
                     .iter()
@@ -210,8 +218,16 @@ pub(crate) fn store_error(e: tackle_store::StoreError) -> ToolError {
 
 /// Replace control characters other than newline and tab, and bound the length.
 fn sanitize_display(s: &str, limit: usize) -> String {
-    let cleaned: String =
-        s.chars().map(|c| if c.is_control() && c != '\n' && c != '\t' { ' ' } else { c }).collect();
+    let cleaned: String = s
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
     cleaned[..floor_char_boundary(&cleaned, limit)].to_owned()
 }
 
@@ -239,8 +255,16 @@ impl ProgressReceiver for CallOutput {
             ));
         }
         for (field, value, limit) in [
-            ("message", &progress.message, ToolProgress::MAX_MESSAGE_BYTES),
-            ("display", &progress.display, ToolProgress::MAX_DISPLAY_BYTES),
+            (
+                "message",
+                &progress.message,
+                ToolProgress::MAX_MESSAGE_BYTES,
+            ),
+            (
+                "display",
+                &progress.display,
+                ToolProgress::MAX_DISPLAY_BYTES,
+            ),
         ] {
             if value.as_ref().is_some_and(|v| v.len() > limit) {
                 return Err(ToolError::new(
@@ -251,7 +275,10 @@ impl ProgressReceiver for CallOutput {
         }
         let mut st = self.lock();
         if st.closed {
-            return Err(ToolError::new(ErrorCode::CANCELLED, "the call has already finished"));
+            return Err(ToolError::new(
+                ErrorCode::CANCELLED,
+                "the call has already finished",
+            ));
         }
         for chunk in &progress.output {
             let Some(i) = st.slots.iter().position(|s| s.name == chunk.stream) else {
@@ -276,8 +303,14 @@ impl ProgressReceiver for CallOutput {
             st.live_budget_used += live;
             drop(st);
             if let Some(obs) = &self.observer {
-                let message = progress.message.as_deref().map(|m| sanitize_display(m, usize::MAX));
-                let display = progress.display.as_deref().map(|d| sanitize_display(d, usize::MAX));
+                let message = progress
+                    .message
+                    .as_deref()
+                    .map(|m| sanitize_display(m, usize::MAX));
+                let display = progress
+                    .display
+                    .as_deref()
+                    .map(|d| sanitize_display(d, usize::MAX));
                 obs.on_progress(&self.call_id, message.as_deref(), display.as_deref());
             }
         }

@@ -113,7 +113,10 @@ mod tests {
     use super::*;
 
     fn preview(lines: usize, bytes: usize, chunks: &[&str]) -> Preview {
-        let mut p = Preview::new(PreviewLimits { max_lines: lines, max_bytes: bytes });
+        let mut p = Preview::new(PreviewLimits {
+            max_lines: lines,
+            max_bytes: bytes,
+        });
         for c in chunks {
             p.push(c);
         }
@@ -124,13 +127,19 @@ mod tests {
     fn below_at_and_above_each_limit() {
         // Below both limits.
         let p = preview(3, 100, &["a\nb\n"]);
-        assert_eq!((p.text(), p.truncated(), p.total_lines()), ("a\nb\n", false, 2));
+        assert_eq!(
+            (p.text(), p.truncated(), p.total_lines()),
+            ("a\nb\n", false, 2)
+        );
         // Exactly at the line limit: nothing hidden, not truncated.
         let p = preview(2, 100, &["a\n", "b\n"]);
         assert_eq!((p.text(), p.truncated()), ("a\nb\n", false));
         // One line over.
         let p = preview(2, 100, &["a\nb\nc"]);
-        assert_eq!((p.text(), p.truncated(), p.continue_at_line()), ("a\nb\n", true, 3));
+        assert_eq!(
+            (p.text(), p.truncated(), p.continue_at_line()),
+            ("a\nb\n", true, 3)
+        );
         assert_eq!(p.total_lines(), 3);
         // Exactly at the byte limit.
         let p = preview(10, 4, &["ab\ncd"]);
@@ -145,13 +154,19 @@ mod tests {
         assert_eq!(p.text(), "é");
         // Empty stream.
         let p = preview(10, 10, &[]);
-        assert_eq!((p.text(), p.truncated(), p.total_lines(), p.total_bytes()), ("", false, 0, 0));
+        assert_eq!(
+            (p.text(), p.truncated(), p.total_lines(), p.total_bytes()),
+            ("", false, 0, 0)
+        );
     }
 
     #[test]
     fn shrink_keeps_hint_truthful() {
         let mut p = preview(10, 100, &["one\ntwo\nthree\n"]);
         p.shrink_to(6);
-        assert_eq!((p.text(), p.truncated(), p.continue_at_line()), ("one\ntw", true, 2));
+        assert_eq!(
+            (p.text(), p.truncated(), p.continue_at_line()),
+            ("one\ntw", true, 2)
+        );
     }
 }

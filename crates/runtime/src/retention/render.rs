@@ -16,7 +16,10 @@ pub struct Rendered {
 /// Render retained (bounded) output. Previews share `RESULT_LIMIT - 16 KiB`; when the configured
 /// limits would exceed that, the largest previews are reduced and their hints stay truthful.
 pub fn render_bounded(mut out: FinishedOutput) -> Rendered {
-    fit_previews(&mut out.streams, RESULT_LIMIT_BYTES - HEADINGS_RESERVE_BYTES);
+    fit_previews(
+        &mut out.streams,
+        RESULT_LIMIT_BYTES - HEADINGS_RESERVE_BYTES,
+    );
     let named = out.manifest.is_some();
     let mut retained = Vec::new();
     if let Some(m) = &out.manifest {
@@ -30,7 +33,9 @@ pub fn render_bounded(mut out: FinishedOutput) -> Rendered {
     }
     let mut text = String::new();
     for s in &out.streams {
-        let Some(artifact) = &s.artifact else { continue };
+        let Some(artifact) = &s.artifact else {
+            continue;
+        };
         retained.push(RetainedOutput {
             stream: s.name.clone(),
             artifact: artifact.id.internal_uri(),
@@ -66,7 +71,10 @@ fn push_hint(text: &mut String, s: &FinishedStream, uri: &str) {
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    let what = s.name.as_ref().map_or_else(|| "output".to_owned(), |n| n.to_string());
+    let what = s
+        .name
+        .as_ref()
+        .map_or_else(|| "output".to_owned(), |n| n.to_string());
     text.push_str(&format!(
         "[{what} truncated: showing {} of {} lines, {} of {} bytes. Read the rest with \
          read_file {{\"path\": \"{uri}\", \"offset\": {}}}]\n",
@@ -118,5 +126,8 @@ pub fn render_opt_out(out: FinishedOutput) -> Result<Rendered, ToolError> {
             ),
         ));
     }
-    Ok(Rendered { text, retained: Vec::new() })
+    Ok(Rendered {
+        text,
+        retained: Vec::new(),
+    })
 }

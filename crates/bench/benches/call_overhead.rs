@@ -1,0 +1,136 @@
+//! Per-call overhead of the runtime: a no-op tool through every layer (resolve, strict parse,
+//! prepare, gate hook, schedule, execute, capture and artifact publication, shaping, and the two
+//! durable event appends), beside the cost of the two event appends alone.
+//!
+//! Run: `cargo bench -p tackle-bench --bench call_overhead`
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tackle_protocol::{CallId, Concurrency, ToolCall};
+use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+use tackle_store::EventLog;
+use tackle_tool::{
+    ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+};
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoopArgs {}
+
+struct Noop;
+
+impl Tool for Noop {
+    type Args = NoopArgs;
+    type Plan = ();
+    fn name(&self) -> &str {
+        "noop"
+    }
+    fn description(&self) -> Cow<'static, str> {
+        Cow::Borrowed("Does nothing.")
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn prepare(&self, _: NoopArgs, _: &PrepareContext<'_>) -> Result<Prepared<()>, ToolError> {
+        Ok(Prepared::new(Routing::default(), ()))
+    }
+    async fn execute(&self, _: (), _: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        Ok(ToolCompletion::single("ok\n"))
+    }
+}
+
+const CALLS: usize = 500;
+
+fn main() -> BenchResult<()> {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| !arg.starts_with('-') && !"call_overhead".contains(arg.as_str()))
+    {
+        return Ok(());
+    }
+    // Under target/, not tmpfs: fsync must cost what it costs on a real project disk.
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
+    std::fs::create_dir_all(&base)?;
+    let project = tempfile::tempdir_in(&base)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let runtime = Runtime::new(
+        Catalog::new(vec![Arc::new(Noop)])?,
+        Arc::new(AllowAll),
+        RuntimeConfig::default(),
+    );
+    let session = Session::open(project.path())?;
+
+    let call = ToolCall {
+        id: CallId("c".into()),
+        name: "noop".into(),
+        arguments: serde_json::json!({}),
+    };
+    let mut per_call = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let start = Instant::now();
+        let r =
+            rt.block_on(runtime.run_batch(&session, vec![call.clone()], CancellationToken::new()))?;
+        per_call.push(start.elapsed());
+        if r[0].is_error {
+            return Err(format!("noop failed: {}", r[0].text()).into());
+        }
+    }
+
+    // The same two appends a call performs, on a log in the same directory.
+    let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
+    let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"noop","arguments":{},"at_ms":1});
+    let finished = serde_json::json!({"type":"call_finished","call_id":"c","tool":"noop","status":"ok","at_ms":2,
+        "queued_us":3,"ran_us":40,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
+        "label":{"trust":"trusted","privacy":"private"}});
+    let mut appends = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let start = Instant::now();
+        log.append(&started)?;
+        log.append(&finished)?;
+        appends.push(start.elapsed());
+    }
+
+    let call_med = median(&mut per_call);
+    let append_med = median(&mut appends);
+    println!(
+        "no-op call through every layer: median {:>9.1} µs  (p90 {:>9.1} µs)",
+        us(call_med),
+        us(p90(&mut per_call))
+    );
+    println!(
+        "its two event appends alone:    median {:>9.1} µs  (p90 {:>9.1} µs)",
+        us(append_med),
+        us(p90(&mut appends))
+    );
+    println!(
+        "overhead beyond the appends:    median {:>9.1} µs  (call / appends = {:.2}x)",
+        us(call_med.saturating_sub(append_med)),
+        call_med.as_secs_f64() / append_med.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn p90(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() * 9 / 10]
+}
