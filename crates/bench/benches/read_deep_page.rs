@@ -159,7 +159,7 @@ fn through_runtime(path: &Path, offset: u64, expected: &[u8]) -> BenchResult<(Du
         name: "read_file".into(),
         arguments: serde_json::json!({ "path": name, "offset": offset, "limit": PAGE_LINES }),
     };
-    let mut run = |runtime: &Runtime| -> BenchResult<Duration> {
+    let run = |runtime: &Runtime| -> BenchResult<Duration> {
         let start = Instant::now();
         let results =
             rt.block_on(runtime.run_batch(&session, vec![call.clone()], CancellationToken::new()))?;
