@@ -46,6 +46,11 @@ struct Ready {
     dispatched: Instant,
 }
 
+/// A call that passed resolve, parse, prepare and the gate.
+type Admitted = (Arc<dyn DynTool>, Prepared<ErasedPlan>);
+/// A call stopped before execution, with the status and error it ends with.
+type Refused = (CallStatus, ToolError);
+
 /// How an execution ended, before shaping.
 enum Ending {
     Completed(ToolCompletion),
@@ -177,7 +182,7 @@ impl Runtime {
         session: &Session,
         call: &ToolCall,
         artifacts: &dyn tackle_tool::ArtifactSource,
-    ) -> Result<(Arc<dyn DynTool>, Prepared<ErasedPlan>), (CallStatus, ToolError)> {
+    ) -> Result<Admitted, Refused> {
         let Some(tool) = self.catalog.get(&call.name).cloned() else {
             let near = self.catalog.closest(&call.name, 3);
             let hint = if near.is_empty() {
