@@ -35,8 +35,7 @@ pub const OFFSET_PAST_END: ErrorCode = ErrorCode::new("offset_past_end");
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// Path relative to the project root (absolute paths inside the root also work), or an
-    /// `artifact://<digest>[/<stream>]` URI from a truncated tool result.
+    /// Path relative to the project root, or an `artifact://<digest>[/<stream>]` URI from a truncated tool result.
     pub path: String,
     /// 1-based number of the first line to return. Default 1.
     #[schemars(range(min = 1))]
