@@ -23,13 +23,8 @@ const ITERATIONS: usize = 200;
 /// A fresh store every this many kills, so verification stays cheap as artifacts accumulate.
 const KILLS_PER_STORE: usize = 20;
 
-/// Not a test on its own: the body of the writer process. Without the variable it returns.
-#[test]
-fn crash_writer_child() {
-    let Some(store_dir) = std::env::var_os(WRITER_ENV) else {
-        return;
-    };
-    let store_dir = Path::new(&store_dir);
+/// The writer process: this test binary re-run with `WRITER_ENV` set, looping until killed.
+fn run_writer(store_dir: &Path) -> ! {
     let store = ArtifactStore::open(store_dir).unwrap();
     let (log, _) = EventLog::open(&session_log_path(store_dir, "crash")).unwrap();
     let mut rng = seed();
@@ -37,7 +32,13 @@ fn crash_writer_child() {
     for n in 0u64.. {
         let guard = store.publication_guard().unwrap();
         let mut capture = store.begin_capture().unwrap();
-        let len = (next(&mut rng) % 16_000) as usize;
+        // Mostly small outputs (held in memory until publication), one in four large enough to
+        // spill into a locked temp file.
+        let len = if next(&mut rng) % 4 == 0 {
+            (next(&mut rng) % 600_000) as usize
+        } else {
+            (next(&mut rng) % 16_000) as usize
+        };
         let mut chunk = vec![0u8; 4096];
         let mut written = 0;
         while written < len {
@@ -57,12 +58,13 @@ fn crash_writer_child() {
         writeln!(stdout, "ACK {seq} {}", info.id).unwrap();
         stdout.flush().unwrap();
     }
+    unreachable!("the writer loops until it is killed")
 }
 
 #[test]
 fn acknowledged_events_and_artifacts_survive_sigkill() {
-    if std::env::var_os(WRITER_ENV).is_some() {
-        return;
+    if let Some(store_dir) = std::env::var_os(WRITER_ENV) {
+        run_writer(Path::new(&store_dir));
     }
     let started = Instant::now();
     let exe = std::env::current_exe().unwrap();
@@ -79,7 +81,7 @@ fn acknowledged_events_and_artifacts_survive_sigkill() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash_writer_child",
+                "acknowledged_events_and_artifacts_survive_sigkill",
                 "--nocapture",
                 "--test-threads=1",
             ])
