@@ -34,7 +34,7 @@ fn run_writer(store_dir: &Path) -> ! {
         let mut capture = store.begin_capture().unwrap();
         // Mostly small outputs (held in memory until publication), one in four large enough to
         // spill into a locked temp file.
-        let len = if next(&mut rng) % 4 == 0 {
+        let len = if next(&mut rng).is_multiple_of(4) {
             (next(&mut rng) % 600_000) as usize
         } else {
             (next(&mut rng) % 16_000) as usize
