@@ -11,8 +11,12 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// A temp project directory. [`Project::new`] creates `.agents/` so it is a project root.
+///
+/// The root is `<temp>/proj`, so tests can put things next to it, outside the root
+/// ([`Project::outside`]), without touching anything shared.
 pub struct Project {
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
@@ -32,12 +36,32 @@ impl Project {
             .prefix("tackle-e2e-")
             .tempdir()
             .expect("creating temp dir");
+        std::fs::create_dir(dir.path().join("proj")).expect("creating the project dir");
         // Canonical, so it equals the root tackle reports and absolute-path tests are exact.
-        let root = dir.path().canonicalize().expect("canonicalizing temp dir");
+        let root = dir
+            .path()
+            .join("proj")
+            .canonicalize()
+            .expect("canonicalizing temp dir");
         Self {
             dir: Some(dir),
             root,
         }
+    }
+
+    /// A path next to the project, outside the root: `<temp>/<rel>`.
+    pub fn outside(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.parent().expect("the root has a parent").join(rel)
+    }
+
+    /// Write a file outside the root (see [`Project::outside`]).
+    pub fn write_outside(&self, rel: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.outside(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, contents).unwrap();
+        path
     }
 
     /// The project root (canonical).
@@ -158,13 +182,22 @@ impl Drop for Project {
 pub struct TestCommand {
     cmd: Command,
     stdin: Option<Vec<u8>>,
+    timeout: Duration,
 }
+
+/// No command in these tests should take anywhere near this; a hang fails instead of stalling
+/// the suite.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl TestCommand {
     fn new(cwd: &Path) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tackle"));
         cmd.current_dir(cwd);
-        Self { cmd, stdin: None }
+        Self {
+            cmd,
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
     }
 
     pub fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
@@ -187,6 +220,12 @@ impl TestCommand {
         self
     }
 
+    /// Fail (and kill the process) if it runs longer than this.
+    pub fn timeout(&mut self, limit: Duration) -> &mut Self {
+        self.timeout = limit;
+        self
+    }
+
     /// Run to completion and capture everything.
     pub fn run(&mut self) -> Output {
         use std::io::Write;
@@ -205,9 +244,24 @@ impl TestCommand {
             // The binary may not read stdin at all; a broken pipe then is fine.
             let _ = pipe.write_all(&input);
         });
-        let out = child
-            .wait_with_output()
-            .unwrap_or_else(|e| panic!("waiting for {described}: {e}"));
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(self.timeout) {
+            Ok(result) => result.unwrap_or_else(|e| panic!("waiting for {described}: {e}")),
+            Err(_) => {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(pid.to_string())
+                    .status();
+                panic!(
+                    "{described} did not finish within {:?}; it was killed",
+                    self.timeout
+                );
+            }
+        };
         writer.join().unwrap();
         Output {
             command: described,
