@@ -169,11 +169,11 @@ impl Project {
 
 impl Drop for Project {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            if let Some(dir) = self.dir.take() {
-                let kept = dir.keep();
-                eprintln!("test project kept for inspection: {}", kept.display());
-            }
+        if std::thread::panicking()
+            && let Some(dir) = self.dir.take()
+        {
+            let kept = dir.keep();
+            eprintln!("test project kept for inspection: {}", kept.display());
         }
     }
 }
