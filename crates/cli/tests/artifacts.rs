@@ -249,3 +249,68 @@ fn malformed_artifact_uris_never_fall_back_to_the_filesystem() {
             .stdout_lacks("DECOY");
     }
 }
+
+#[test]
+fn artifacts_are_private_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let (p, digest, _) = project_with_artifact();
+    let meta = std::fs::metadata(p.join(".agents/store/artifacts").join(&digest)).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn stream_suffix_on_a_plain_artifact_is_refused() {
+    let (p, digest, _) = project_with_artifact();
+    let out = call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{digest}/stdout")}),
+    );
+    out.tool_error("invalid_artifact_uri");
+    assert!(out.text().contains("not a manifest"), "{}", out.text());
+}
+
+#[test]
+fn corrupt_artifact_is_a_tool_error_not_a_crash() {
+    let (p, digest, _) = project_with_artifact();
+    std::fs::write(
+        p.join(".agents/store/artifacts").join(&digest),
+        "tampered\n",
+    )
+    .unwrap();
+    let out = call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{digest}")}),
+    );
+    out.tool_error("artifact_corrupt");
+    out.stdout_lacks("tampered");
+    p.tackle(["artifacts", "cat", &digest])
+        .run()
+        .code(3)
+        .stdout_is("")
+        .stderr_contains("corrupt");
+    // The project keeps working.
+    p.tackle(["call", "list_dir", r#"{"path":"many"}"#])
+        .run()
+        .success();
+}
+
+/// The corrupt-artifact error says "re-run the tool that produced it", but publishing the same
+/// content again deduplicates against the corrupt file (only its mtime is refreshed), so the
+/// artifact stays unreadable. The fix belongs in the store's publish path.
+#[test]
+#[ignore = "known bug: store dedup keeps a corrupt artifact, re-running does not repair it"]
+fn rerunning_the_tool_repairs_a_corrupt_artifact() {
+    let (p, digest, full) = project_with_artifact();
+    std::fs::write(
+        p.join(".agents/store/artifacts").join(&digest),
+        "tampered\n",
+    )
+    .unwrap();
+    call_json(&p, "list_dir", &json!({"path": "many"})).success();
+    p.tackle(["artifacts", "cat", &digest])
+        .run()
+        .success()
+        .stdout_is(&full);
+}
