@@ -157,6 +157,18 @@ impl Tool for ReadFile {
                 ReadFilePlan::Artifact { uri, request },
             ));
         }
+        // A bare digest is a mistyped artifact reference (seed 000 rejects bare hashes), not a
+        // file name: refuse it rather than read whatever file happens to be called that.
+        if is_bare_digest(&args.path) {
+            return Err(ToolError::new(
+                ErrorCode::INVALID_ARTIFACT_URI,
+                format!(
+                    "read_file: `{}` is a bare hash, not an artifact URI; pass artifact://{}",
+                    args.path,
+                    args.path.to_ascii_lowercase()
+                ),
+            ));
+        }
         let resolved = resolve("read_file", cx.root, &args.path)?;
         let routing = Routing {
             resources: vec![PermissionResource::read(resolved.relative.clone())],
@@ -191,6 +203,11 @@ impl Tool for ReadFile {
             )
         })?
     }
+}
+
+/// 64 hex digits and nothing else: the shape of a SHA-256 digest, whatever the case.
+fn is_bare_digest(path: &str) -> bool {
+    path.len() == tackle_tool::protocol::DIGEST_HEX_LEN && path.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn read_path(

@@ -1,0 +1,316 @@
+//! Retained output end to end: `artifact://` URIs through `read_file`, and
+//! `tackle artifacts ls|cat|gc`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+use harness::{Project, call_json};
+use serde_json::json;
+
+/// A well-formed digest no test ever stores.
+const MISSING: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+/// A project whose `[tool_output]` keeps 3 lines, and one `list_dir` call whose 10-entry listing
+/// was therefore retained. Returns the project, the digest and the full listing.
+fn project_with_artifact() -> (Project, String, String) {
+    let p = Project::new();
+    p.config("[tool_output]\nlines = 3\n");
+    let mut full = String::new();
+    for i in 0..10 {
+        p.write(format!("many/f{i:02}"), "");
+        full.push_str(&format!("f{i:02}\n"));
+    }
+    let out = call_json(&p, "list_dir", &json!({"path": "many"}));
+    out.success();
+    let v = out.json();
+    let retained = v["retained_output"]
+        .as_array()
+        .unwrap_or_else(|| out.fail("no retained_output"));
+    assert_eq!(retained.len(), 1);
+    assert_eq!(retained[0]["truncated"], true);
+    let internal = retained[0]["artifact"].as_str().unwrap();
+    let digest = internal
+        .strip_prefix("artifact://sha256/")
+        .unwrap_or_else(|| out.fail("internal form"));
+    let text = out.text();
+    assert!(text.starts_with("f00\nf01\nf02\n"), "{text}");
+    assert!(
+        !text.contains("f03"),
+        "preview must stop at 3 lines: {text}"
+    );
+    assert!(
+        text.contains(&format!("artifact://{digest}")),
+        "the hint names the public URI: {text}"
+    );
+    (p, digest.to_owned(), full)
+}
+
+#[test]
+fn retained_output_reads_back_through_read_file() {
+    let (p, digest, full) = project_with_artifact();
+    let uri = format!("artifact://{digest}");
+    let out = call_json(&p, "read_file", &json!({"path": uri}));
+    out.success();
+    assert_eq!(out.text(), full);
+    // The preview hint's offset continues where the preview stopped.
+    let out = call_json(
+        &p,
+        "read_file",
+        &json!({"path": uri, "offset": 4, "limit": 2}),
+    );
+    out.success();
+    assert!(out.text().starts_with("f03\nf04\n"), "{}", out.text());
+    assert_eq!(out.metadata()["next_offset"], 6);
+    call_json(&p, "read_file", &json!({"path": uri, "offset": 11})).tool_error("offset_past_end");
+}
+
+#[test]
+fn artifacts_cat_accepts_digest_public_and_internal_forms() {
+    let (p, digest, full) = project_with_artifact();
+    for form in [
+        digest.clone(),
+        format!("artifact://{digest}"),
+        format!("artifact://sha256/{digest}"),
+    ] {
+        p.tackle(["artifacts", "cat", &form])
+            .run()
+            .success()
+            .stdout_is(&full);
+    }
+    // A stream suffix on an artifact that is not a manifest is refused, not ignored.
+    p.tackle(["artifacts", "cat", &format!("artifact://{digest}/stdout")])
+        .run()
+        .code(2)
+        .stderr_contains("not a manifest");
+    for bad in [
+        format!("artifact://{digest}?x"),
+        "not-a-digest".to_owned(),
+        digest.to_uppercase(),
+    ] {
+        p.tackle(["artifacts", "cat", &bad])
+            .run()
+            .code(2)
+            .stdout_is("");
+    }
+    p.tackle(["artifacts", "cat", MISSING])
+        .run()
+        .code(3)
+        .stdout_is("");
+}
+
+#[test]
+fn artifacts_ls_text_and_json() {
+    let (p, digest, full) = project_with_artifact();
+    p.tackle(["artifacts", "ls"])
+        .run()
+        .success()
+        .stdout_contains(&digest)
+        .stdout_contains("1 artifacts");
+    let out = p.tackle(["artifacts", "ls", "--json"]).run();
+    out.success();
+    let rows = out.json();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(rows[0]["id"], digest.as_str());
+    assert_eq!(rows[0]["bytes"], full.len());
+    assert!(rows[0]["age_s"].as_u64().unwrap() < 3600);
+}
+
+#[test]
+fn artifacts_ls_on_an_empty_store() {
+    let p = Project::new();
+    p.tackle(["artifacts", "ls"])
+        .run()
+        .success()
+        .stdout_contains("0 artifacts");
+    let out = p.tackle(["artifacts", "ls", "--json"]).run();
+    out.success();
+    assert_eq!(out.json(), json!([]));
+}
+
+#[test]
+fn gc_keeps_referenced_and_fresh_artifacts() {
+    let (p, digest, _) = project_with_artifact();
+    let out = p.tackle(["artifacts", "gc", "--json"]).run();
+    out.success();
+    let r = out.json();
+    assert_eq!(r["live"], 1, "{r}");
+    assert_eq!(r["removed"], json!([]), "{r}");
+    assert_eq!(r["dry_run"], false);
+
+    // Without the event log nothing references it, but it is inside the one-hour grace.
+    std::fs::remove_dir_all(p.join(".agents/store/sessions")).unwrap();
+    p.tackle(["artifacts", "gc", "--dry-run"])
+        .run()
+        .success()
+        .stdout_contains("would remove 0");
+    let out = p.tackle(["artifacts", "gc", "--json"]).run();
+    out.success();
+    let r = out.json();
+    assert_eq!(r["live"], 0, "{r}");
+    assert_eq!(r["removed"], json!([]), "{r}");
+    assert_eq!(r["kept_in_grace"], 1, "{r}");
+    assert_eq!(p.artifact_digests(), [digest]);
+}
+
+#[test]
+fn gc_removes_unreferenced_artifacts_past_the_grace() {
+    let (p, digest, _) = project_with_artifact();
+    std::fs::remove_dir_all(p.join(".agents/store/sessions")).unwrap();
+    let path = p.join(".agents/store/artifacts").join(&digest);
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::open(&path)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+
+    let out = p.tackle(["artifacts", "gc", "--dry-run", "--json"]).run();
+    out.success();
+    assert_eq!(out.json()["removed"], json!([digest.as_str()]));
+    assert_eq!(out.json()["dry_run"], true);
+    assert!(path.exists(), "a dry run removes nothing");
+
+    p.tackle(["artifacts", "gc"])
+        .run()
+        .success()
+        .stdout_contains("removed 1");
+    assert!(!path.exists());
+}
+
+#[test]
+fn missing_artifact_is_artifact_missing() {
+    let p = Project::new();
+    call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{MISSING}")}),
+    )
+    .tool_error("artifact_missing");
+    call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{MISSING}/stdout")}),
+    )
+    .tool_error("artifact_missing");
+}
+
+/// Every malformed form the seed rejects. Each row is the URI and the relative path a filesystem
+/// read of that string would land on; a decoy is planted there so a fallback would show.
+#[test]
+fn malformed_artifact_uris_never_fall_back_to_the_filesystem() {
+    let (p, d, _) = project_with_artifact();
+    let upper = d.to_uppercase();
+    let table: &[(String, String)] = &[
+        (d.clone(), d.clone()),
+        (
+            format!("artifact://sha256/{d}"),
+            format!("artifact:/sha256/{d}"),
+        ),
+        (
+            format!("artifact://{d}/stdout/extra"),
+            format!("artifact:/{d}/stdout/extra"),
+        ),
+        (format!("artifact://{d}/../x"), "artifact:/x".into()),
+        (format!("artifact://{d}/../../x"), "x".into()),
+        (format!("artifact://../{d}"), d.clone()),
+        (
+            format!("artifact://{d}?offset=3"),
+            format!("artifact:/{d}?offset=3"),
+        ),
+        (
+            format!("artifact://{d}#frag"),
+            format!("artifact:/{d}#frag"),
+        ),
+        (format!("artifact://{upper}"), format!("artifact:/{upper}")),
+        (format!("ARTIFACT://{d}"), format!("ARTIFACT:/{d}")),
+        (format!("Artifact://{d}"), format!("Artifact:/{d}")),
+        (format!("artifact://{d}/"), format!("artifact:/{d}")),
+    ];
+    for (_, decoy) in table {
+        let path = p.join(decoy);
+        if path.is_dir() {
+            p.write(format!("{decoy}/DECOY-entry"), "DECOY");
+        } else {
+            p.write(decoy, "DECOY file content\n");
+        }
+    }
+    for (uri, decoy) in table {
+        let out = call_json(&p, "read_file", &json!({"path": uri}));
+        if out.code != Some(1) || out.result_code().as_deref() != Some("invalid_artifact_uri") {
+            out.fail(&format!(
+                "{uri:?} (decoy at {decoy:?}) must be invalid_artifact_uri"
+            ));
+        }
+        out.stdout_lacks("DECOY");
+        p.tackle(["call", "read_file", &json!({"path": uri}).to_string()])
+            .run()
+            .code(1)
+            .stdout_contains("invalid_artifact_uri")
+            .stdout_lacks("DECOY");
+    }
+}
+
+#[test]
+fn artifacts_are_private_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let (p, digest, _) = project_with_artifact();
+    let meta = std::fs::metadata(p.join(".agents/store/artifacts").join(&digest)).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn stream_suffix_on_a_plain_artifact_is_refused() {
+    let (p, digest, _) = project_with_artifact();
+    let out = call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{digest}/stdout")}),
+    );
+    out.tool_error("invalid_artifact_uri");
+    assert!(out.text().contains("not a manifest"), "{}", out.text());
+}
+
+#[test]
+fn corrupt_artifact_is_a_tool_error_not_a_crash() {
+    let (p, digest, _) = project_with_artifact();
+    std::fs::write(
+        p.join(".agents/store/artifacts").join(&digest),
+        "tampered\n",
+    )
+    .unwrap();
+    let out = call_json(
+        &p,
+        "read_file",
+        &json!({"path": format!("artifact://{digest}")}),
+    );
+    out.tool_error("artifact_corrupt");
+    out.stdout_lacks("tampered");
+    p.tackle(["artifacts", "cat", &digest])
+        .run()
+        .code(3)
+        .stdout_is("")
+        .stderr_contains("corrupt");
+    // The project keeps working.
+    p.tackle(["call", "list_dir", r#"{"path":"many"}"#])
+        .run()
+        .success();
+}
+
+/// The corrupt-artifact error says "re-run the tool that produced it", but publishing the same
+/// content again deduplicates against the corrupt file (only its mtime is refreshed), so the
+/// artifact stays unreadable. The fix belongs in the store's publish path.
+#[test]
+#[ignore = "known bug: store dedup keeps a corrupt artifact, re-running does not repair it"]
+fn rerunning_the_tool_repairs_a_corrupt_artifact() {
+    let (p, digest, full) = project_with_artifact();
+    std::fs::write(
+        p.join(".agents/store/artifacts").join(&digest),
+        "tampered\n",
+    )
+    .unwrap();
+    call_json(&p, "list_dir", &json!({"path": "many"})).success();
+    p.tackle(["artifacts", "cat", &digest])
+        .run()
+        .success()
+        .stdout_is(&full);
+}
