@@ -207,7 +207,8 @@ impl Tool for ReadFile {
 
 /// 64 hex digits and nothing else: the shape of a SHA-256 digest, whatever the case.
 fn is_bare_digest(path: &str) -> bool {
-    path.len() == tackle_tool::protocol::DIGEST_HEX_LEN && path.bytes().all(|b| b.is_ascii_hexdigit())
+    path.len() == tackle_tool::protocol::DIGEST_HEX_LEN
+        && path.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn read_path(
