@@ -285,22 +285,21 @@ fn corrupt_artifact_is_a_tool_error_not_a_crash() {
     );
     out.tool_error("artifact_corrupt");
     out.stdout_lacks("tampered");
+    // The damaged copy was set aside when it was detected, so it is gone, not served.
     p.tackle(["artifacts", "cat", &digest])
         .run()
         .code(3)
         .stdout_is("")
-        .stderr_contains("corrupt");
+        .stderr_contains("not found in the store");
     // The project keeps working.
     p.tackle(["call", "list_dir", r#"{"path":"many"}"#])
         .run()
         .success();
 }
 
-/// The corrupt-artifact error says "re-run the tool that produced it", but publishing the same
-/// content again deduplicates against the corrupt file (only its mtime is refreshed), so the
-/// artifact stays unreadable. The fix belongs in the store's publish path.
+/// The corrupt-artifact error says "re-run the tool that produced it": publishing the same
+/// content again must replace the damaged copy, not deduplicate against it.
 #[test]
-#[ignore = "known bug: store dedup keeps a corrupt artifact, re-running does not repair it"]
 fn rerunning_the_tool_repairs_a_corrupt_artifact() {
     let (p, digest, full) = project_with_artifact();
     std::fs::write(

@@ -152,6 +152,17 @@ impl ArtifactStore {
         }
         let actual = hash_reader(&mut file).map_err(StoreError::io("read artifact", &path))?;
         if actual != id {
+            // Move the bad copy out of the way so the next publication of this content writes
+            // a good one instead of deduplicating against it. It goes to `tmp/`, where startup
+            // cleanup removes it after the usual hour; failure to move it changes nothing.
+            drop(file);
+            let aside = self.paths.tmp.join(format!(
+                "corrupt-{}-{}-{}",
+                id.to_hex(),
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            let _ = fs::rename(&path, aside);
             return Err(StoreError::ArtifactCorrupt { id, actual });
         }
         file.seek(SeekFrom::Start(0))
@@ -276,19 +287,45 @@ impl StorePaths {
         }
     }
 
-    /// Refreshes the mtime of an existing artifact; `Ok(false)` when there is none.
-    fn refresh_existing(&self, final_path: &Path) -> Result<bool, StoreError> {
+    /// Refreshes the mtime of an existing artifact that still matches `expected`; `Ok(false)`
+    /// when there is none, or when the copy on disk is damaged (then it is replaced).
+    fn refresh_existing(
+        &self,
+        final_path: &Path,
+        expected: Expected<'_>,
+    ) -> Result<bool, StoreError> {
         // Read-only is enough: the owner may set times through any descriptor.
-        match File::open(final_path) {
-            Ok(existing) => {
-                existing
-                    .set_modified(SystemTime::now())
-                    .map_err(StoreError::io("refresh mtime of", final_path))?;
-                Ok(true)
+        let mut existing = match File::open(final_path) {
+            Ok(f) => f,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(StoreError::io("open artifact", final_path)(err)),
+        };
+        let len = existing
+            .metadata()
+            .map_err(StoreError::io("stat artifact", final_path))?
+            .len();
+        let intact = match expected {
+            // Small content is compared byte for byte: cheap, and it catches any damage.
+            Expected::Bytes(bytes) => {
+                len == bytes.len() as u64 && {
+                    let mut on_disk = Vec::with_capacity(bytes.len());
+                    existing
+                        .read_to_end(&mut on_disk)
+                        .map_err(StoreError::io("read artifact", final_path))?;
+                    on_disk == bytes
+                }
             }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(err) => Err(StoreError::io("open artifact", final_path)(err)),
+            // Large content is checked by length; a same-length corruption is caught (and set
+            // aside) the first time the artifact is read.
+            Expected::Len(n) => len == n,
+        };
+        if !intact {
+            return Ok(false);
         }
+        existing
+            .set_modified(SystemTime::now())
+            .map_err(StoreError::io("refresh mtime of", final_path))?;
+        Ok(true)
     }
 
     /// Publishes bytes held in memory: dedup against an existing artifact, or temp → fsync →
@@ -296,7 +333,7 @@ impl StorePaths {
     fn publish_bytes(&self, bytes: &[u8], id: ArtifactId) -> Result<(), StoreError> {
         let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        if self.refresh_existing(&final_path)? {
+        if self.refresh_existing(&final_path, Expected::Bytes(bytes))? {
             return Ok(());
         }
         let (mut file, temp) = self.create_temp()?;
@@ -317,12 +354,18 @@ impl StorePaths {
 
     /// Moves a finished temp file to its final name (after fsyncing it), or deduplicates
     /// against an existing artifact (no fsync needed: the temp is discarded).
-    fn publish(&self, temp: &Path, file: &File, id: ArtifactId) -> Result<(), StoreError> {
+    fn publish(
+        &self,
+        temp: &Path,
+        file: &File,
+        id: ArtifactId,
+        len: u64,
+    ) -> Result<(), StoreError> {
         // Publishing under a guard means a janitor pass cannot delete the existing copy between
         // our existence check and the mtime refresh that puts it back inside the grace period.
         let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        if self.refresh_existing(&final_path)? {
+        if self.refresh_existing(&final_path, Expected::Len(len))? {
             fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
             return Ok(());
         }
@@ -388,6 +431,13 @@ pub fn hash_file(path: &Path) -> io::Result<ArtifactId> {
 pub struct PublicationGuard {
     // The shared flock lives exactly as long as this open file description.
     _file: File,
+}
+
+/// What a deduplicating publication expects the existing artifact to hold.
+#[derive(Clone, Copy)]
+enum Expected<'a> {
+    Bytes(&'a [u8]),
+    Len(u64),
 }
 
 /// Where a capture's bytes are while it runs.
@@ -504,7 +554,7 @@ impl Capture {
             }
         };
         // The lock stays held (through `file`) until publication has renamed or removed the temp.
-        let result = self.paths.publish(&self.path, &file, id);
+        let result = self.paths.publish(&self.path, &file, id, info.bytes);
         drop(file);
         if result.is_err() {
             let _ = fs::remove_file(&self.path);

@@ -27,7 +27,7 @@ pub enum StoreError {
     },
     /// The artifact's bytes no longer hash to its name.
     #[error(
-        "artifact {id} is corrupt: its content hashes to {actual}; re-run the tool that produced it"
+        "artifact {id} is corrupt: its content hashes to {actual}; it was set aside, re-run the tool that produced it to store it again"
     )]
     ArtifactCorrupt {
         /// The requested id.
