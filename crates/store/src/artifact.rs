@@ -713,14 +713,43 @@ mod tests {
             }
             other => panic!("expected ArtifactCorrupt, got {other:?}"),
         }
-        // Still corrupt on a second attempt: failure is not remembered as verified.
+        // The damaged copy was set aside, never remembered as verified and never served.
         assert!(matches!(
             store.open_artifact(bad.id),
-            Err(StoreError::ArtifactCorrupt { .. })
+            Err(StoreError::ArtifactMissing { .. })
         ));
+        assert!(temp_names(&store).iter().any(|n| n.starts_with("corrupt-")));
+        // Publishing the same content again stores a good copy.
+        assert_eq!(store.put(b"will be damaged\n").unwrap().id, bad.id);
+        assert_eq!(store.read(bad.id).unwrap(), b"will be damaged\n");
         assert_eq!(store.read(good.id).unwrap(), b"good\n");
         let next = store.put(b"more\n").unwrap();
         assert_eq!(store.read(next.id).unwrap(), b"more\n");
+    }
+
+    #[test]
+    fn dedup_replaces_a_damaged_copy_instead_of_trusting_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        // Small: same length, one flipped byte, never read in between.
+        let small = store.put(b"small content\n").unwrap();
+        let path = store.artifact_path(small.id);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[3] ^= 0x20;
+        fs::write(&path, &bytes).unwrap();
+        store.put(b"small content\n").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"small content\n");
+        // Large (spilled to a temp file): truncated on disk.
+        let big = vec![b'z'; CAPTURE_BUFFER * 2];
+        let mut c = store.begin_capture().unwrap();
+        c.write(&big).unwrap();
+        let info = c.finish().unwrap();
+        let path = store.artifact_path(info.id);
+        fs::write(&path, b"zz").unwrap();
+        let mut c = store.begin_capture().unwrap();
+        c.write(&big).unwrap();
+        c.finish().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), big);
     }
 
     #[test]
