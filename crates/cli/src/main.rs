@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod exit;
 mod root;
+mod settings;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();

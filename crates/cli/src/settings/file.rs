@@ -1,0 +1,198 @@
+//! One configuration file: its TOML shape, parsed strictly, with the line of every value.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Where a setting came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    File { path: PathBuf, line: usize },
+    Flag { flag: &'static str },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("built-in default"),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Flag { flag } => f.write_str(flag),
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, origin: Origin) -> Self {
+        Self { value, origin }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsFile {
+    pub permissions: Option<PermissionsSection>,
+    pub path_scope: Option<PathScopeSection>,
+    pub url_scope: Option<UrlScopeSection>,
+    pub tools: Option<ToolsSection>,
+    pub tool_output: Option<ToolOutputSection>,
+}
+
+/// `[permissions]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    pub mode: Option<Spanned<String>>,
+    pub allow: Option<Vec<Spanned<String>>>,
+    pub ask: Option<Vec<Spanned<String>>>,
+    pub deny: Option<Vec<Spanned<String>>>,
+}
+
+/// `[path_scope]`: root-relative patterns every file tool is confined to.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathScopeSection {
+    pub allow: Option<Vec<Spanned<String>>>,
+    pub deny: Option<Vec<Spanned<String>>>,
+}
+
+/// `[url_scope]`: URL patterns fetch_url may reach (empty: fetch_url is not offered).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrlScopeSection {
+    pub allow: Option<Vec<Spanned<String>>>,
+}
+
+/// `[tools]`: tools removed from (or put back into) the catalog.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    pub disable: Option<Vec<Spanned<String>>>,
+    pub enable: Option<Vec<Spanned<String>>>,
+}
+
+/// `[tool_output]`: per-stream preview limits.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOutputSection {
+    pub lines: Option<Spanned<usize>>,
+    pub bytes: Option<Spanned<usize>>,
+}
+
+/// A parsed file and enough of its text to turn spans into line numbers.
+pub struct LoadedFile {
+    pub path: PathBuf,
+    text: String,
+    pub settings: SettingsFile,
+}
+
+impl LoadedFile {
+    /// Read and parse `path`; `Ok(None)` when it does not exist. Errors name the file, the line,
+    /// and for a misspelt key the nearest valid one.
+    pub fn load(path: &Path) -> anyhow::Result<Option<LoadedFile>> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => anyhow::bail!("reading {}: {e}", path.display()),
+        };
+        let settings: SettingsFile = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| line_of(&text, s.start));
+            let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+            anyhow::anyhow!("{}{at}: {}", path.display(), explain(e.message()))
+        })?;
+        Ok(Some(LoadedFile { path: path.to_path_buf(), text, settings }))
+    }
+
+    pub fn origin<T>(&self, spanned: &Spanned<T>) -> Origin {
+        Origin::File { path: self.path.clone(), line: line_of(&self.text, spanned.span().start) }
+    }
+
+    pub fn sourced<T: Clone>(&self, spanned: &Spanned<T>) -> Sourced<T> {
+        Sourced::new(spanned.get_ref().clone(), self.origin(spanned))
+    }
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.as_bytes()[..byte.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Rewrite serde's "unknown field `x`, expected one of `a`, `b`" into a suggestion of the
+/// nearest valid key.
+fn explain(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.trim_end().to_owned();
+    };
+    let Some((typo, expected)) = rest.split_once('`') else {
+        return message.trim_end().to_owned();
+    };
+    let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match nearest(typo, &valid) {
+        Some(best) => format!("unknown key `{typo}`; did you mean `{best}`? (valid: {})", valid.join(", ")),
+        None => format!("unknown key `{typo}` (valid: {})", valid.join(", ")),
+    }
+}
+
+/// The candidate closest to `word`, if any is reasonably close.
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(word, c), *c))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> anyhow::Result<Option<LoadedFile>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        LoadedFile::load(&path)
+    }
+
+    #[test]
+    fn typos_name_the_nearest_key_and_the_line() {
+        let cases = [
+            ("[tool_ouput]\nlines = 3\n", "`tool_ouput`", "`tool_output`", ":1"),
+            ("[permissions]\nmode = \"ask\"\nalow = [\"read:**\"]\n", "`alow`", "`allow`", ":3"),
+            ("[path_scope]\ndeny = []\nallwo = []\n", "`allwo`", "`allow`", ":3"),
+            ("[tools]\ndisabel = [\"stat\"]\n", "`disabel`", "`disable`", ":2"),
+        ];
+        for (text, typo, fix, line) in cases {
+            let err = load(text).err().unwrap().to_string();
+            assert!(err.contains(typo) && err.contains(fix) && err.contains(line), "{text:?}: {err}");
+        }
+        let err = load("[tool_output]\nlines = \"ten\"\n").err().unwrap().to_string();
+        assert!(err.contains(":2"), "{err}");
+    }
+
+    #[test]
+    fn values_carry_their_line() {
+        let f = load("[permissions]\n\nallow = [\n  \"read:**\",\n  \"write:src/**\",\n]\n").unwrap().unwrap();
+        let allow = f.settings.permissions.as_ref().unwrap().allow.as_ref().unwrap();
+        let lines: Vec<usize> = allow
+            .iter()
+            .map(|s| match f.origin(s) {
+                Origin::File { line, .. } => line,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(lines, vec![4, 5]);
+    }
+
+    #[test]
+    fn missing_file_is_none() {
+        assert!(LoadedFile::load(Path::new("/nonexistent/tackle/config.toml")).unwrap().is_none());
+    }
+}

@@ -1,0 +1,193 @@
+//! Layering: built-in defaults < user config < project config < command-line flags, keeping the
+//! origin of every effective value.
+
+use super::file::{LoadedFile, Origin, Sourced};
+
+/// The effect of a permission rule, as written in config (`allow`/`ask`/`deny`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleEffect {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// Settings given on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Flags {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+    pub mode: Option<String>,
+    pub disable_tools: Vec<String>,
+    pub enable_tools: Vec<String>,
+}
+
+/// The effective settings, each value with its origin.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub mode: Sourced<String>,
+    /// Every rule from every layer; precedence is by effect (deny > ask > allow), not by layer.
+    pub rules: Vec<(RuleEffect, Sourced<String>)>,
+    /// Replaced wholesale by the highest layer that sets it.
+    pub path_scope_allow: Vec<Sourced<String>>,
+    /// Accumulated across layers: a deny anywhere holds.
+    pub path_scope_deny: Vec<Sourced<String>>,
+    /// Replaced wholesale by the highest layer that sets it.
+    pub url_scope_allow: Vec<Sourced<String>>,
+    /// Tool names disabled (after later layers' `enable`), with where each was disabled.
+    pub disabled_tools: Vec<Sourced<String>>,
+    /// Tool names mentioned by any `enable` (validated like disabled ones).
+    pub enabled_tools: Vec<Sourced<String>>,
+    pub preview_lines: Sourced<usize>,
+    pub preview_bytes: Sourced<usize>,
+}
+
+impl Settings {
+    pub fn defaults(preview_lines: usize, preview_bytes: usize) -> Self {
+        Self {
+            mode: Sourced::new("ask".to_owned(), Origin::BuiltIn),
+            rules: Vec::new(),
+            path_scope_allow: vec![Sourced::new("**".to_owned(), Origin::BuiltIn)],
+            path_scope_deny: Vec::new(),
+            url_scope_allow: Vec::new(),
+            disabled_tools: Vec::new(),
+            enabled_tools: Vec::new(),
+            preview_lines: Sourced::new(preview_lines, Origin::BuiltIn),
+            preview_bytes: Sourced::new(preview_bytes, Origin::BuiltIn),
+        }
+    }
+
+    /// Apply one file on top (user, then project).
+    pub fn apply_file(&mut self, f: &LoadedFile) {
+        let s = &f.settings;
+        if let Some(p) = &s.permissions {
+            if let Some(m) = &p.mode {
+                self.mode = f.sourced(m);
+            }
+            for (effect, list) in [
+                (RuleEffect::Allow, &p.allow),
+                (RuleEffect::Ask, &p.ask),
+                (RuleEffect::Deny, &p.deny),
+            ] {
+                for r in list.iter().flatten() {
+                    self.rules.push((effect, f.sourced(r)));
+                }
+            }
+        }
+        if let Some(ps) = &s.path_scope {
+            if let Some(allow) = &ps.allow {
+                self.path_scope_allow = allow.iter().map(|a| f.sourced(a)).collect();
+            }
+            self.path_scope_deny.extend(ps.deny.iter().flatten().map(|d| f.sourced(d)));
+        }
+        if let Some(allow) = s.url_scope.as_ref().and_then(|u| u.allow.as_ref()) {
+            self.url_scope_allow = allow.iter().map(|a| f.sourced(a)).collect();
+        }
+        if let Some(t) = &s.tools {
+            let disable: Vec<Sourced<String>> = t.disable.iter().flatten().map(|d| f.sourced(d)).collect();
+            let enable: Vec<Sourced<String>> = t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
+            self.toggle(disable, enable);
+        }
+        if let Some(o) = &s.tool_output {
+            if let Some(l) = &o.lines {
+                self.preview_lines = f.sourced(l);
+            }
+            if let Some(b) = &o.bytes {
+                self.preview_bytes = f.sourced(b);
+            }
+        }
+    }
+
+    /// Apply command-line flags on top of everything.
+    pub fn apply_flags(&mut self, flags: &Flags) {
+        if let Some(m) = &flags.mode {
+            self.mode = Sourced::new(m.clone(), Origin::Flag { flag: "--mode" });
+        }
+        for (effect, list, flag) in [
+            (RuleEffect::Allow, &flags.allow, "--allow"),
+            (RuleEffect::Ask, &flags.ask, "--ask"),
+            (RuleEffect::Deny, &flags.deny, "--deny"),
+        ] {
+            for r in list {
+                self.rules.push((effect, Sourced::new(r.clone(), Origin::Flag { flag })));
+            }
+        }
+        let disable = flags
+            .disable_tools
+            .iter()
+            .map(|t| Sourced::new(t.clone(), Origin::Flag { flag: "--disable-tools" }))
+            .collect();
+        let enable = flags
+            .enable_tools
+            .iter()
+            .map(|t| Sourced::new(t.clone(), Origin::Flag { flag: "--enable-tools" }))
+            .collect();
+        self.toggle(disable, enable);
+    }
+
+    /// Within one layer, `enable` wins over `disable`; a later layer overrides earlier ones.
+    fn toggle(&mut self, disable: Vec<Sourced<String>>, enable: Vec<Sourced<String>>) {
+        for d in disable {
+            if !self.disabled_tools.iter().any(|x| x.value == d.value) {
+                self.disabled_tools.push(d);
+            }
+        }
+        for e in &enable {
+            self.disabled_tools.retain(|d| d.value != e.value);
+        }
+        self.enabled_tools.extend(enable);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str, name: &str) -> (tempfile::TempDir, LoadedFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let f = LoadedFile::load(&path).unwrap().unwrap();
+        (dir, f)
+    }
+
+    #[test]
+    fn layers_apply_in_order_with_origins() {
+        let (_u, user) = file(
+            "[permissions]\nmode = \"accept-edits\"\ndeny = [\"write:.git/**\"]\n[tool_output]\nlines = 50\n[url_scope]\nallow = [\"https://docs.rs/**\"]\n",
+            "user.toml",
+        );
+        let (_p, project) = file(
+            "[permissions]\nallow = [\"write:src/**\"]\n[path_scope]\nallow = [\"src/**\", \"tests/**\"]\ndeny = [\".env\"]\n[tools]\ndisable = [\"stat\", \"list_dir\"]\n",
+            "project.toml",
+        );
+        let mut s = Settings::defaults(400, 30_000);
+        s.apply_file(&user);
+        s.apply_file(&project);
+        s.apply_flags(&Flags {
+            deny: vec!["read:secrets/**".into()],
+            mode: Some("plan".into()),
+            enable_tools: vec!["list_dir".into()],
+            ..Flags::default()
+        });
+        assert_eq!(s.mode.value, "plan");
+        assert_eq!(s.mode.origin, Origin::Flag { flag: "--mode" });
+        let rules: Vec<(RuleEffect, &str)> = s.rules.iter().map(|(e, r)| (*e, r.value.as_str())).collect();
+        assert_eq!(
+            rules,
+            vec![
+                (RuleEffect::Deny, "write:.git/**"),
+                (RuleEffect::Allow, "write:src/**"),
+                (RuleEffect::Deny, "read:secrets/**"),
+            ]
+        );
+        assert!(matches!(&s.rules[0].1.origin, Origin::File { line: 3, .. }));
+        assert_eq!(s.preview_lines.value, 50);
+        assert_eq!(s.preview_bytes.origin, Origin::BuiltIn);
+        let scope: Vec<&str> = s.path_scope_allow.iter().map(|x| x.value.as_str()).collect();
+        assert_eq!(scope, vec!["src/**", "tests/**"]);
+        assert_eq!(s.url_scope_allow.len(), 1);
+        let disabled: Vec<&str> = s.disabled_tools.iter().map(|x| x.value.as_str()).collect();
+        assert_eq!(disabled, vec!["stat"]);
+    }
+}
