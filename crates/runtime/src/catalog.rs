@@ -33,7 +33,27 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// A catalog of exactly `tools`, descriptions as the tools wrote them.
     pub fn new(tools: Vec<Arc<dyn DynTool>>) -> Result<Self, CatalogError> {
+        Self::build(tools, &[])
+    }
+
+    /// A catalog whose descriptions follow it (seed 003, "Descriptions follow the catalog"): a
+    /// sentence naming a tool of `known_builtins` that is not registered is dropped, because it
+    /// would promise the model a capability it does not have. Names outside `known_builtins`
+    /// (MCP tools, tools wired by an embedder) are unknown rather than absent and are kept.
+    pub fn build(tools: Vec<Arc<dyn DynTool>>, known_builtins: &[&str]) -> Result<Self, CatalogError> {
+        let mut catalog = Self::unrewritten(tools)?;
+        let registered: Vec<String> = catalog.names().map(str::to_owned).collect();
+        let absent: Vec<&str> =
+            known_builtins.iter().copied().filter(|k| !registered.iter().any(|r| r == k)).collect();
+        for entry in &mut catalog.entries {
+            entry.spec.description = drop_sentences_naming(&entry.spec.description, &absent);
+        }
+        Ok(catalog)
+    }
+
+    fn unrewritten(tools: Vec<Arc<dyn DynTool>>) -> Result<Self, CatalogError> {
         let mut entries = Vec::with_capacity(tools.len());
         let mut by_name = BTreeMap::new();
         for tool in tools {
@@ -94,9 +114,82 @@ impl Catalog {
     }
 }
 
+/// Remove every sentence that names one of `absent` as a whole word.
+pub fn drop_sentences_naming(description: &str, absent: &[&str]) -> String {
+    if absent.is_empty() {
+        return description.to_owned();
+    }
+    let mut out = String::with_capacity(description.len());
+    for sentence in sentences(description) {
+        if !absent.iter().any(|name| names_word(sentence, name)) {
+            out.push_str(sentence);
+        }
+    }
+    out.trim_end().to_owned()
+}
+
+/// Split after `.`, `!` or `?` followed by whitespace, keeping the whitespace with the
+/// sentence so that rejoining the survivors keeps the original spacing.
+fn sentences(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if matches!(bytes[i], b'.' | b'!' | b'?')
+            && bytes.get(i + 1).is_some_and(|b| b.is_ascii_whitespace())
+        {
+            let mut end = i + 1;
+            while end < bytes.len() && bytes[end].is_ascii_whitespace() {
+                end += 1;
+            }
+            parts.push(&text[start..end]);
+            start = end;
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    if start < text.len() {
+        parts.push(&text[start..]);
+    }
+    parts
+}
+
+fn names_word(sentence: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    sentence.match_indices(name).any(|(at, _)| {
+        let before = sentence[..at].chars().next_back();
+        let after = sentence[at + name.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
 fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_follow_the_catalog() {
+        let d = "Read a file. Use this instead of `cat` in bash. Prefer grep for searching! \
+                 Pages follow next_offset.";
+        let cases: &[(&[&str], &str)] = &[
+            (&[], d),
+            (&["bash"], "Read a file. Prefer grep for searching! Pages follow next_offset."),
+            (&["bash", "grep"], "Read a file. Pages follow next_offset."),
+            // Whole words only: `grep_tool` or `bashful` are not `grep` or `bash`.
+            (&["next"], d),
+        ];
+        for (absent, want) in cases {
+            assert_eq!(drop_sentences_naming(d, absent), *want, "{absent:?}");
+        }
+        assert_eq!(drop_sentences_naming("See bashful and grep_tool.", &["bash", "grep"]), "See bashful and grep_tool.");
+    }
 }

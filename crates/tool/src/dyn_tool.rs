@@ -27,6 +27,7 @@ pub trait DynTool: Send + Sync + 'static {
     fn output(&self) -> OutputDeclaration;
     fn truncation(&self) -> Truncation;
     fn label(&self) -> Label;
+    fn permission_actions(&self) -> &'static [&'static str];
     /// Parse `arguments` strictly, then prepare.
     fn prepare_json(
         &self,
@@ -60,6 +61,9 @@ impl<T: Tool> DynTool for T {
     }
     fn label(&self) -> Label {
         Tool::label(self)
+    }
+    fn permission_actions(&self) -> &'static [&'static str] {
+        Tool::permission_actions(self)
     }
 
     fn prepare_json(

@@ -75,6 +75,13 @@ pub trait Tool: Send + Sync + 'static {
         Truncation::Bounded
     }
 
+    /// The permission actions this tool's routing keys use (`read`, `write`, `fetch`,
+    /// `message`, `tool.bash.cmd`, …), besides `tool.<name>`. The catalog uses them to decide
+    /// whether any rule could ever allow the tool; one that none could is not advertised.
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The information-flow label of this tool's results.
     fn label(&self) -> Label {
         Label::LOCAL
