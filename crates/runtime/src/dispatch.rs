@@ -182,7 +182,7 @@ impl Runtime {
         let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.prepare_json(call.arguments.clone(), &cx)
         }))
-        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &p)))?
+        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &*p)))?
         .map_err(|e| (CallStatus::Error, e))?;
 
         let mut keys = vec![format!("tool.{}", call.name)];
@@ -263,7 +263,7 @@ impl Runtime {
             joined = &mut task => match joined {
                 Ok(Ok(c)) => Ending::Completed(c),
                 Ok(Err(e)) => Ending::Failed(e),
-                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &j.into_panic())),
+                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
                 Err(_) => Ending::Cancelled,
             },
             () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
