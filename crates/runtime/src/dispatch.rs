@@ -356,8 +356,15 @@ fn shape(
             )),
         ),
     };
-    let finished = match output.finish(terminal, store) {
-        Ok(f) => f,
+    let (finished, failure) = match output.finish(terminal, store) {
+        Ok(f) => (f, failure),
+        // Terminal output was refused (resupplied after streaming, undeclared stream) or a
+        // capture write failed: the output already accepted is still published and shown as
+        // incomplete beside the error, never dropped.
+        Err(e) if truncation == Truncation::Bounded => match output.finish(None, store) {
+            Ok(f) => (f, failure.or(Some((CallStatus::Error, e)))),
+            Err(e) => return error_result(call, CallStatus::Error, &e, label),
+        },
         Err(e) => return error_result(call, CallStatus::Error, &e, label),
     };
     let rendered = match truncation {
