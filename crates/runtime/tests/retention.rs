@@ -703,6 +703,7 @@ async fn resupplying_output_after_streaming_is_a_protocol_violation_that_keeps_t
         Script {
             acts: vec![Act::Write(None, "streamed part\n".into())],
             completion: CompletionOutput::Single("again\n".into()),
+            display: None,
         },
     );
     register(
@@ -711,6 +712,7 @@ async fn resupplying_output_after_streaming_is_a_protocol_violation_that_keeps_t
         Script {
             acts: vec![Act::Write(Some(stream("stderr")), "warned\n".into())],
             completion: CompletionOutput::Named(vec![(stream("stdout"), "late\n".into())]),
+            display: None,
         },
     );
     let results = h
@@ -938,4 +940,135 @@ async fn call_finished_references_keep_artifacts_from_the_janitor() {
     for id in &referenced {
         assert!(h.session.store.contains(*id));
     }
+}
+
+/// Records what a user interface would be shown live.
+#[derive(Default)]
+struct SeenLive {
+    shown: std::sync::Mutex<Vec<(String, Option<String>, Option<String>)>>,
+}
+
+impl tackle_runtime::ProgressObserver for SeenLive {
+    fn on_progress(
+        &self,
+        call: &tackle_protocol::CallId,
+        message: Option<&str>,
+        display: Option<&str>,
+    ) {
+        self.shown.lock().unwrap().push((
+            call.0.clone(),
+            message.map(str::to_owned),
+            display.map(str::to_owned),
+        ));
+    }
+}
+
+/// Live message/display text is sanitized and capped at 64 KiB per call without ever stopping
+/// authoritative output; the final display is sanitized, bounded, kept out of the model's text
+/// and recorded in `call_finished`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn live_and_final_display_are_bounded_sanitized_and_never_model_text() {
+    let scripts = new_scripts();
+    let seen = std::sync::Arc::new(SeenLive::default());
+    let h = Harness::new(
+        vec![Scripted::single("single", &scripts)],
+        WIDE,
+        LONG_TIMEOUT,
+    )
+    .with_observer(seen.clone());
+    let mut acts = vec![Act::Progress(ToolProgress {
+        output: vec![],
+        message: Some("bell\u{7} and\r tab\t newline\n".into()),
+        display: Some("\u{1b}[31mred\u{1b}[0m".into()),
+    })];
+    let mut want = String::new();
+    for i in 0..100 {
+        let line = format!("out {i}\n");
+        want.push_str(&line);
+        acts.push(Act::Progress(ToolProgress {
+            output: vec![OutputChunk {
+                stream: None,
+                text: line,
+            }],
+            message: Some("m".repeat(1024)),
+            display: None,
+        }));
+    }
+    let display = format!("{}\u{0}{}", "final ", "d".repeat(70 * 1024));
+    register(
+        &scripts,
+        "chatty",
+        Script {
+            acts,
+            completion: CompletionOutput::Streamed,
+            display: Some(display),
+        },
+    );
+    let r = run_one(&h, "single", "chatty").await;
+
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.text());
+    assert_eq!(
+        h.read_artifact(&r.retained_output[0].artifact),
+        want.as_bytes(),
+        "output never stops"
+    );
+    assert_eq!(r.text(), want, "display is not model text");
+
+    let shown = seen.shown.lock().unwrap();
+    assert_eq!(shown[0].1.as_deref(), Some("bell  and  tab\t newline\n"));
+    assert_eq!(shown[0].2.as_deref(), Some(" [31mred [0m"));
+    let live: usize = shown
+        .iter()
+        .map(|(_, m, d)| m.as_ref().map_or(0, String::len) + d.as_ref().map_or(0, String::len))
+        .sum();
+    assert!(live <= tackle_runtime::LIVE_DISPLAY_BUDGET_BYTES, "{live}");
+    assert!(
+        shown.len() > 1 && shown.len() < 101,
+        "the budget stops live text, and only live text"
+    );
+
+    let final_display = r.display.as_deref().unwrap();
+    assert!(final_display.len() <= tackle_runtime::FINAL_DISPLAY_LIMIT_BYTES);
+    assert!(final_display.starts_with("final  ddd") && !final_display.contains('\u{0}'));
+    let finished = h.finished_events();
+    assert_eq!(finished[0]["display"], json!(final_display));
+}
+
+/// While a call runs its publication guard is held, so a janitor pass does nothing; once the
+/// batch has recorded `call_finished`, a pass runs and keeps the call's artifacts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_janitor_stays_away_while_a_call_is_publishing() {
+    let lab = Lab::new(None);
+    let h = Harness::new(
+        vec![std::sync::Arc::new(Hang { lab: lab.clone() })],
+        WIDE,
+        LONG_TIMEOUT,
+    );
+    let cancel = tackle_runtime::CancellationToken::new();
+    let later = SystemTime::now() + Duration::from_secs(5);
+    let calls = vec![call(
+        "held",
+        "hang",
+        json!({"id": "held", "before": "kept\n"}),
+    )];
+    let (results, during) = tokio::join!(h.run_with(calls, cancel.clone()), async {
+        lab.wait("start:held").await;
+        let report = Janitor::new(&h.session.store, Duration::ZERO)
+            .collect(later, false)
+            .unwrap();
+        cancel.cancel();
+        report
+    });
+    assert!(during.skipped_guard_held, "{during:?}");
+    let after = Janitor::new(&h.session.store, Duration::ZERO)
+        .collect(later, false)
+        .unwrap();
+    assert!(
+        !after.skipped_guard_held && after.removed.is_empty(),
+        "{after:?}"
+    );
+    assert_eq!(
+        h.read_artifact(&results[0].retained_output[0].artifact),
+        b"kept\n"
+    );
 }

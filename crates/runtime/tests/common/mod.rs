@@ -24,7 +24,8 @@ use tackle_protocol::{
     CallId, Concurrency, ErrorCode, OutputDeclaration, StreamName, ToolCall, ToolResult, Truncation,
 };
 use tackle_runtime::{
-    AllowAll, CancellationToken, Catalog, PreviewLimits, Runtime, RuntimeConfig, Session,
+    AllowAll, CancellationToken, Catalog, PreviewLimits, ProgressObserver, Runtime, RuntimeConfig,
+    Session,
 };
 use tackle_store::{ArtifactId, EventLog};
 use tackle_tool::{
@@ -66,6 +67,12 @@ impl Harness {
             session,
             runtime,
         }
+    }
+
+    /// Replace the runtime with one that reports live progress to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
+        self.runtime = self.runtime.with_observer(observer);
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -493,6 +500,8 @@ pub enum Act {
 pub struct Script {
     pub acts: Vec<Act>,
     pub completion: CompletionOutput,
+    /// Final UI display text.
+    pub display: Option<String>,
 }
 
 impl Script {
@@ -500,6 +509,7 @@ impl Script {
         Self {
             acts: vec![],
             completion: CompletionOutput::Single(text.into()),
+            display: None,
         }
     }
 
@@ -512,6 +522,7 @@ impl Script {
                     .map(|(n, t)| (stream(n), (*t).to_owned()))
                     .collect(),
             ),
+            display: None,
         }
     }
 
@@ -519,6 +530,7 @@ impl Script {
         Self {
             acts,
             completion: CompletionOutput::Streamed,
+            display: None,
         }
     }
 }
@@ -623,7 +635,7 @@ impl Tool for Scripted {
         Ok(ToolCompletion {
             output: script.completion,
             metadata: json!({"scripted": true}),
-            display: None,
+            display: script.display,
         })
     }
 }
