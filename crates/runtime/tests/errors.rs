@@ -267,3 +267,106 @@ async fn cancellation_ends_running_and_not_yet_started_calls() {
     }
     assert!(!lab.ran("queued") && !lab.ran("later"));
 }
+
+/// Denies every `step_exclusive` call; allows the rest.
+struct DenyForbidden;
+
+impl tackle_runtime::GateHook for DenyForbidden {
+    fn check(&self, request: &tackle_runtime::GateRequest<'_>) -> tackle_runtime::GateVerdict {
+        if request.tool == "step_exclusive" {
+            tackle_runtime::GateVerdict::Deny {
+                key: request.keys[0].clone(),
+                rule: "deny tool.step_exclusive".into(),
+                message: "step_exclusive is denied by policy; use step".into(),
+            }
+        } else {
+            tackle_runtime::GateVerdict::Allow
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_denied_call_is_a_result_and_is_recorded_once() {
+    let lab = Lab::new(None);
+    let h = step_harness(&lab, vec![]);
+    let runtime = tackle_runtime::Runtime::new(
+        tackle_runtime::Catalog::new(vec![Step::parallel(&lab), Step::exclusive(&lab)]).unwrap(),
+        Arc::new(DenyForbidden),
+        tackle_runtime::RuntimeConfig {
+            preview: WIDE,
+            call_timeout: LONG_TIMEOUT,
+        },
+    );
+    let calls = vec![
+        call("denied", "step_exclusive", json!({"id": "denied"})),
+        call("allowed", "step", json!({"id": "allowed"})),
+    ];
+    let results = guarded(runtime.run_batch(&h.session, calls, CancellationToken::new()))
+        .await
+        .unwrap();
+    let denied = &results[0];
+    assert_eq!(
+        (denied.status, code(denied)),
+        (CallStatus::Denied, Some("permission_denied"))
+    );
+    assert_eq!(denied.metadata["tool_denied"]["key"], "tool.step_exclusive");
+    assert_eq!(
+        denied.metadata["tool_denied"]["rule"],
+        "deny tool.step_exclusive"
+    );
+    assert!(!lab.ran("denied"));
+    assert_eq!(results[1].status, CallStatus::Ok);
+    let kinds: Vec<(String, String)> = h
+        .events()
+        .iter()
+        .filter(|e| e["call_id"] == "denied")
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["status"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("call_started".into(), "".into()),
+            ("call_finished".into(), "denied".into())
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_cancelled_before_it_starts_runs_nothing_and_records_everything() {
+    let lab = Lab::new(None);
+    let h = step_harness(&lab, vec![]);
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let calls = vec![
+        call("p", "step", json!({"id": "p"})),
+        call("e", "step_exclusive", json!({"id": "e"})),
+        call("u", "nope", json!({})),
+    ];
+    let results = h.run_with(calls, cancel).await;
+    let got: Vec<(CallStatus, Option<&str>)> =
+        results.iter().map(|r| (r.status, code(r))).collect();
+    assert_eq!(
+        got,
+        [
+            (CallStatus::Cancelled, Some("cancelled")),
+            (CallStatus::Cancelled, Some("cancelled")),
+            (CallStatus::Error, Some("unknown_tool")),
+        ]
+    );
+    assert!(!lab.ran("p") && !lab.ran("e"));
+    let events = h.events();
+    for id in ["p", "e", "u"] {
+        let n = |kind: &str| {
+            events
+                .iter()
+                .filter(|e| e["call_id"] == id && e["type"] == kind)
+                .count()
+        };
+        assert_eq!((n("call_started"), n("call_finished")), (1, 1), "{id}");
+    }
+}
