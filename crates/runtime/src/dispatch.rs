@@ -46,6 +46,9 @@ struct Ready {
     dispatched: Instant,
 }
 
+/// What `admit` decides: the tool and its prepared call, or the status and error to record.
+type Admission = Result<(Arc<dyn DynTool>, Prepared<ErasedPlan>), (CallStatus, ToolError)>;
+
 /// How an execution ended, before shaping.
 enum Ending {
     Completed(ToolCompletion),
@@ -158,7 +161,7 @@ impl Runtime {
         session: &Session,
         call: &ToolCall,
         artifacts: &dyn tackle_tool::ArtifactSource,
-    ) -> Result<(Arc<dyn DynTool>, Prepared<ErasedPlan>), (CallStatus, ToolError)> {
+    ) -> Admission {
         let Some(tool) = self.catalog.get(&call.name).cloned() else {
             let near = self.catalog.closest(&call.name, 3);
             let hint = if near.is_empty() {

@@ -942,10 +942,13 @@ async fn call_finished_references_keep_artifacts_from_the_janitor() {
     }
 }
 
+/// (call id, message, display) as a user interface would be shown them live.
+type LiveUpdate = (String, Option<String>, Option<String>);
+
 /// Records what a user interface would be shown live.
 #[derive(Default)]
 struct SeenLive {
-    shown: std::sync::Mutex<Vec<(String, Option<String>, Option<String>)>>,
+    shown: std::sync::Mutex<Vec<LiveUpdate>>,
 }
 
 impl tackle_runtime::ProgressObserver for SeenLive {
