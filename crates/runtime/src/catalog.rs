@@ -42,11 +42,17 @@ impl Catalog {
     /// sentence naming a tool of `known_builtins` that is not registered is dropped, because it
     /// would promise the model a capability it does not have. Names outside `known_builtins`
     /// (MCP tools, tools wired by an embedder) are unknown rather than absent and are kept.
-    pub fn build(tools: Vec<Arc<dyn DynTool>>, known_builtins: &[&str]) -> Result<Self, CatalogError> {
+    pub fn build(
+        tools: Vec<Arc<dyn DynTool>>,
+        known_builtins: &[&str],
+    ) -> Result<Self, CatalogError> {
         let mut catalog = Self::unrewritten(tools)?;
         let registered: Vec<String> = catalog.names().map(str::to_owned).collect();
-        let absent: Vec<&str> =
-            known_builtins.iter().copied().filter(|k| !registered.iter().any(|r| r == k)).collect();
+        let absent: Vec<&str> = known_builtins
+            .iter()
+            .copied()
+            .filter(|k| !registered.iter().any(|r| r == k))
+            .collect();
         for entry in &mut catalog.entries {
             entry.spec.description = drop_sentences_naming(&entry.spec.description, &absent);
         }
@@ -182,7 +188,10 @@ mod tests {
                  Pages follow next_offset.";
         let cases: &[(&[&str], &str)] = &[
             (&[], d),
-            (&["bash"], "Read a file. Prefer grep for searching! Pages follow next_offset."),
+            (
+                &["bash"],
+                "Read a file. Prefer grep for searching! Pages follow next_offset.",
+            ),
             (&["bash", "grep"], "Read a file. Pages follow next_offset."),
             // Whole words only: `grep_tool` or `bashful` are not `grep` or `bash`.
             (&["next"], d),
@@ -190,6 +199,9 @@ mod tests {
         for (absent, want) in cases {
             assert_eq!(drop_sentences_naming(d, absent), *want, "{absent:?}");
         }
-        assert_eq!(drop_sentences_naming("See bashful and grep_tool.", &["bash", "grep"]), "See bashful and grep_tool.");
+        assert_eq!(
+            drop_sentences_naming("See bashful and grep_tool.", &["bash", "grep"]),
+            "See bashful and grep_tool."
+        );
     }
 }

@@ -209,7 +209,7 @@ impl Runtime {
         let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.prepare_json(call.arguments.clone(), &cx)
         }))
-        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &p)))?
+        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &*p)))?
         .map_err(|e| (CallStatus::Error, e))?;
 
         let mut keys = vec![format!("tool.{}", call.name)];
@@ -300,7 +300,7 @@ impl Runtime {
             joined = &mut task => match joined {
                 Ok(Ok(c)) => Ending::Completed(c),
                 Ok(Err(e)) => Ending::Failed(e),
-                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &j.into_panic())),
+                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
                 Err(_) => Ending::Cancelled,
             },
             () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
@@ -410,8 +410,15 @@ fn shape(
             )),
         ),
     };
-    let finished = match output.finish(terminal, store) {
-        Ok(f) => f,
+    let (finished, failure) = match output.finish(terminal, store) {
+        Ok(f) => (f, failure),
+        // Terminal output was refused (resupplied after streaming, undeclared stream) or a
+        // capture write failed: the output already accepted is still published and shown as
+        // incomplete beside the error, never dropped.
+        Err(e) if truncation == Truncation::Bounded => match output.finish(None, store) {
+            Ok(f) => (f, failure.or(Some((CallStatus::Error, e)))),
+            Err(e) => return error_result(call, CallStatus::Error, &e, label),
+        },
         Err(e) => return error_result(call, CallStatus::Error, &e, label),
     };
     let rendered = match truncation {

@@ -108,11 +108,18 @@ impl LoadedFile {
             let at = line.map(|l| format!(":{l}")).unwrap_or_default();
             anyhow::anyhow!("{}{at}: {}", path.display(), explain(e.message()))
         })?;
-        Ok(Some(LoadedFile { path: path.to_path_buf(), text, settings }))
+        Ok(Some(LoadedFile {
+            path: path.to_path_buf(),
+            text,
+            settings,
+        }))
     }
 
     pub fn origin<T>(&self, spanned: &Spanned<T>) -> Origin {
-        Origin::File { path: self.path.clone(), line: line_of(&self.text, spanned.span().start) }
+        Origin::File {
+            path: self.path.clone(),
+            line: line_of(&self.text, spanned.span().start),
+        }
     }
 
     pub fn sourced<T: Clone>(&self, spanned: &Spanned<T>) -> Sourced<T> {
@@ -121,7 +128,11 @@ impl LoadedFile {
 }
 
 fn line_of(text: &str, byte: usize) -> usize {
-    text.as_bytes()[..byte.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..byte.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Rewrite serde's "unknown field `x`, expected one of `a`, `b`" into a suggestion of the
@@ -135,7 +146,10 @@ fn explain(message: &str) -> String {
     };
     let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
     match nearest(typo, &valid) {
-        Some(best) => format!("unknown key `{typo}`; did you mean `{best}`? (valid: {})", valid.join(", ")),
+        Some(best) => format!(
+            "unknown key `{typo}`; did you mean `{best}`? (valid: {})",
+            valid.join(", ")
+        ),
         None => format!("unknown key `{typo}` (valid: {})", valid.join(", ")),
     }
 }
@@ -164,23 +178,58 @@ mod tests {
     #[test]
     fn typos_name_the_nearest_key_and_the_line() {
         let cases = [
-            ("[tool_ouput]\nlines = 3\n", "`tool_ouput`", "`tool_output`", ":1"),
-            ("[permissions]\nmode = \"ask\"\nalow = [\"read:**\"]\n", "`alow`", "`allow`", ":3"),
-            ("[path_scope]\ndeny = []\nallwo = []\n", "`allwo`", "`allow`", ":3"),
-            ("[tools]\ndisabel = [\"stat\"]\n", "`disabel`", "`disable`", ":2"),
+            (
+                "[tool_ouput]\nlines = 3\n",
+                "`tool_ouput`",
+                "`tool_output`",
+                ":1",
+            ),
+            (
+                "[permissions]\nmode = \"ask\"\nalow = [\"read:**\"]\n",
+                "`alow`",
+                "`allow`",
+                ":3",
+            ),
+            (
+                "[path_scope]\ndeny = []\nallwo = []\n",
+                "`allwo`",
+                "`allow`",
+                ":3",
+            ),
+            (
+                "[tools]\ndisabel = [\"stat\"]\n",
+                "`disabel`",
+                "`disable`",
+                ":2",
+            ),
         ];
         for (text, typo, fix, line) in cases {
             let err = load(text).err().unwrap().to_string();
-            assert!(err.contains(typo) && err.contains(fix) && err.contains(line), "{text:?}: {err}");
+            assert!(
+                err.contains(typo) && err.contains(fix) && err.contains(line),
+                "{text:?}: {err}"
+            );
         }
-        let err = load("[tool_output]\nlines = \"ten\"\n").err().unwrap().to_string();
+        let err = load("[tool_output]\nlines = \"ten\"\n")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains(":2"), "{err}");
     }
 
     #[test]
     fn values_carry_their_line() {
-        let f = load("[permissions]\n\nallow = [\n  \"read:**\",\n  \"write:src/**\",\n]\n").unwrap().unwrap();
-        let allow = f.settings.permissions.as_ref().unwrap().allow.as_ref().unwrap();
+        let f = load("[permissions]\n\nallow = [\n  \"read:**\",\n  \"write:src/**\",\n]\n")
+            .unwrap()
+            .unwrap();
+        let allow = f
+            .settings
+            .permissions
+            .as_ref()
+            .unwrap()
+            .allow
+            .as_ref()
+            .unwrap();
         let lines: Vec<usize> = allow
             .iter()
             .map(|s| match f.origin(s) {
@@ -193,6 +242,10 @@ mod tests {
 
     #[test]
     fn missing_file_is_none() {
-        assert!(LoadedFile::load(Path::new("/nonexistent/tackle/config.toml")).unwrap().is_none());
+        assert!(
+            LoadedFile::load(Path::new("/nonexistent/tackle/config.toml"))
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -78,14 +78,17 @@ impl Settings {
             if let Some(allow) = &ps.allow {
                 self.path_scope_allow = allow.iter().map(|a| f.sourced(a)).collect();
             }
-            self.path_scope_deny.extend(ps.deny.iter().flatten().map(|d| f.sourced(d)));
+            self.path_scope_deny
+                .extend(ps.deny.iter().flatten().map(|d| f.sourced(d)));
         }
         if let Some(allow) = s.url_scope.as_ref().and_then(|u| u.allow.as_ref()) {
             self.url_scope_allow = allow.iter().map(|a| f.sourced(a)).collect();
         }
         if let Some(t) = &s.tools {
-            let disable: Vec<Sourced<String>> = t.disable.iter().flatten().map(|d| f.sourced(d)).collect();
-            let enable: Vec<Sourced<String>> = t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
+            let disable: Vec<Sourced<String>> =
+                t.disable.iter().flatten().map(|d| f.sourced(d)).collect();
+            let enable: Vec<Sourced<String>> =
+                t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
         }
         if let Some(o) = &s.tool_output {
@@ -109,18 +112,33 @@ impl Settings {
             (RuleEffect::Deny, &flags.deny, "--deny"),
         ] {
             for r in list {
-                self.rules.push((effect, Sourced::new(r.clone(), Origin::Flag { flag })));
+                self.rules
+                    .push((effect, Sourced::new(r.clone(), Origin::Flag { flag })));
             }
         }
         let disable = flags
             .disable_tools
             .iter()
-            .map(|t| Sourced::new(t.clone(), Origin::Flag { flag: "--disable-tools" }))
+            .map(|t| {
+                Sourced::new(
+                    t.clone(),
+                    Origin::Flag {
+                        flag: "--disable-tools",
+                    },
+                )
+            })
             .collect();
         let enable = flags
             .enable_tools
             .iter()
-            .map(|t| Sourced::new(t.clone(), Origin::Flag { flag: "--enable-tools" }))
+            .map(|t| {
+                Sourced::new(
+                    t.clone(),
+                    Origin::Flag {
+                        flag: "--enable-tools",
+                    },
+                )
+            })
             .collect();
         self.toggle(disable, enable);
     }
@@ -172,7 +190,11 @@ mod tests {
         });
         assert_eq!(s.mode.value, "plan");
         assert_eq!(s.mode.origin, Origin::Flag { flag: "--mode" });
-        let rules: Vec<(RuleEffect, &str)> = s.rules.iter().map(|(e, r)| (*e, r.value.as_str())).collect();
+        let rules: Vec<(RuleEffect, &str)> = s
+            .rules
+            .iter()
+            .map(|(e, r)| (*e, r.value.as_str()))
+            .collect();
         assert_eq!(
             rules,
             vec![
@@ -184,7 +206,11 @@ mod tests {
         assert!(matches!(&s.rules[0].1.origin, Origin::File { line: 3, .. }));
         assert_eq!(s.preview_lines.value, 50);
         assert_eq!(s.preview_bytes.origin, Origin::BuiltIn);
-        let scope: Vec<&str> = s.path_scope_allow.iter().map(|x| x.value.as_str()).collect();
+        let scope: Vec<&str> = s
+            .path_scope_allow
+            .iter()
+            .map(|x| x.value.as_str())
+            .collect();
         assert_eq!(scope, vec!["src/**", "tests/**"]);
         assert_eq!(s.url_scope_allow.len(), 1);
         let disabled: Vec<&str> = s.disabled_tools.iter().map(|x| x.value.as_str()).collect();

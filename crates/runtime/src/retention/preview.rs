@@ -160,6 +160,50 @@ mod tests {
         );
     }
 
+    /// However a stream is split into chunks, the preview and its hint are the same as for one
+    /// push of the whole text.
+    #[test]
+    fn chunking_never_changes_the_preview() {
+        let texts = [
+            "",
+            "a",
+            "a\n",
+            "ab\ncd",
+            "ab\ncd\n",
+            "abcd\nefghi\nj",
+            "\n\n\n",
+            "é€\n𝄞x\ny",
+        ];
+        let limits = [
+            (0, 100),
+            (1, 100),
+            (2, 100),
+            (100, 0),
+            (100, 3),
+            (100, 5),
+            (2, 4),
+        ];
+        for text in texts {
+            for (lines, bytes) in limits {
+                let whole = preview(lines, bytes, &[text]);
+                let cuts: Vec<usize> = (0..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .collect();
+                for &i in &cuts {
+                    for &j in cuts.iter().filter(|&&j| j >= i) {
+                        let p = preview(lines, bytes, &[&text[..i], &text[i..j], &text[j..]]);
+                        let case = format!("{text:?} limits ({lines}, {bytes}) cut at {i}, {j}");
+                        assert_eq!(p.text(), whole.text(), "{case}");
+                        assert_eq!(p.truncated(), whole.truncated(), "{case}");
+                        assert_eq!(p.continue_at_line(), whole.continue_at_line(), "{case}");
+                        assert_eq!(p.total_lines(), whole.total_lines(), "{case}");
+                        assert_eq!(p.total_bytes(), text.len() as u64, "{case}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn shrink_keeps_hint_truthful() {
         let mut p = preview(10, 100, &["one\ntwo\nthree\n"]);
