@@ -24,7 +24,7 @@ use crate::clock::now_ms;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::gate::{GateHook, GateRequest, GateVerdict};
-use crate::progress::ProgressObserver;
+use crate::progress::{EventObserver, ProgressObserver};
 use crate::retention::CallOutput;
 use crate::retention::capture::sanitize_final_display;
 use crate::retention::render::{render_bounded, render_opt_out};
@@ -37,6 +37,7 @@ pub struct Runtime {
     gate: Arc<dyn GateHook>,
     config: RuntimeConfig,
     observer: Option<Arc<dyn ProgressObserver>>,
+    event_observer: Option<Arc<dyn EventObserver>>,
 }
 
 /// A call that survived prepare and the gate, waiting for its turn.
@@ -66,12 +67,28 @@ impl Runtime {
             gate,
             config,
             observer: None,
+            event_observer: None,
         }
     }
 
     pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
         self.observer = Some(observer);
         self
+    }
+
+    /// Notify `observer` of every event once it is durable.
+    pub fn with_event_observer(mut self, observer: Arc<dyn EventObserver>) -> Self {
+        self.event_observer = Some(observer);
+        self
+    }
+
+    /// Append an event, wait until it is durable, then tell the observer.
+    async fn record(&self, session: &Session, event: Event) -> Result<u64, RuntimeError> {
+        let seq = session.recorder.append(event.clone()).await?;
+        if let Some(obs) = &self.event_observer {
+            obs.on_recorded(seq, &event);
+        }
+        Ok(seq)
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -92,12 +109,15 @@ impl Runtime {
     ) -> Result<Vec<ToolResult>, RuntimeError> {
         // Record every call as it reaches the dispatcher (group-committed together).
         let started = calls.iter().map(|c| {
-            session.recorder.append(Event::CallStarted(CallStarted {
-                call_id: c.id.clone(),
-                tool: c.name.clone(),
-                arguments: c.arguments.clone(),
-                at_ms: now_ms(),
-            }))
+            self.record(
+                session,
+                Event::CallStarted(CallStarted {
+                    call_id: c.id.clone(),
+                    tool: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    at_ms: now_ms(),
+                }),
+            )
         });
         for r in futures::future::join_all(started).await {
             r?;
@@ -343,9 +363,9 @@ impl Runtime {
         queued_us: Option<u64>,
         ran_us: Option<u64>,
     ) -> Result<(), RuntimeError> {
-        session
-            .recorder
-            .append(Event::CallFinished(CallFinished {
+        self.record(
+            session,
+            Event::CallFinished(CallFinished {
                 call_id: result.call_id.clone(),
                 tool: result.tool.clone(),
                 status: result.status,
@@ -357,8 +377,9 @@ impl Runtime {
                 incomplete: result.incomplete,
                 label: result.label,
                 display: result.display.clone(),
-            }))
-            .await?;
+            }),
+        )
+        .await?;
         Ok(())
     }
 }

@@ -32,7 +32,7 @@ pub use config::{
 pub use dispatch::Runtime;
 pub use error::RuntimeError;
 pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
-pub use progress::ProgressObserver;
+pub use progress::{EventObserver, ProgressObserver};
 pub use session::Session;
 
 pub use tackle_tool::CancellationToken;

@@ -172,8 +172,8 @@ async fn exclusive_calls_run_alone_after_the_parallel_phase() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn terminal_events_follow_completion_order_and_results_follow_call_order() {
     let lab = Lab::new(None);
-    let h = Harness::new(vec![Step::parallel(&lab)], WIDE, LONG_TIMEOUT);
-    lab.watch_log(h.session.event_log_path());
+    let mut h = Harness::new(vec![Step::parallel(&lab)], WIDE, LONG_TIMEOUT);
+    h.runtime = h.runtime.with_event_observer(lab.observe_events());
     let calls = vec![
         call("c0", "step", json!({"id": "c0", "after_logged": "c1"})),
         call("c1", "step", json!({"id": "c1", "after_logged": "c2"})),

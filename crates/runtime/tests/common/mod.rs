@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -166,8 +166,6 @@ pub struct Lab {
     barrier: Option<tokio::sync::Barrier>,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
-    /// The session's event log, for `StepArgs::after_logged`.
-    log: Mutex<Option<PathBuf>>,
 }
 
 impl Lab {
@@ -180,7 +178,6 @@ impl Lab {
             barrier: barrier_parties.map(tokio::sync::Barrier::new),
             in_flight: AtomicU64::new(0),
             max_in_flight: AtomicU64::new(0),
-            log: Mutex::new(None),
         })
     }
 
@@ -204,30 +201,15 @@ impl Lab {
             .expect("signal sender lives in the lab");
     }
 
-    pub fn watch_log(&self, path: PathBuf) {
-        *self.log.lock().expect("log") = Some(path);
+    /// An event observer that fires `logged:<call id>` once a `call_finished` is durable.
+    pub fn observe_events(self: &Arc<Self>) -> Arc<dyn tackle_runtime::EventObserver> {
+        Arc::new(LoggedSignals(self.clone()))
     }
 
-    /// Wait until `call_id`'s `call_finished` is durable in the session log. The runtime offers
-    /// no notification for that, so this polls the log; what a test asserts never depends on
-    /// how long the wait takes.
+    /// Wait until `call_id`'s `call_finished` is durable in the session log, as reported by the
+    /// runtime's event observer (see [`Lab::observe_events`]).
     async fn wait_logged(&self, call_id: &str) {
-        let path = self
-            .log
-            .lock()
-            .expect("log")
-            .clone()
-            .expect("lab.watch_log was called");
-        loop {
-            let records = EventLog::read_records(&path).expect("read event log");
-            if records
-                .iter()
-                .any(|r| r.event["type"] == "call_finished" && r.event["call_id"] == call_id)
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        self.wait(&format!("logged:{call_id}")).await;
     }
 
     pub fn span(&self, id: &str) -> Span {
@@ -649,4 +631,14 @@ pub fn register(scripts: &Scripts, name: &str, script: Script) {
         .lock()
         .expect("scripts")
         .insert(name.to_owned(), script);
+}
+
+struct LoggedSignals(Arc<Lab>);
+
+impl tackle_runtime::EventObserver for LoggedSignals {
+    fn on_recorded(&self, _seq: u64, event: &tackle_protocol::Event) {
+        if let tackle_protocol::Event::CallFinished(f) = event {
+            self.0.fire(&format!("logged:{}", f.call_id));
+        }
+    }
 }
