@@ -18,6 +18,7 @@ use tackle_tool::{
 };
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 use crate::artifact_source::StoreArtifacts;
 use crate::catalog::Catalog;
 use crate::clock::now_ms;
@@ -38,6 +39,7 @@ pub struct Runtime {
     config: RuntimeConfig,
     observer: Option<Arc<dyn ProgressObserver>>,
     event_observer: Option<Arc<dyn EventObserver>>,
+    approver: Arc<dyn Approver>,
 }
 
 /// A call that survived prepare and the gate, waiting for its turn.
@@ -47,8 +49,13 @@ struct Ready {
     dispatched: Instant,
 }
 
-/// A call that passed resolve, parse, prepare and the gate.
-type Admitted = (Arc<dyn DynTool>, Prepared<ErasedPlan>);
+/// A call that passed resolve, parse and prepare, and that the gate allowed or wants approved
+/// (the keys to ask about and the gate's explanation).
+type Admitted = (
+    Arc<dyn DynTool>,
+    Prepared<ErasedPlan>,
+    Option<(Vec<String>, String)>,
+);
 /// A call stopped before execution, with the status and error it ends with.
 type Refused = (CallStatus, ToolError);
 
@@ -68,11 +75,18 @@ impl Runtime {
             config,
             observer: None,
             event_observer: None,
+            approver: Arc::new(HeadlessApprover),
         }
     }
 
     pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Ask `approver` about calls the gate wants approved (default: refuse, headless).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
         self
     }
 
@@ -131,7 +145,17 @@ impl Runtime {
 
         // Resolve, parse strictly, prepare (every call before any executes), gate.
         for (index, call) in calls.iter().enumerate() {
-            match self.admit(session, call, artifacts.as_ref()) {
+            let admitted = match self.admit(session, call, artifacts.as_ref()) {
+                Ok((tool, prepared, Some((keys, message)))) => {
+                    match self.ask(session, call, &keys, &message).await {
+                        Ok(()) => Ok((tool, prepared)),
+                        Err(refused) => Err(refused),
+                    }
+                }
+                Ok((tool, prepared, None)) => Ok((tool, prepared)),
+                Err(refused) => Err(refused),
+            };
+            match admitted {
                 Ok((tool, prepared)) => {
                     runnables.push(Runnable {
                         index,
@@ -241,12 +265,59 @@ impl Runtime {
             read_only: tool.read_only(),
         };
         match self.gate.check(&request) {
-            GateVerdict::Allow => Ok((tool, prepared)),
+            GateVerdict::Allow => Ok((tool, prepared, None)),
+            GateVerdict::Ask { keys, message } => Ok((tool, prepared, Some((keys, message)))),
             GateVerdict::Deny { key, rule, message } => Err((
                 CallStatus::Denied,
                 ToolError::new(ErrorCode::PERMISSION_DENIED, message.clone()).with_metadata(
                     serde_json::json!({ "tool_denied": { "key": key, "rule": rule, "message": message } }),
                 ),
+            )),
+        }
+    }
+
+    /// Put a call the gate wants approved to the approver.
+    async fn ask(
+        &self,
+        session: &Session,
+        call: &ToolCall,
+        keys: &[String],
+        message: &str,
+    ) -> Result<(), Refused> {
+        let request = ApprovalRequest {
+            session: &session.id,
+            call_id: &call.id,
+            tool: &call.name,
+            arguments: &call.arguments,
+            keys,
+            message,
+        };
+        let key = keys.first().cloned().unwrap_or_default();
+        match self.approver.approve(request).await {
+            Approval::Once => Ok(()),
+            Approval::Session => {
+                self.gate.grant_session(keys);
+                Ok(())
+            }
+            Approval::Deny { message: reason } => {
+                let text = match &reason {
+                    Some(r) => format!("{} was refused by the user: {r}", call.name),
+                    None => format!("{} was refused by the user", call.name),
+                };
+                Err((
+                    CallStatus::Denied,
+                    ToolError::new(ErrorCode::PERMISSION_DENIED, text.clone()).with_metadata(
+                        serde_json::json!({ "tool_denied": { "key": key, "rule": "refused at approval", "message": text } }),
+                    ),
+                ))
+            }
+            Approval::Unavailable { reason } => Err((
+                CallStatus::Denied,
+                ToolError::new(
+                    ErrorCode::APPROVAL_UNAVAILABLE,
+                    format!("{message}; it needs approval, but {reason}"),
+                )
+                .with_metadata(serde_json::json!({ "keys": keys })),
             )),
         }
     }

@@ -18,6 +18,12 @@ pub struct GateRequest<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GateVerdict {
     Allow,
+    /// Needs a person's approval for `keys`; `message` says which rule or default asks and how
+    /// to allow it permanently.
+    Ask {
+        keys: Vec<String>,
+        message: String,
+    },
     /// Refused; becomes a `permission_denied` result carrying this reason.
     Deny {
         key: String,
@@ -28,6 +34,9 @@ pub enum GateVerdict {
 
 pub trait GateHook: Send + Sync {
     fn check(&self, request: &GateRequest<'_>) -> GateVerdict;
+
+    /// Remember an approval "for this session": these exact keys no longer ask.
+    fn grant_session(&self, _keys: &[String]) {}
 }
 
 /// Admits every call. Used where no policy is configured yet (and in tests of other layers).

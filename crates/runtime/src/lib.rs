@@ -11,6 +11,7 @@
 //! declared concurrency only. Rejected: executing calls as they are parsed, which would let an
 //! early call change what a later call's prepare observes.
 
+mod approval;
 mod artifact_source;
 mod catalog;
 mod clock;
@@ -24,6 +25,7 @@ pub mod retention;
 pub mod schedule;
 mod session;
 
+pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, HeadlessApprover};
 pub use catalog::{Catalog, CatalogError};
 pub use config::{
     FINAL_DISPLAY_LIMIT_BYTES, HEADINGS_RESERVE_BYTES, LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits,
