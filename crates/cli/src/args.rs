@@ -11,10 +11,16 @@ Examples:
   echo '{\"path\":\"src\"}' | tackle call list_dir -
   tackle artifacts ls                           retained output in this project
   tackle artifacts gc --dry-run                 what garbage collection would remove
+  tackle config                                 effective settings and where each came from
+  tackle --deny 'read:secrets/**' call read_file '{\"path\":\"secrets/key\"}'
 
 Project root: --root, else the nearest ancestor of the working directory holding .agents/ or
 .git/. State lives under <root>/.agents/: config.toml (settings) and store/ (artifacts and
 session event logs).
+
+Settings, lowest to highest: built-in defaults, $XDG_CONFIG_HOME/tackle/config.toml (else
+~/.config/tackle/config.toml), <root>/.agents/config.toml, then flags. Permission rules from
+every layer apply together and a deny always wins over an ask, an ask over an allow.
 
 Exit codes:
   0  success
@@ -33,8 +39,48 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Permission and catalog flags; they override every configuration file.
+#[derive(Debug, clap::Args)]
+pub struct PolicyArgs {
+    /// Allow keys matching PATTERN (repeatable), e.g. --allow 'write:src/**'.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Ask before keys matching PATTERN (repeatable).
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub ask: Vec<String>,
+    /// Deny keys matching PATTERN (repeatable); a deny always wins.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    /// Permission mode: ask (default), accept-edits, plan (read-only) or yolo (asks become allows;
+    /// denies still hold).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Remove tools from the catalog, comma-separated (e.g. --disable-tools stat,list_dir).
+    #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
+    pub disable_tools: Vec<String>,
+    /// Put disabled tools back, comma-separated.
+    #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
+    pub enable_tools: Vec<String>,
+}
+
+impl PolicyArgs {
+    pub fn to_flags(&self) -> crate::settings::Flags {
+        crate::settings::Flags {
+            allow: self.allow.clone(),
+            ask: self.ask.clone(),
+            deny: self.deny.clone(),
+            mode: self.mode.clone(),
+            disable_tools: self.disable_tools.clone(),
+            enable_tools: self.enable_tools.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,6 +103,11 @@ pub enum Command {
         /// Call id to record (default: call-1).
         #[arg(long, default_value = "call-1")]
         id: String,
+    },
+    /// Print the effective configuration, where each value came from, and the posture summary.
+    Config {
+        #[arg(long)]
+        json: bool,
     },
     /// Inspect and collect retained output.
     Artifacts {

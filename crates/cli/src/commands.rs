@@ -14,6 +14,7 @@ use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
 use crate::args::{ArtifactsCommand, Cli, Command};
 use crate::config::{self, Config};
 use crate::exit;
+use crate::settings::Flags;
 
 /// A failure that maps to an exit code.
 enum Failure {
@@ -28,6 +29,7 @@ impl From<anyhow::Error> for Failure {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
+    let flags = cli.policy.to_flags();
     let outcome = match cli.command {
         Command::Tools { json } => tools(json),
         Command::Call {
@@ -35,9 +37,14 @@ pub fn run(cli: Cli) -> ExitCode {
             arguments,
             json,
             id,
-        } => setup(cli.root.as_deref()).and_then(|c| call(&c, tool, &arguments, json, id)),
+        } => setup(cli.root.as_deref(), &flags).and_then(|c| call(&c, tool, &arguments, json, id)),
+        Command::Config { json } => setup(cli.root.as_deref(), &flags).and_then(|c| {
+            let posture = crate::posture::line(&c);
+            crate::show_config::print(&c, &posture, json)?;
+            Ok(exit::OK)
+        }),
         Command::Artifacts { command } => {
-            setup(cli.root.as_deref()).and_then(|c| artifacts(&c, command))
+            setup(cli.root.as_deref(), &flags).and_then(|c| artifacts(&c, command))
         }
     };
     match outcome {
@@ -53,10 +60,10 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-fn setup(root: Option<&std::path::Path>) -> Result<Config, Failure> {
+fn setup(root: Option<&std::path::Path>, flags: &Flags) -> Result<Config, Failure> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let root = crate::root::find(root, &cwd)?;
-    Ok(config::load(&root)?)
+    Ok(config::load(&root, flags)?)
 }
 
 fn catalog() -> anyhow::Result<Catalog> {

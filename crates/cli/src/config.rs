@@ -1,65 +1,76 @@
-//! Project configuration (`.agents/config.toml`), validated before any work starts.
+//! The validated configuration a command runs with: settings files and flags, layered, checked,
+//! and turned into the runtime's types before any work starts.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
-use serde::Deserialize;
+use anyhow::bail;
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
+
+use crate::settings::{Flags, LoadedFile, Settings};
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub root: PathBuf,
     pub runtime: RuntimeConfig,
+    /// The effective settings with the origin of every value (for `tackle config`).
+    pub settings: Settings,
+    /// The files that were read, lowest layer first.
+    pub files: Vec<PathBuf>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProjectFile {
-    tool_output: Option<ToolOutputSection>,
-}
-
-/// `[tool_output]`: per-stream preview limits.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolOutputSection {
-    /// Lines of each stream a model sees before the rest is left in the artifact.
-    lines: Option<usize>,
-    /// Bytes of each stream a model sees.
-    bytes: Option<usize>,
-}
-
-pub fn load(root: &Path) -> anyhow::Result<Config> {
-    let path = root.join(".agents").join("config.toml");
-    let file: ProjectFile = match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ProjectFile::default(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+/// `$XDG_CONFIG_HOME/tackle/config.toml`, else `~/.config/tackle/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(x) if !x.is_empty() => PathBuf::from(x),
+        _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
     };
-    let mut runtime = RuntimeConfig::default();
-    if let Some(t) = file.tool_output {
-        let PreviewLimits {
-            max_lines,
-            max_bytes,
-        } = PreviewLimits::DEFAULT;
-        let lines = t.lines.unwrap_or(max_lines);
-        let bytes = t.bytes.unwrap_or(max_bytes);
-        if lines == 0 || bytes == 0 {
-            bail!(
-                "{}: [tool_output] lines and bytes must be at least 1 (got lines = {lines}, bytes = \
-                 {bytes})",
-                path.display()
-            );
+    Some(base.join("tackle").join("config.toml"))
+}
+
+pub fn project_config_path(root: &Path) -> PathBuf {
+    root.join(".agents").join("config.toml")
+}
+
+pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
+    let PreviewLimits {
+        max_lines,
+        max_bytes,
+    } = PreviewLimits::DEFAULT;
+    let mut settings = Settings::defaults(max_lines, max_bytes);
+    let mut files = Vec::new();
+    for path in user_config_path()
+        .into_iter()
+        .chain([project_config_path(root)])
+    {
+        if let Some(file) = LoadedFile::load(&path)? {
+            settings.apply_file(&file);
+            files.push(path);
         }
-        runtime.preview = PreviewLimits {
-            max_lines: lines,
-            max_bytes: bytes,
-        };
     }
+    settings.apply_flags(flags);
+    let (lines, bytes) = (&settings.preview_lines, &settings.preview_bytes);
+    if lines.value == 0 || bytes.value == 0 {
+        bail!(
+            "[tool_output] lines and bytes must be at least 1 (lines = {} from {}, bytes = {} from {})",
+            lines.value,
+            lines.origin,
+            bytes.value,
+            bytes.origin
+        );
+    }
+    let runtime = RuntimeConfig {
+        preview: PreviewLimits {
+            max_lines: lines.value,
+            max_bytes: bytes.value,
+        },
+        ..RuntimeConfig::default()
+    };
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
+        settings,
+        files,
     })
 }
 
@@ -71,7 +82,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join(".agents")).unwrap();
         std::fs::write(t.path().join(".agents/config.toml"), text).unwrap();
-        load(t.path())
+        load(t.path(), &Flags::default())
     }
 
     #[test]

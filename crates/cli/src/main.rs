@@ -4,8 +4,10 @@ mod args;
 mod commands;
 mod config;
 mod exit;
+mod posture;
 mod root;
 mod settings;
+mod show_config;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();

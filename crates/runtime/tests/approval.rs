@@ -2,6 +2,8 @@
 //! for the session, refused with a message the model sees, or refused because nobody can be
 //! asked. Every path still records exactly one `call_started` and one `call_finished`.
 
+#![allow(clippy::unwrap_used)] // test gate and approver: a poisoned lock should panic
+
 mod common;
 
 use std::sync::{Arc, Mutex};

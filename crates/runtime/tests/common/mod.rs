@@ -8,6 +8,7 @@
 //! in the two places a tool can fail.
 
 #![allow(dead_code)] // each test file uses a different subset
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test scaffolding: a failure should panic loudly
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,0 +1,46 @@
+//! The one-line posture summary `tackle serve` and `tackle run` print at start-up, and
+//! `tackle config` shows: mode, scopes, disabled tools, gates armed or inert.
+
+use crate::config::Config;
+
+pub fn line(config: &Config) -> String {
+    let s = &config.settings;
+    let scope = if s.path_scope_allow.len() == 1 && s.path_scope_allow[0].value == "**" {
+        "project root".to_owned()
+    } else {
+        s.path_scope_allow
+            .iter()
+            .map(|a| a.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let scope = if s.path_scope_deny.is_empty() {
+        scope
+    } else {
+        let deny: Vec<&str> = s.path_scope_deny.iter().map(|d| d.value.as_str()).collect();
+        format!("{scope} minus {}", deny.join(", "))
+    };
+    let urls = if s.url_scope_allow.is_empty() {
+        "none (fetch_url off)".to_owned()
+    } else {
+        format!("{} pattern(s)", s.url_scope_allow.len())
+    };
+    let disabled = if s.disabled_tools.is_empty() {
+        "none".to_owned()
+    } else {
+        s.disabled_tools
+            .iter()
+            .map(|t| t.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rules = |e| s.rules.iter().filter(|(x, _)| *x == e).count();
+    use crate::settings::RuleEffect::*;
+    format!(
+        "posture: mode {} · paths: {scope} · urls: {urls} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · bash search gate: inert (no bash tool)",
+        s.mode.value,
+        rules(Allow),
+        rules(Ask),
+        rules(Deny)
+    )
+}

@@ -1,0 +1,97 @@
+//! `tackle config`: the effective settings, each with its origin.
+
+use std::io::Write;
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::settings::{RuleEffect, Sourced};
+
+fn effect_name(e: RuleEffect) -> &'static str {
+    match e {
+        RuleEffect::Allow => "allow",
+        RuleEffect::Ask => "ask",
+        RuleEffect::Deny => "deny",
+    }
+}
+
+fn sourced_json<T: serde::Serialize>(s: &Sourced<T>) -> serde_json::Value {
+    json!({ "value": s.value, "from": s.origin.to_string() })
+}
+
+pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<()> {
+    let s = &config.settings;
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        let list = |v: &[Sourced<String>]| v.iter().map(sourced_json).collect::<Vec<_>>();
+        let value = json!({
+            "root": config.root.display().to_string(),
+            "files": config.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+            "mode": sourced_json(&s.mode),
+            "rules": s.rules.iter().map(|(e, r)| json!({
+                "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
+            })).collect::<Vec<_>>(),
+            "path_scope": { "allow": list(&s.path_scope_allow), "deny": list(&s.path_scope_deny) },
+            "url_scope": { "allow": list(&s.url_scope_allow) },
+            "disabled_tools": list(&s.disabled_tools),
+            "tool_output": { "lines": sourced_json(&s.preview_lines), "bytes": sourced_json(&s.preview_bytes) },
+            "posture": posture,
+        });
+        serde_json::to_writer_pretty(&mut out, &value).context("writing the configuration")?;
+        writeln!(out).context("writing the configuration")?;
+        return Ok(());
+    }
+    let mut text = String::new();
+    let row = |text: &mut String, key: &str, value: &str, from: &dyn std::fmt::Display| {
+        text.push_str(&format!("{key:<22} {value:<34} # {from}\n"));
+    };
+    text.push_str(&format!(
+        "root                   {}\n",
+        config.root.display()
+    ));
+    if config.files.is_empty() {
+        text.push_str("files                  (none; built-in defaults and flags only)\n");
+    }
+    for f in &config.files {
+        text.push_str(&format!("file                   {}\n", f.display()));
+    }
+    row(&mut text, "mode", &s.mode.value, &s.mode.origin);
+    if s.rules.is_empty() {
+        text.push_str("rules                  (none; each key falls to its tool's default)\n");
+    }
+    for (e, r) in &s.rules {
+        row(&mut text, effect_name(*e), &r.value, &r.origin);
+    }
+    for a in &s.path_scope_allow {
+        row(&mut text, "path_scope.allow", &a.value, &a.origin);
+    }
+    for d in &s.path_scope_deny {
+        row(&mut text, "path_scope.deny", &d.value, &d.origin);
+    }
+    if s.url_scope_allow.is_empty() {
+        text.push_str("url_scope.allow        (empty: fetch_url is not offered)\n");
+    }
+    for a in &s.url_scope_allow {
+        row(&mut text, "url_scope.allow", &a.value, &a.origin);
+    }
+    for t in &s.disabled_tools {
+        row(&mut text, "tools.disable", &t.value, &t.origin);
+    }
+    row(
+        &mut text,
+        "tool_output.lines",
+        &s.preview_lines.value.to_string(),
+        &s.preview_lines.origin,
+    );
+    row(
+        &mut text,
+        "tool_output.bytes",
+        &s.preview_bytes.value.to_string(),
+        &s.preview_bytes.origin,
+    );
+    text.push_str(&format!("\n{posture}\n"));
+    out.write_all(text.as_bytes())
+        .context("writing the configuration")?;
+    Ok(())
+}
