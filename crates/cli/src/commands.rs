@@ -31,7 +31,9 @@ impl From<anyhow::Error> for Failure {
 pub fn run(cli: Cli) -> ExitCode {
     let flags = cli.policy.to_flags();
     let outcome = match cli.command {
-        Command::Tools { json } => tools(json),
+        Command::Tools { json } => {
+            setup_or_defaults(cli.root.as_deref(), &flags).and_then(|c| tools(&c, json))
+        }
         Command::Call {
             tool,
             arguments,
@@ -53,6 +55,15 @@ pub fn run(cli: Cli) -> ExitCode {
             eprintln!("tackle: {e:#}");
             exit::code(exit::USAGE)
         }
+        // A reader that stopped reading (`tackle tools | head`) is not a failure.
+        Err(Failure::Engine(e))
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            exit::code(exit::OK)
+        }
         Err(Failure::Engine(e)) => {
             eprintln!("tackle: {e:#}");
             exit::code(exit::ENGINE)
@@ -66,12 +77,36 @@ fn setup(root: Option<&std::path::Path>, flags: &Flags) -> Result<Config, Failur
     Ok(config::load(&root, flags)?)
 }
 
-fn catalog() -> anyhow::Result<Catalog> {
-    Catalog::new(tackle_tools::builtin_tools()).map_err(|e| anyhow!("building the catalog: {e}"))
+/// Like [`setup`], but outside any project fall back to the user config and flags alone, so
+/// `tackle tools` works anywhere.
+fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Config, Failure> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    match crate::root::find(root, &cwd) {
+        Ok(root) => Ok(config::load(&root, flags)?),
+        Err(_) if root.is_none() => Ok(config::load(&cwd, flags)?),
+        Err(e) => Err(e.into()),
+    }
 }
 
-fn tools(json: bool) -> Result<u8, Failure> {
-    let specs = catalog()?.specs();
+/// The catalog this configuration offers: built-ins minus disabled tools, descriptions
+/// rewritten to name only what is registered.
+fn catalog(config: &Config) -> anyhow::Result<Catalog> {
+    let disabled: Vec<&str> = config
+        .settings
+        .disabled_tools
+        .iter()
+        .map(|t| t.value.as_str())
+        .collect();
+    let tools = tackle_tools::builtin_tools()
+        .into_iter()
+        .filter(|t| !disabled.contains(&t.name()))
+        .collect();
+    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
+        .map_err(|e| anyhow!("building the catalog: {e}"))
+}
+
+fn tools(config: &Config, json: bool) -> Result<u8, Failure> {
+    let specs = catalog(config)?.specs();
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &specs).context("writing the catalog")?;
@@ -110,7 +145,7 @@ fn call(
             "arguments are not valid JSON ({e}); pass an object such as '{{\"path\":\"README.md\"}}'"
         ))
     })?;
-    let runtime = Runtime::new(catalog()?, Arc::new(AllowAll), config.runtime.clone());
+    let runtime = Runtime::new(catalog(config)?, Arc::new(AllowAll), config.runtime.clone());
     let session = Session::open(&config.root).context("opening the session")?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
-use crate::settings::{Flags, LoadedFile, Settings};
+use crate::settings::{Flags, LoadedFile, Settings, nearest};
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
@@ -49,6 +49,22 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         }
     }
     settings.apply_flags(flags);
+    for t in settings
+        .disabled_tools
+        .iter()
+        .chain(&settings.enabled_tools)
+    {
+        if !tackle_tools::BUILTIN_TOOL_NAMES.contains(&t.value.as_str()) {
+            let hint = match nearest(&t.value, tackle_tools::BUILTIN_TOOL_NAMES) {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!(
+                    "built-in tools are: {}",
+                    tackle_tools::BUILTIN_TOOL_NAMES.join(", ")
+                ),
+            };
+            bail!("unknown tool `{}` (from {}); {hint}", t.value, t.origin);
+        }
+    }
     let (lines, bytes) = (&settings.preview_lines, &settings.preview_bytes);
     if lines.value == 0 || bytes.value == 0 {
         bail!(
@@ -105,5 +121,27 @@ mod tests {
         assert!(e.contains("`line`") && e.contains("lines"), "{e}");
         assert!(with_config("[tool_output]\nlines = 0\n").is_err());
         assert!(with_config("[tool_output]\nlines = \"ten\"\n").is_err());
+    }
+
+    #[test]
+    fn misspelt_tool_names_fail_naming_the_nearest() {
+        let e = with_config("[tools]\ndisable = [\"reed_file\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`reed_file`") && e.contains("`read_file`") && e.contains(":2"),
+            "{e}"
+        );
+        let t = tempfile::tempdir().unwrap();
+        let flags = Flags {
+            enable_tools: vec!["bsh".into()],
+            ..Flags::default()
+        };
+        let e = load(t.path(), &flags).unwrap_err().to_string();
+        assert!(
+            e.contains("`bsh`") && e.contains("`bash`") && e.contains("--enable-tools"),
+            "{e}"
+        );
+        assert!(with_config("[tools]\ndisable = [\"grep\", \"stat\"]\n").is_ok());
     }
 }

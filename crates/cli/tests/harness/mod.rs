@@ -193,11 +193,18 @@ impl TestCommand {
     fn new(cwd: &Path) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tackle"));
         cmd.current_dir(cwd);
+        // Tests never read the developer's own user config; a test that wants one sets it.
+        cmd.env("XDG_CONFIG_HOME", "/nonexistent/tackle-tests-user-config");
         Self {
             cmd,
             stdin: None,
             timeout: DEFAULT_TIMEOUT,
         }
+    }
+
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        self.cmd.env(key, value);
+        self
     }
 
     pub fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
