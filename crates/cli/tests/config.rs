@@ -1,0 +1,130 @@
+//! `tackle config`, the layering of user config, project config and flags, and how the catalog
+//! follows `tools.disable`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+use harness::Project;
+
+#[test]
+fn every_value_names_its_origin() {
+    let p = Project::new();
+    p.config("[permissions]\nmode = \"accept-edits\"\ndeny = [\"write:.git/**\"]\n[tool_output]\nlines = 12\n");
+    let user = p.outside("xdg");
+    std::fs::create_dir_all(user.join("tackle")).unwrap();
+    std::fs::write(
+        user.join("tackle/config.toml"),
+        "[permissions]\nallow = [\"read:**\"]\n[tool_output]\nlines = 5\nbytes = 777\n",
+    )
+    .unwrap();
+    let out = p
+        .tackle(["--deny", "read:secrets/**", "config", "--json"])
+        .env("XDG_CONFIG_HOME", &user)
+        .run();
+    out.success();
+    let v = out.json();
+    let project_file = p.join(".agents/config.toml").display().to_string();
+    let user_file = user.join("tackle/config.toml").display().to_string();
+    assert_eq!(v["mode"]["value"], "accept-edits");
+    assert_eq!(v["mode"]["from"], format!("{project_file}:2"));
+    // The project overrides the user's lines; bytes stay the user's.
+    assert_eq!(v["tool_output"]["lines"]["value"], 12);
+    assert_eq!(v["tool_output"]["bytes"]["from"], format!("{user_file}:5"));
+    let rules: Vec<(String, String, String)> = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["effect"].as_str().unwrap().into(),
+                r["pattern"].as_str().unwrap().into(),
+                r["from"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        vec![
+            ("allow".into(), "read:**".into(), format!("{user_file}:2")),
+            (
+                "deny".into(),
+                "write:.git/**".into(),
+                format!("{project_file}:3")
+            ),
+            ("deny".into(), "read:secrets/**".into(), "--deny".into()),
+        ]
+    );
+    assert!(
+        v["posture"]
+            .as_str()
+            .unwrap()
+            .starts_with("posture: mode accept-edits"),
+        "{v}"
+    );
+
+    // The text form says the same, one value a line, with its origin.
+    let text = p.tackle(["config"]).env("XDG_CONFIG_HOME", &user).run();
+    text.success()
+        .stdout_contains("accept-edits")
+        .stdout_contains(&format!("# {project_file}:2"))
+        .stdout_contains("posture: ");
+}
+
+#[test]
+fn config_typos_and_tool_typos_fail_loudly() {
+    let p = Project::new();
+    p.config("[permissions]\nmood = \"ask\"\n");
+    p.tackle(["config"])
+        .run()
+        .code(3)
+        .stderr_contains("`mood`")
+        .stderr_contains("`mode`")
+        .stderr_contains("config.toml:2");
+    let p = Project::new();
+    p.tackle(["--disable-tools", "lst_dir", "tools"])
+        .run()
+        .code(3)
+        .stderr_contains("`list_dir`");
+}
+
+#[test]
+fn disabled_tools_leave_the_catalog_and_cannot_be_called() {
+    let p = Project::new();
+    p.config("[tools]\ndisable = [\"stat\"]\n");
+    let names: Vec<String> = p
+        .tackle(["tools", "--json"])
+        .run()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["read_file", "list_dir"]);
+    p.tackle(["call", "stat", r#"{"path":"."}"#])
+        .run()
+        .code(1)
+        .stdout_contains("unknown_tool");
+    // A later layer puts it back.
+    let names = p
+        .tackle(["--enable-tools", "stat", "tools", "--json"])
+        .run()
+        .json();
+    assert_eq!(names.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn descriptions_never_name_a_built_in_that_is_not_registered() {
+    let p = Project::new();
+    let tools = p.tackle(["tools", "--json"]).run().json();
+    for t in tools.as_array().unwrap() {
+        let d = t["description"].as_str().unwrap();
+        for absent in ["bash", "grep", "glob", "write_file", "edit_file"] {
+            let named = d
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| w == absent);
+            assert!(!named, "{} mentions absent `{absent}`: {d}", t["name"]);
+        }
+    }
+}
