@@ -65,6 +65,10 @@ pub struct PolicyArgs {
     /// Remove tools from the catalog, comma-separated (e.g. --disable-tools stat,list_dir).
     #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
     pub disable_tools: Vec<String>,
+    /// Never prompt: calls that need approval are refused with approval_unavailable (also
+    /// TACKLE_HEADLESS=1). Without it, tackle asks on the controlling terminal when there is one.
+    #[arg(long, global = true)]
+    pub headless: bool,
     /// Put disabled tools back, comma-separated.
     #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
     pub enable_tools: Vec<String>,

@@ -39,7 +39,8 @@ pub fn run(cli: Cli) -> ExitCode {
             arguments,
             json,
             id,
-        } => setup(cli.root.as_deref(), &flags).and_then(|c| call(&c, tool, &arguments, json, id)),
+        } => setup(cli.root.as_deref(), &flags)
+            .and_then(|c| call(&c, tool, &arguments, json, id, cli.policy.headless)),
         Command::Config { json } => setup(cli.root.as_deref(), &flags).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;
@@ -145,7 +146,8 @@ fn call(
             "arguments are not valid JSON ({e}); pass an object such as '{{\"path\":\"README.md\"}}'"
         ))
     })?;
-    let runtime = Runtime::new(catalog(config)?, Arc::new(AllowAll), config.runtime.clone());
+    let runtime = Runtime::new(catalog(config)?, Arc::new(AllowAll), config.runtime.clone())
+        .with_approver(approver(headless));
     let session = Session::open(&config.root).context("opening the session")?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

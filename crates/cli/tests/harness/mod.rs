@@ -195,6 +195,8 @@ impl TestCommand {
         cmd.current_dir(cwd);
         // Tests never read the developer's own user config; a test that wants one sets it.
         cmd.env("XDG_CONFIG_HOME", "/nonexistent/tackle-tests-user-config");
+        // A call that needs approval must never wait for a person at the developer's terminal.
+        cmd.env("TACKLE_HEADLESS", "1");
         Self {
             cmd,
             stdin: None,

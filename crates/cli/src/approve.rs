@@ -1,0 +1,214 @@
+//! The terminal approver: shows the exact call and the keys that need approval, and offers
+//! once / for this session / deny with a message the model will see.
+//!
+//! It talks to the controlling terminal (`/dev/tty`), never to stdin or stdout, which may carry
+//! arguments and results. Without a terminal it answers `Unavailable`, so nothing blocks.
+
+use std::io::{BufRead, BufReader, Write};
+use std::sync::Mutex;
+
+use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+
+/// Something to converse with: the terminal in real use, buffers in tests.
+pub trait Conversation: Send {
+    fn say(&mut self, text: &str) -> std::io::Result<()>;
+    /// One line of input without its newline; `None` at end of input.
+    fn hear(&mut self) -> std::io::Result<Option<String>>;
+}
+
+struct Tty {
+    reader: BufReader<std::fs::File>,
+    writer: std::fs::File,
+}
+
+impl Conversation for Tty {
+    fn say(&mut self, text: &str) -> std::io::Result<()> {
+        self.writer.write_all(text.as_bytes())?;
+        self.writer.flush()
+    }
+
+    fn hear(&mut self) -> std::io::Result<Option<String>> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
+    }
+}
+
+pub struct TerminalApprover {
+    conversation: Mutex<Option<Box<dyn Conversation>>>,
+}
+
+impl TerminalApprover {
+    /// Use the controlling terminal, if there is one.
+    pub fn from_tty() -> Self {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()
+            .and_then(|f| {
+                let writer = f.try_clone().ok()?;
+                Some(Box::new(Tty {
+                    reader: BufReader::new(f),
+                    writer,
+                }) as Box<dyn Conversation>)
+            });
+        Self {
+            conversation: Mutex::new(tty),
+        }
+    }
+
+    pub fn with_conversation(conversation: Box<dyn Conversation>) -> Self {
+        Self {
+            conversation: Mutex::new(Some(conversation)),
+        }
+    }
+
+    fn ask_blocking(&self, prompt: &str) -> Approval {
+        let mut guard = self.conversation.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(c) = guard.as_mut() else {
+            return Approval::Unavailable {
+                reason: "there is no terminal to ask on; allow the key with --allow or in .agents/config.toml".into(),
+            };
+        };
+        let unavailable = |e: std::io::Error| Approval::Unavailable {
+            reason: format!("the terminal failed: {e}"),
+        };
+        if let Err(e) = c.say(prompt) {
+            return unavailable(e);
+        }
+        loop {
+            let answer = match c.hear() {
+                Ok(Some(a)) => a,
+                Ok(None) => {
+                    return Approval::Unavailable {
+                        reason: "the terminal closed before an answer".into(),
+                    };
+                }
+                Err(e) => return unavailable(e),
+            };
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "o" | "once" | "y" | "yes" => return Approval::Once,
+                "s" | "session" => return Approval::Session,
+                "d" | "deny" | "n" | "no" => {
+                    if let Err(e) = c.say("  message for the model (empty for none): ") {
+                        return unavailable(e);
+                    }
+                    let message = match c.hear() {
+                        Ok(m) => m.map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()),
+                        Err(e) => return unavailable(e),
+                    };
+                    return Approval::Deny { message };
+                }
+                _ => {
+                    if let Err(e) = c.say("  answer o (once), s (this session) or d (deny): ") {
+                        return unavailable(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The prompt shown for one request.
+pub fn prompt(request: &ApprovalRequest<'_>) -> String {
+    let args = serde_json::to_string(request.arguments).unwrap_or_else(|_| "?".into());
+    let mut text = format!(
+        "\ntackle: {} needs approval\n  call: {} {args}\n",
+        request.tool, request.tool
+    );
+    for k in request.keys {
+        text.push_str(&format!("  key:  {k}\n"));
+    }
+    text.push_str(&format!("  why:  {}\n", request.message));
+    text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
+    text
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
+        let prompt = prompt(&request);
+        // The conversation blocks on a person; keep it off the async workers.
+        Box::pin(async move { tokio::task::block_in_place(|| self.ask_blocking(&prompt)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    struct Script {
+        answers: Vec<String>,
+        said: Arc<Mutex<String>>,
+    }
+
+    impl Conversation for Script {
+        fn say(&mut self, text: &str) -> std::io::Result<()> {
+            self.said.lock().unwrap().push_str(text);
+            Ok(())
+        }
+        fn hear(&mut self) -> std::io::Result<Option<String>> {
+            Ok((!self.answers.is_empty()).then(|| self.answers.remove(0)))
+        }
+    }
+
+    fn answer(lines: &[&str]) -> (Approval, String) {
+        let said = Arc::new(Mutex::new(String::new()));
+        let approver = TerminalApprover::with_conversation(Box::new(Script {
+            answers: lines.iter().map(|s| s.to_string()).collect(),
+            said: said.clone(),
+        }));
+        let keys = vec!["write:src/a.rs".to_owned()];
+        let args = serde_json::json!({"path": "src/a.rs"});
+        let session = tackle_protocol::SessionId("s".into());
+        let call = tackle_protocol::CallId("c".into());
+        let request = ApprovalRequest {
+            session: &session,
+            call_id: &call,
+            tool: "write_file",
+            arguments: &args,
+            keys: &keys,
+            message: "write:src/a.rs needs approval (default for writes)",
+        };
+        let p = prompt(&request);
+        let got = approver.ask_blocking(&p);
+        let text = said.lock().unwrap().clone();
+        (got, text)
+    }
+
+    #[test]
+    fn answers_table() {
+        assert_eq!(answer(&["o"]).0, Approval::Once);
+        assert_eq!(answer(&["session"]).0, Approval::Session);
+        assert_eq!(
+            answer(&["d", "use edit_file"]).0,
+            Approval::Deny {
+                message: Some("use edit_file".into())
+            }
+        );
+        assert_eq!(answer(&["d", ""]).0, Approval::Deny { message: None });
+        assert_eq!(answer(&["maybe", "s"]).0, Approval::Session);
+        assert!(matches!(answer(&[]).0, Approval::Unavailable { .. }));
+        let (_, shown) = answer(&["o"]);
+        assert!(
+            shown.contains("write_file {\"path\":\"src/a.rs\"}")
+                && shown.contains("key:  write:src/a.rs"),
+            "{shown}"
+        );
+        assert!(shown.contains("default for writes"), "{shown}");
+    }
+
+    #[test]
+    fn no_terminal_is_unavailable() {
+        let approver = TerminalApprover {
+            conversation: Mutex::new(None),
+        };
+        assert!(matches!(
+            approver.ask_blocking("?"),
+            Approval::Unavailable { .. }
+        ));
+    }
+}
