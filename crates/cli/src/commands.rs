@@ -125,12 +125,23 @@ fn tools(config: &Config, json: bool) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
+fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
+    let env_headless =
+        std::env::var_os("TACKLE_HEADLESS").is_some_and(|v| !v.is_empty() && v != "0");
+    if headless || env_headless {
+        Arc::new(tackle_runtime::HeadlessApprover)
+    } else {
+        Arc::new(crate::approve::TerminalApprover::from_tty())
+    }
+}
+
 fn call(
     config: &Config,
     tool: String,
     arguments: &str,
     json: bool,
     id: String,
+    headless: bool,
 ) -> Result<u8, Failure> {
     let text = if arguments == "-" {
         let mut s = String::new();
