@@ -60,6 +60,7 @@ impl TerminalApprover {
         }
     }
 
+    #[cfg(test)]
     pub fn with_conversation(conversation: Box<dyn Conversation>) -> Self {
         Self {
             conversation: Mutex::new(Some(conversation)),
