@@ -17,6 +17,7 @@
 //! beneath the root, the operation is refused, never retried unconfined.
 
 mod error;
+mod links;
 mod rel_path;
 mod root;
 mod stage;

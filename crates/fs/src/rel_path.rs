@@ -32,6 +32,16 @@ impl RelPath {
         self.0 == "."
     }
 
+    /// Joins already validated components; no components is the root.
+    pub(crate) fn from_parts<'a>(parts: impl Iterator<Item = &'a String>) -> RelPath {
+        let joined = parts.map(String::as_str).collect::<Vec<_>>().join("/");
+        RelPath(if joined.is_empty() {
+            ".".to_owned()
+        } else {
+            joined
+        })
+    }
+
     /// The parent directory (`.` at the top) and the last component; `None` for the root.
     pub(crate) fn split_last(&self) -> Option<(&str, &str)> {
         if self.is_root() {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, FileTypeExt, MetadataExt, OpenOptions, OpenOptionsExt};
 
-use crate::error::is_escape;
 use crate::rel_path::resolve_lexically;
 use crate::{FsError, RelPath};
 
@@ -201,6 +200,10 @@ impl Root {
     /// are `NotRegularFile` (the open cannot block: it is non-blocking and checked afterwards);
     /// a file with more than one hard link is `HardLinked` unless `options` allow it.
     pub fn open_read(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
+        self.retry_expanded(rel, true, |rel| self.open_read_once(rel, options))
+    }
+
+    fn open_read_once(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
         let err = |e| FsError::from_io("open", rel, e);
         // Look before opening so a device is refused without being opened at all; the open
         // handle is checked again below, which is what counts.
@@ -245,6 +248,10 @@ impl Root {
     /// A final symlink is reported as a symlink only if it resolves beneath the root (or is
     /// dangling inside it); one that leads outside is `OutsideRoot`, like every other way out.
     pub fn metadata(&self, rel: &RelPath) -> Result<Option<Metadata>, FsError> {
+        self.retry_expanded(rel, false, |rel| self.metadata_once(rel))
+    }
+
+    fn metadata_once(&self, rel: &RelPath) -> Result<Option<Metadata>, FsError> {
         let meta = match self.dir.symlink_metadata(rel.as_path()) {
             Ok(m) => m,
             Err(e) => {
@@ -262,11 +269,13 @@ impl Root {
 
     /// The entries of a directory, sorted bytewise, symlinks not followed.
     pub fn read_dir(&self, rel: &RelPath) -> Result<Vec<DirEntry>, FsError> {
-        let dir = self
-            .dir
-            .open_dir(rel.as_path())
-            .map_err(|e| FsError::from_io("open directory", rel, e))?;
-        list(dir, rel)
+        self.retry_expanded(rel, true, |rel| {
+            let dir = self
+                .dir
+                .open_dir(rel.as_path())
+                .map_err(|e| FsError::from_io("open directory", rel, e))?;
+            list(dir, rel)
+        })
     }
 
     /// `OutsideRoot` if following `rel`'s final symlink leads out of the root.
@@ -275,8 +284,13 @@ impl Root {
     /// could report a missing target, so a dangling link out is an escape while a dangling link
     /// to a missing in-tree name is not.
     pub(crate) fn check_link_stays_inside(&self, rel: &RelPath) -> Result<(), FsError> {
-        match self.dir.metadata(rel.as_path()) {
-            Err(e) if is_escape(&e) => Err(FsError::OutsideRoot {
+        let followed = self.retry_expanded(rel, true, |rel| {
+            self.dir
+                .metadata(rel.as_path())
+                .map_err(|e| FsError::from_io("stat", rel, e))
+        });
+        match followed {
+            Err(FsError::OutsideRoot { .. }) => Err(FsError::OutsideRoot {
                 input: rel.to_string(),
             }),
             _ => Ok(()),

@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use sha2::{Digest, Sha256};
 
@@ -167,9 +167,15 @@ impl Root {
 
     /// The parent directory of `rel`, opened beneath the root; `None` if it does not exist.
     fn open_parent(&self, rel: &RelPath, parent_rel: &str) -> Result<Option<Dir>, FsError> {
-        match self.dir.open_dir(parent_rel) {
+        let parent = self.resolve(parent_rel)?;
+        let opened = self.retry_expanded(&parent, true, |p| {
+            self.dir
+                .open_dir(p.as_path())
+                .map_err(|e| FsError::from_io("open directory", rel, e))
+        });
+        match opened {
             Ok(dir) => Ok(Some(dir)),
-            Err(e) => match FsError::from_io("open directory", rel, e) {
+            Err(e) => match e {
                 FsError::NotFound { .. } => Ok(None),
                 FsError::NotADirectory { .. } => Err(FsError::NotADirectory {
                     path: parent_rel.to_owned(),
@@ -183,9 +189,12 @@ impl Root {
         if let Some(dir) = self.open_parent(rel, parent_rel)? {
             return Ok(dir);
         }
-        self.dir
-            .create_dir_all(parent_rel)
-            .map_err(|e| FsError::from_io("create directory", rel, e))?;
+        let parent = self.resolve(parent_rel)?;
+        self.retry_expanded(&parent, true, |p| {
+            self.dir
+                .create_dir_all(p.as_path())
+                .map_err(|e| FsError::from_io("create directory", rel, e))
+        })?;
         self.open_parent(rel, parent_rel)?
             .ok_or_else(|| FsError::NotFound {
                 path: parent_rel.to_owned(),
@@ -269,7 +278,13 @@ impl Root {
         if let Err(e) = self.check_link_stays_inside(rel) {
             return e;
         }
-        let dangling = self.dir.metadata(rel.as_path()).is_err();
+        let dangling = self
+            .retry_expanded(rel, true, |r| {
+                self.dir
+                    .metadata(r.as_path())
+                    .map_err(|e| FsError::from_io("stat", r, e))
+            })
+            .is_err();
         FsError::NotRegularFile {
             path: rel.to_string(),
             kind: if dangling {
@@ -287,9 +302,13 @@ fn conflict(rel: &RelPath) -> FsError {
     }
 }
 
+/// Makes a rename or removal in `dir` durable. Directory handles may be `O_PATH`, which cannot
+/// be fsynced, so the directory is opened again for reading through its own handle.
 fn sync_dir(dir: Dir, rel: &RelPath) -> Result<(), FsError> {
-    dir.into_std_file()
-        .sync_all()
+    let mut opts = OpenOptions::new();
+    opts.read(true).maybe_dir(true);
+    dir.open_with(".", &opts)
+        .and_then(|d| d.sync_all())
         .map_err(|e| FsError::from_io("sync directory", rel, e))
 }
 

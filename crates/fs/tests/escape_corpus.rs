@@ -3,6 +3,8 @@
 //! new files. Every operation runs on a thread with a timeout, so a blocking open (a FIFO)
 //! fails the test instead of hanging it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::mpsc;
@@ -55,7 +57,11 @@ fn corpus() -> Vec<Case> {
     vec![
         all("parent", |_| "../outside/secret".into(), OUT),
         all("parent_of_root", |_| "..".into(), OUT),
-        all("climb_after_descent", |_| "src/../../outside/secret".into(), OUT),
+        all(
+            "climb_after_descent",
+            |_| "src/../../outside/secret".into(),
+            OUT,
+        ),
         all(
             "deep_parent_chain",
             |_| "../".repeat(200) + "outside/secret",
@@ -237,7 +243,11 @@ fn corpus() -> Vec<Case> {
             stat: Ok,
         },
         all("nul_byte", |_| "src/a\0.txt".into(), INVALID),
-        all("nul_byte_after_escape", |_| "../outside/secret\0".into(), INVALID),
+        all(
+            "nul_byte_after_escape",
+            |_| "../outside/secret\0".into(),
+            INVALID,
+        ),
         all("empty", |_| String::new(), INVALID),
         all("component_256_bytes", |_| "x".repeat(256), INVALID),
         all(

@@ -1,7 +1,7 @@
 //! The fixture every test here uses: a root directory with an outside world next to it, and a
 //! snapshot of that outside world to prove it was not touched.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
