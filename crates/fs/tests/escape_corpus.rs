@@ -260,6 +260,7 @@ fn corpus() -> Vec<Case> {
 }
 
 type Outcome = Result<(), (&'static str, String)>;
+type Op = fn(&Root, &str) -> Outcome;
 
 fn outcome<T>(r: Result<T, FsError>) -> Outcome {
     r.map(|_| ()).map_err(|e| (e.code(), e.to_string()))
@@ -297,7 +298,7 @@ fn stat(root: &Root, input: &str) -> Outcome {
 }
 
 /// Runs `op` on its own thread; a blocked open fails the test after the timeout.
-fn guarded(fx: &Fixture, input: &str, op: fn(&Root, &str) -> Outcome) -> Outcome {
+fn guarded(fx: &Fixture, input: &str, op: Op) -> Outcome {
     let root = fx.root();
     let input = input.to_owned();
     let (tx, rx) = mpsc::channel();
@@ -315,7 +316,7 @@ fn every_escape_is_refused_and_nothing_outside_changes() {
         let fx = Fixture::new();
         let input = (case.setup)(&fx);
         let before = fx.snapshot_outside();
-        let ops: [(&str, fn(&Root, &str) -> Outcome, Expect); 5] = [
+        let ops: [(&str, Op, Expect); 5] = [
             ("read", read, case.read),
             ("write", write, case.write),
             ("delete", delete, case.delete),
