@@ -1,23 +1,27 @@
-//! The built-in tools. Each tool is a file named after it; the shared pieces (path confinement,
-//! directory listing, line paging) are modules of their own.
+//! The built-in tools. Each tool is a file named after it; the shared pieces (directory
+//! listing, line paging) are modules of their own, and path confinement is the `tackle-fs`
+//! crate.
 //!
 //! Refuses to own: permission checks, truncation, retention and event recording — a tool here
 //! declares what it touches in `prepare` and produces output in `execute`; the runtime decides
 //! the rest.
 //!
-//! Key decision: every path a model passes is resolved beneath the session root in `prepare`
-//! (so the gate sees the normalized root-relative path) and revalidated in `execute`.
+//! Key decision: every path a model passes is resolved lexically against the session root in
+//! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
+//! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
-pub mod confine;
 pub mod list;
 pub mod list_dir;
 pub mod page;
 pub mod read_file;
 pub mod stat;
 
+use std::path::Path;
 use std::sync::Arc;
 
-use tackle_tool::DynTool;
+use tackle_fs::{FsError, RelPath, Root};
+use tackle_tool::protocol::ErrorCode;
+use tackle_tool::{DynTool, ToolError};
 
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
@@ -61,4 +65,24 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools() -> Vec<Arc<dyn DynTool>> {
     vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+}
+
+pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");
+pub const INVALID_PATH: ErrorCode = ErrorCode::new("invalid_path");
+
+/// Opens the session root; a tool opens it per call, so no handle outlives a session.
+pub(crate) fn open_root(tool: &str, root: &Path) -> Result<Root, ToolError> {
+    Root::open(root).map_err(|e| fs_error(tool, e))
+}
+
+/// Resolves a model-supplied path against the root, before any file is opened.
+pub(crate) fn resolve(tool: &str, root: &Path, input: &str) -> Result<RelPath, ToolError> {
+    open_root(tool, root)?
+        .resolve(input)
+        .map_err(|e| fs_error(tool, e))
+}
+
+/// A `tackle-fs` refusal as a tool result, keeping its code (`path_outside_root`, ...).
+pub(crate) fn fs_error(tool: &str, e: FsError) -> ToolError {
+    ToolError::new(ErrorCode::new(e.code()), format!("{tool}: {e}"))
 }

@@ -11,8 +11,10 @@ use tackle_tool::{
     ToolError,
 };
 
-use crate::confine::{Resolved, resolve};
-use crate::list::list_entries;
+use tackle_fs::{FsError, RelPath};
+
+use crate::list::display_name;
+use crate::{fs_error, open_root, resolve};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -27,7 +29,7 @@ pub const NOT_A_DIRECTORY: ErrorCode = ErrorCode::new("not_a_directory");
 
 impl Tool for ListDir {
     type Args = ListDirArgs;
-    type Plan = Resolved;
+    type Plan = RelPath;
 
     fn name(&self) -> &str {
         "list_dir"
@@ -52,48 +54,41 @@ impl Tool for ListDir {
         &self,
         args: ListDirArgs,
         cx: &PrepareContext<'_>,
-    ) -> Result<Prepared<Resolved>, ToolError> {
+    ) -> Result<Prepared<RelPath>, ToolError> {
         let resolved = resolve("list_dir", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(resolved.relative.clone())],
+            resources: vec![PermissionResource::read(resolved.as_str())],
         };
         Ok(Prepared::new(routing, resolved))
     }
 
     async fn execute(
         &self,
-        plan: Resolved,
+        plan: RelPath,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        let again = resolve("list_dir", &cx.root, &plan.relative)?;
-        let shown = plan.relative.as_str();
-        match std::fs::metadata(&again.absolute) {
-            Ok(m) if !m.is_dir() => {
-                return Err(ToolError::new(
-                    NOT_A_DIRECTORY,
-                    format!("list_dir: {shown} is not a directory; use read_file or stat on it"),
-                ));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::new(
-                    ErrorCode::NOT_FOUND,
-                    format!(
-                        "list_dir: {shown} does not exist; list its parent to see what is there"
-                    ),
-                ));
-            }
-            _ => {}
-        }
-        let entries = list_entries("list_dir", &again.absolute, shown)?;
+        let root = open_root("list_dir", &cx.root)?;
+        let shown = plan.as_str();
+        let entries = root.read_dir(&plan).map_err(|e| match e {
+            FsError::NotADirectory { .. } => ToolError::new(
+                NOT_A_DIRECTORY,
+                format!("list_dir: {shown} is not a directory; use read_file or stat on it"),
+            ),
+            FsError::NotFound { .. } => ToolError::new(
+                ErrorCode::NOT_FOUND,
+                format!("list_dir: {shown} does not exist; list its parent to see what is there"),
+            ),
+            other => fs_error("list_dir", other),
+        })?;
         let mut text = String::new();
         for e in &entries {
-            text.push_str(&e.display_name());
+            text.push_str(&display_name(e));
             text.push('\n');
         }
         if entries.is_empty() {
             text.push_str(&format!("[directory {shown} is empty]\n"));
         }
-        let names: Vec<String> = entries.iter().map(|e| e.display_name()).collect();
+        let names: Vec<String> = entries.iter().map(display_name).collect();
         Ok(ToolCompletion::single(text).with_metadata(json!({ "path": shown, "entries": names })))
     }
 }

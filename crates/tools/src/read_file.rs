@@ -7,7 +7,6 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
@@ -19,12 +18,14 @@ use tackle_tool::{
     ToolError,
 };
 
-use crate::confine::{Resolved, resolve};
-use crate::list::list_entries;
+use tackle_fs::{DirEntry, FsError, ReadOptions, ReadTarget, RelPath};
+
+use crate::list::display_name;
 use crate::page::{
     BINARY_SNIFF_BYTES, ContentIdentity, LineIndexCache, MAX_PAGE_LINES, PageError, PageRequest,
     looks_binary, read_page,
 };
+use crate::{fs_error, open_root, resolve};
 
 /// Lines longer than this are cut with a marker, so one minified line cannot fill a page.
 pub const MAX_LINE_BYTES: usize = 2000;
@@ -47,7 +48,7 @@ pub struct ReadFileArgs {
 
 pub enum ReadFilePlan {
     File {
-        resolved: Resolved,
+        rel: RelPath,
         request: PageRequest,
     },
     Artifact {
@@ -169,14 +170,11 @@ impl Tool for ReadFile {
                 ),
             ));
         }
-        let resolved = resolve("read_file", cx.root, &args.path)?;
+        let rel = resolve("read_file", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(resolved.relative.clone())],
+            resources: vec![PermissionResource::read(rel.as_str())],
         };
-        Ok(Prepared::new(
-            routing,
-            ReadFilePlan::File { resolved, request },
-        ))
+        Ok(Prepared::new(routing, ReadFilePlan::File { rel, request }))
     }
 
     async fn execute(
@@ -186,9 +184,7 @@ impl Tool for ReadFile {
     ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
         tokio::task::spawn_blocking(move || match plan {
-            ReadFilePlan::File { resolved, request } => {
-                read_path(&cx.root, &resolved, &request, &indexes)
-            }
+            ReadFilePlan::File { rel, request } => read_path(&cx.root, &rel, &request, &indexes),
             ReadFilePlan::Artifact { uri, request } => {
                 let opened = cx.artifacts.open(&uri)?;
                 let id = ContentIdentity::Artifact(opened.digest);
@@ -213,48 +209,25 @@ fn is_bare_digest(path: &str) -> bool {
 
 fn read_path(
     root: &std::path::Path,
-    resolved: &Resolved,
+    rel: &RelPath,
     request: &PageRequest,
     indexes: &LineIndexCache,
 ) -> Result<ToolCompletion, ToolError> {
-    // Revalidate: the target must still resolve inside the root at execution time.
-    let again = resolve("read_file", root, &resolved.relative)?;
-    let path = &again.absolute;
-    let shown = &resolved.relative;
-    // O_NONBLOCK so a FIFO can never block the open; the type is checked on the open handle.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::new(
+    let shown = rel.as_str();
+    // Opened through the root handle: the path is resolved again, beneath the root, now.
+    let target = open_root("read_file", root)?
+        .open_read(rel, ReadOptions::default())
+        .map_err(|e| match e {
+            FsError::NotFound { .. } => ToolError::new(
                 ErrorCode::NOT_FOUND,
                 format!("read_file: {shown} does not exist; use list_dir or glob to find the file"),
             ),
-            _ => ToolError::io(&format!("read_file: {shown}"), &e),
+            other => fs_error("read_file", other),
         })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
-    let ft = meta.file_type();
-    if ft.is_dir() {
-        return directory_page(path, shown, request);
-    }
-    if !ft.is_file() {
-        let kind = if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_socket() {
-            "a socket"
-        } else if ft.is_block_device() || ft.is_char_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(ToolError::new(
-            NOT_A_REGULAR_FILE,
-            format!("read_file: {shown} is {kind}; only regular files and directories can be read"),
-        ));
-    }
+    let (file, meta) = match target {
+        ReadTarget::Dir(entries) => return directory_page(&entries, shown, request),
+        ReadTarget::File { file, meta } => (file, meta),
+    };
     let mut head = vec![0u8; BINARY_SNIFF_BYTES.min(meta.len() as usize)];
     let n = (&file)
         .read(&mut head)
@@ -326,11 +299,10 @@ fn page_result(
 }
 
 fn directory_page(
-    path: &std::path::Path,
+    entries: &[DirEntry],
     shown: &str,
     request: &PageRequest,
 ) -> Result<ToolCompletion, ToolError> {
-    let entries = list_entries("read_file", path, shown)?;
     let total = entries.len() as u64;
     let start = (request.offset - 1) as usize;
     if start > 0 && start >= entries.len() {
@@ -347,7 +319,7 @@ fn directory_page(
     let end = (start + request.limit).min(entries.len());
     let mut text = String::new();
     for e in &entries[start..end] {
-        text.push_str(&e.display_name());
+        text.push_str(&display_name(e));
         text.push('\n');
     }
     let next_offset = (end < entries.len()).then_some(end as u64 + 1);

@@ -1,7 +1,6 @@
 //! `stat`: metadata for a path; a missing path is `{exists: false}`, not an error (seed 003).
 
 use std::borrow::Cow;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -13,7 +12,9 @@ use tackle_tool::{
     ToolError,
 };
 
-use crate::confine::{Resolved, resolve};
+use tackle_fs::{EntryKind, RelPath};
+
+use crate::{fs_error, open_root, resolve};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +27,7 @@ pub struct Stat;
 
 impl Tool for Stat {
     type Args = StatArgs;
-    type Plan = Resolved;
+    type Plan = RelPath;
 
     fn name(&self) -> &str {
         "stat"
@@ -53,46 +54,32 @@ impl Tool for Stat {
         &self,
         args: StatArgs,
         cx: &PrepareContext<'_>,
-    ) -> Result<Prepared<Resolved>, ToolError> {
+    ) -> Result<Prepared<RelPath>, ToolError> {
         let resolved = resolve("stat", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(resolved.relative.clone())],
+            resources: vec![PermissionResource::read(resolved.as_str())],
         };
         Ok(Prepared::new(routing, resolved))
     }
 
     async fn execute(
         &self,
-        plan: Resolved,
+        plan: RelPath,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        let again = resolve("stat", &cx.root, &plan.relative)?;
-        let value = match std::fs::symlink_metadata(&again.absolute) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                json!({ "path": plan.relative, "exists": false })
-            }
-            Err(e) => return Err(ToolError::io(&format!("stat: {}", plan.relative), &e)),
-            Ok(meta) => {
-                let ft = meta.file_type();
-                let kind = if ft.is_dir() {
-                    "dir"
-                } else if ft.is_file() {
-                    "file"
-                } else if ft.is_symlink() {
-                    "symlink"
-                } else {
-                    "other"
-                };
-                json!({
-                    "path": plan.relative,
-                    "exists": true,
-                    "size": meta.len(),
-                    "mtime": rfc3339_utc(meta.mtime()),
-                    "mode": format!("{:04o}", meta.permissions().mode() & 0o7777),
-                    "is_dir": ft.is_dir(),
-                    "type": kind,
-                })
-            }
+        let root = open_root("stat", &cx.root)?;
+        let shown = plan.as_str();
+        let value = match root.metadata(&plan).map_err(|e| fs_error("stat", e))? {
+            None => json!({ "path": shown, "exists": false }),
+            Some(meta) => json!({
+                "path": shown,
+                "exists": true,
+                "size": meta.len,
+                "mtime": rfc3339_utc(meta.mtime),
+                "mode": format!("{:04o}", meta.mode),
+                "is_dir": meta.kind == EntryKind::Dir,
+                "type": meta.kind.as_str(),
+            }),
         };
         let text = serde_json::to_string_pretty(&value)
             .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("stat: {e}")))?;

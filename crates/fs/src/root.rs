@@ -1,0 +1,324 @@
+//! The root directory handle and the read-side operations beneath it.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, FileTypeExt, MetadataExt, OpenOptions, OpenOptionsExt};
+
+use crate::rel_path::resolve_lexically;
+use crate::{FsError, RelPath};
+
+/// A directory every operation of this crate stays beneath.
+///
+/// Holds an open directory handle; paths are resolved against it with `openat2`
+/// `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS` on Linux, or cap-std's own component-by-component
+/// resolver where that syscall is missing. Both refuse to leave the handle; neither falls back
+/// to an unconfined open. The process's working directory is never consulted.
+#[derive(Debug)]
+pub struct Root {
+    path: PathBuf,
+    pub(crate) dir: Dir,
+}
+
+/// How [`Root::open_read`] treats files with more than one name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Read a regular file whose link count is above 1. Off by default: one of its other names
+    /// may lie outside the root, so reading it may disclose an outside file.
+    pub allow_hardlinked: bool,
+}
+
+/// What [`Root::open_read`] found.
+#[derive(Debug)]
+pub enum ReadTarget {
+    /// A regular file, open for reading, with the metadata of the open handle.
+    File {
+        file: std::fs::File,
+        meta: std::fs::Metadata,
+    },
+    /// A directory's entries, sorted bytewise by name.
+    Dir(Vec<DirEntry>),
+}
+
+/// The type of a file, as seen without following a final symlink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    /// FIFO, socket or device.
+    Other,
+}
+
+impl EntryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::File => "file",
+            EntryKind::Dir => "dir",
+            EntryKind::Symlink => "symlink",
+            EntryKind::Other => "other",
+        }
+    }
+
+    fn of(ft: cap_std::fs::FileType) -> Self {
+        if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_file() {
+            EntryKind::File
+        } else if ft.is_symlink() {
+            EntryKind::Symlink
+        } else {
+            EntryKind::Other
+        }
+    }
+}
+
+/// One directory entry; symlinks are reported as symlinks, not followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: OsString,
+    pub kind: EntryKind,
+}
+
+/// Metadata of a path, taken without following a final symlink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    pub kind: EntryKind,
+    pub len: u64,
+    /// Permission bits (`mode & 0o7777`).
+    pub mode: u32,
+    /// Seconds since the Unix epoch.
+    pub mtime: i64,
+    pub mtime_nsec: i64,
+    pub nlink: u64,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Metadata {
+    fn of(m: &cap_std::fs::Metadata) -> Self {
+        Metadata {
+            kind: EntryKind::of(m.file_type()),
+            len: m.len(),
+            mode: m.mode() & 0o7777,
+            mtime: m.mtime(),
+            mtime_nsec: m.mtime_nsec(),
+            nlink: m.nlink(),
+            dev: m.dev(),
+            ino: m.ino(),
+        }
+    }
+}
+
+/// How a non-regular, non-directory file is named in messages.
+pub(crate) fn describe(ft: cap_std::fs::FileType) -> &'static str {
+    describe_parts(
+        ft.is_fifo(),
+        ft.is_socket(),
+        ft.is_block_device() || ft.is_char_device(),
+        ft.is_symlink(),
+    )
+}
+
+fn describe_std(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    describe_parts(
+        ft.is_fifo(),
+        ft.is_socket(),
+        ft.is_block_device() || ft.is_char_device(),
+        ft.is_symlink(),
+    )
+}
+
+fn describe_parts(fifo: bool, socket: bool, device: bool, symlink: bool) -> &'static str {
+    if fifo {
+        "a FIFO"
+    } else if socket {
+        "a socket"
+    } else if device {
+        "a device"
+    } else if symlink {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Flags for every read open: a FIFO or device must never block the open or become the
+/// controlling terminal; the type is checked on the open handle afterwards.
+pub(crate) const READ_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOCTTY;
+
+impl Root {
+    /// Canonicalizes `path` and opens it as the root directory handle.
+    pub fn open(path: &Path) -> Result<Root, FsError> {
+        let shown = path.display().to_string();
+        let io = |op, source| FsError::Io {
+            op,
+            path: shown.clone(),
+            source,
+        };
+        let canonical = path
+            .canonicalize()
+            .map_err(|e| io("canonicalize root", e))?;
+        let dir =
+            Dir::open_ambient_dir(&canonical, ambient_authority()).map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => FsError::NotFound {
+                    path: shown.clone(),
+                },
+                _ if e.raw_os_error() == Some(libc::ENOTDIR) => FsError::NotADirectory {
+                    path: shown.clone(),
+                },
+                _ => io("open root", e),
+            })?;
+        Ok(Root {
+            path: canonical,
+            dir,
+        })
+    }
+
+    /// The canonical path the root was opened at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Normalizes a caller's path to a root-relative one, before any system call.
+    ///
+    /// Empty paths, NUL bytes, components over 255 bytes and paths over 4096 bytes are
+    /// `InvalidPath`. An absolute path is accepted only inside the root (component-wise, so
+    /// `/proj-evil` is not inside `/proj`); `..` that climbs above the root is `OutsideRoot`.
+    /// Symlinks are not looked at here: every operation checks them when it opens the path.
+    pub fn resolve(&self, input: &str) -> Result<RelPath, FsError> {
+        resolve_lexically(&self.path, input)
+    }
+
+    /// Opens a regular file for reading, or lists a directory.
+    ///
+    /// Symlinks are followed only while they stay beneath the root. FIFOs, sockets and devices
+    /// are `NotRegularFile` (the open cannot block: it is non-blocking and checked afterwards);
+    /// a file with more than one hard link is `HardLinked` unless `options` allow it.
+    pub fn open_read(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
+        self.retry_expanded(rel, true, |rel| self.open_read_once(rel, options))
+    }
+
+    fn open_read_once(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
+        let err = |e| FsError::from_io("open", rel, e);
+        // Look before opening so a device is refused without being opened at all; the open
+        // handle is checked again below, which is what counts.
+        let before = self.dir.metadata(rel.as_path()).map_err(err)?;
+        let ft = before.file_type();
+        if ft.is_block_device() || ft.is_char_device() || ft.is_socket() {
+            return Err(self.not_regular(rel, describe(ft)));
+        }
+        let mut opts = OpenOptions::new();
+        opts.read(true).custom_flags(READ_FLAGS);
+        let file = self
+            .dir
+            .open_with(rel.as_path(), &opts)
+            .map_err(|e| match e.raw_os_error() {
+                // Opening a socket fails with ENXIO.
+                Some(libc::ENXIO) => self.not_regular(rel, "a socket"),
+                _ => err(e),
+            })?
+            .into_std();
+        let meta = file.metadata().map_err(|e| FsError::Io {
+            op: "stat",
+            path: rel.to_string(),
+            source: e,
+        })?;
+        if meta.is_dir() {
+            return list(Dir::from_std_file(file), rel).map(ReadTarget::Dir);
+        }
+        if !meta.is_file() {
+            return Err(self.not_regular(rel, describe_std(meta.file_type())));
+        }
+        if meta.nlink() > 1 && !options.allow_hardlinked {
+            return Err(FsError::HardLinked {
+                path: rel.to_string(),
+                links: meta.nlink(),
+            });
+        }
+        Ok(ReadTarget::File { file, meta })
+    }
+
+    /// Metadata of `rel` without following a final symlink; `None` when nothing is there.
+    ///
+    /// A final symlink is reported as a symlink only if it resolves beneath the root (or is
+    /// dangling inside it); one that leads outside is `OutsideRoot`, like every other way out.
+    pub fn metadata(&self, rel: &RelPath) -> Result<Option<Metadata>, FsError> {
+        self.retry_expanded(rel, false, |rel| self.metadata_once(rel))
+    }
+
+    fn metadata_once(&self, rel: &RelPath) -> Result<Option<Metadata>, FsError> {
+        let meta = match self.dir.symlink_metadata(rel.as_path()) {
+            Ok(m) => m,
+            Err(e) => {
+                return match FsError::from_io("stat", rel, e) {
+                    FsError::NotFound { .. } | FsError::NotADirectory { .. } => Ok(None),
+                    other => Err(other),
+                };
+            }
+        };
+        if meta.file_type().is_symlink() {
+            self.check_link_stays_inside(rel)?;
+        }
+        Ok(Some(Metadata::of(&meta)))
+    }
+
+    /// The entries of a directory, sorted bytewise, symlinks not followed.
+    pub fn read_dir(&self, rel: &RelPath) -> Result<Vec<DirEntry>, FsError> {
+        self.retry_expanded(rel, true, |rel| {
+            let dir = self
+                .dir
+                .open_dir(rel.as_path())
+                .map_err(|e| FsError::from_io("open directory", rel, e))?;
+            list(dir, rel)
+        })
+    }
+
+    /// `OutsideRoot` if following `rel`'s final symlink leads out of the root.
+    ///
+    /// The kernel (or cap-std's resolver) reports an escape as soon as it meets it, before it
+    /// could report a missing target, so a dangling link out is an escape while a dangling link
+    /// to a missing in-tree name is not.
+    pub(crate) fn check_link_stays_inside(&self, rel: &RelPath) -> Result<(), FsError> {
+        let followed = self.retry_expanded(rel, true, |rel| {
+            self.dir
+                .metadata(rel.as_path())
+                .map_err(|e| FsError::from_io("stat", rel, e))
+        });
+        match followed {
+            Err(FsError::OutsideRoot { .. }) => Err(FsError::OutsideRoot {
+                input: rel.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn not_regular(&self, rel: &RelPath, kind: &'static str) -> FsError {
+        FsError::NotRegularFile {
+            path: rel.to_string(),
+            kind,
+        }
+    }
+}
+
+fn list(dir: Dir, rel: &RelPath) -> Result<Vec<DirEntry>, FsError> {
+    let err = |e| FsError::from_io("read directory", rel, e);
+    let mut out = Vec::new();
+    for item in dir.entries().map_err(err)? {
+        let item = item.map_err(err)?;
+        let kind = match item.file_type() {
+            Ok(ft) => EntryKind::of(ft),
+            Err(_) => EntryKind::Other,
+        };
+        out.push(DirEntry {
+            name: item.file_name(),
+            kind,
+        });
+    }
+    out.sort_by(|a, b| a.name.as_encoded_bytes().cmp(b.name.as_encoded_bytes()));
+    Ok(out)
+}

@@ -1,0 +1,406 @@
+//! Staged mutations: a change records the base it was computed against and publishes only if
+//! the target still has that base (DESIGN §3 step 6).
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
+use sha2::{Digest, Sha256};
+
+use crate::root::{READ_FLAGS, describe};
+use crate::{FsError, RelPath, Root};
+
+/// Mode of a file created where none existed.
+const NEW_FILE_MODE: u32 = 0o600;
+
+/// What a staged change expects the target to contain when it publishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Base {
+    pub sha256: [u8; 32],
+    pub len: u64,
+}
+
+impl Base {
+    pub fn sha256_hex(&self) -> String {
+        hex::encode(self.sha256)
+    }
+}
+
+/// New content for a file, staged against its current content (`base`, `None` if absent).
+///
+/// The fields are public so a tool can show a diff; [`Root::commit`] re-checks everything, so
+/// editing them cannot get a write past the checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagedWrite {
+    pub rel: RelPath,
+    pub base: Option<Base>,
+    pub bytes: Vec<u8>,
+}
+
+/// A file removal staged against its current content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagedDelete {
+    pub rel: RelPath,
+    pub base: Option<Base>,
+}
+
+/// A published write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Committed {
+    /// The file did not exist before.
+    pub created: bool,
+    pub bytes: u64,
+}
+
+/// A published removal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deleted {
+    /// False when the file was already gone: removal is idempotent.
+    pub existed: bool,
+}
+
+/// The target as found inside its (already opened) parent directory.
+enum Current {
+    Absent,
+    File { base: Base, mode: u32 },
+    Symlink,
+}
+
+impl Root {
+    /// Records the base of `rel` for a later [`Root::commit`] of `new_bytes`.
+    ///
+    /// Refuses directories, FIFOs and other non-regular files, files with more than one hard
+    /// link, symlinks (a write never goes through a link; name the file it points to), and
+    /// targets whose parent resolves outside the root.
+    pub fn stage_write(&self, rel: &RelPath, new_bytes: Vec<u8>) -> Result<StagedWrite, FsError> {
+        Ok(StagedWrite {
+            rel: rel.clone(),
+            base: self.current_base(rel)?,
+            bytes: new_bytes,
+        })
+    }
+
+    /// Publishes a staged write: missing parents are created (beneath the root), the bytes go
+    /// to a temporary file in the target's directory (mode 0600, or the existing file's mode)
+    /// that is fsynced, the base is checked again, and the temporary file is renamed over the
+    /// target; then the directory is fsynced. A changed base is `Conflict` and leaves the
+    /// target as it was.
+    pub fn commit(&self, staged: StagedWrite) -> Result<Committed, FsError> {
+        let rel = &staged.rel;
+        let (parent_rel, name) = rel.split_last().ok_or_else(|| FsError::IsADirectory {
+            path: rel.to_string(),
+        })?;
+        let parent = self.create_parents(rel, parent_rel)?;
+        let mode = match self.current(&parent, name, rel)? {
+            Current::Absent if staged.base.is_none() => NEW_FILE_MODE,
+            Current::File { base, mode } if Some(base) == staged.base => mode,
+            _ => return Err(conflict(rel)),
+        };
+        let temp = TempFile::create(&parent, rel, mode)?;
+        temp.write_all(&staged.bytes)?;
+        // The last look before publishing: anything that changed since staging is a conflict.
+        let unchanged = match self.current(&parent, name, rel) {
+            Ok(Current::Absent) => staged.base.is_none(),
+            Ok(Current::File { base, .. }) => Some(base) == staged.base,
+            Ok(Current::Symlink) => false,
+            Err(e) => return Err(temp.discard_with(e)),
+        };
+        if !unchanged {
+            return Err(temp.discard_with(conflict(rel)));
+        }
+        temp.publish(name, staged.base.is_none())?;
+        sync_dir(parent, rel)?;
+        Ok(Committed {
+            created: staged.base.is_none(),
+            bytes: staged.bytes.len() as u64,
+        })
+    }
+
+    /// Records the base of `rel` for a later [`Root::commit_delete`]. Refuses what
+    /// [`Root::stage_write`] refuses; a missing file stages a no-op.
+    pub fn stage_delete(&self, rel: &RelPath) -> Result<StagedDelete, FsError> {
+        Ok(StagedDelete {
+            rel: rel.clone(),
+            base: self.current_base(rel)?,
+        })
+    }
+
+    /// Removes the file if it still has its staged base. Idempotent: a file that is already
+    /// gone is `Deleted { existed: false }`; one that changed (or appeared) is `Conflict`.
+    pub fn commit_delete(&self, staged: StagedDelete) -> Result<Deleted, FsError> {
+        let rel = &staged.rel;
+        let (parent_rel, name) = rel.split_last().ok_or_else(|| FsError::IsADirectory {
+            path: rel.to_string(),
+        })?;
+        let Some(parent) = self.open_parent(rel, parent_rel)? else {
+            return Ok(Deleted { existed: false });
+        };
+        match self.current(&parent, name, rel)? {
+            Current::Absent => Ok(Deleted { existed: false }),
+            Current::File { base, .. } if Some(base) == staged.base => {
+                parent
+                    .remove_file(name)
+                    .map_err(|e| FsError::from_io("remove", rel, e))?;
+                sync_dir(parent, rel)?;
+                Ok(Deleted { existed: true })
+            }
+            Current::File { .. } => Err(conflict(rel)),
+            Current::Symlink => Err(self.symlink_refusal(rel)),
+        }
+    }
+
+    fn current_base(&self, rel: &RelPath) -> Result<Option<Base>, FsError> {
+        let (parent_rel, name) = rel.split_last().ok_or_else(|| FsError::IsADirectory {
+            path: rel.to_string(),
+        })?;
+        let Some(parent) = self.open_parent(rel, parent_rel)? else {
+            return Ok(None);
+        };
+        match self.current(&parent, name, rel)? {
+            Current::Absent => Ok(None),
+            Current::File { base, .. } => Ok(Some(base)),
+            Current::Symlink => Err(self.symlink_refusal(rel)),
+        }
+    }
+
+    /// The parent directory of `rel`, opened beneath the root; `None` if it does not exist.
+    fn open_parent(&self, rel: &RelPath, parent_rel: &str) -> Result<Option<Dir>, FsError> {
+        let parent = self.resolve(parent_rel)?;
+        let opened = self.retry_expanded(&parent, true, |p| {
+            self.dir
+                .open_dir(p.as_path())
+                .map_err(|e| FsError::from_io("open directory", rel, e))
+        });
+        match opened {
+            Ok(dir) => Ok(Some(dir)),
+            Err(e) => match e {
+                FsError::NotFound { .. } => Ok(None),
+                FsError::NotADirectory { .. } => Err(FsError::NotADirectory {
+                    path: parent_rel.to_owned(),
+                }),
+                other => Err(other),
+            },
+        }
+    }
+
+    fn create_parents(&self, rel: &RelPath, parent_rel: &str) -> Result<Dir, FsError> {
+        if let Some(dir) = self.open_parent(rel, parent_rel)? {
+            return Ok(dir);
+        }
+        let parent = self.resolve(parent_rel)?;
+        self.retry_expanded(&parent, true, |p| {
+            self.dir
+                .create_dir_all(p.as_path())
+                .map_err(|e| FsError::from_io("create directory", rel, e))
+        })?;
+        self.open_parent(rel, parent_rel)?
+            .ok_or_else(|| FsError::NotFound {
+                path: parent_rel.to_owned(),
+            })
+    }
+
+    /// Looks at `name` inside `parent` without following it: `parent` is a handle, so nothing
+    /// that happens to the path above it afterwards can redirect this.
+    fn current(&self, parent: &Dir, name: &str, rel: &RelPath) -> Result<Current, FsError> {
+        let meta = match parent.symlink_metadata(name) {
+            Ok(m) => m,
+            Err(e) => {
+                return match FsError::from_io("stat", rel, e) {
+                    FsError::NotFound { .. } => Ok(Current::Absent),
+                    other => Err(other),
+                };
+            }
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            return Ok(Current::Symlink);
+        }
+        if ft.is_dir() {
+            return Err(FsError::IsADirectory {
+                path: rel.to_string(),
+            });
+        }
+        if !ft.is_file() {
+            return Err(FsError::NotRegularFile {
+                path: rel.to_string(),
+                kind: describe(ft),
+            });
+        }
+        let mut opts = OpenOptions::new();
+        opts.read(true)
+            .custom_flags(READ_FLAGS)
+            .follow(FollowSymlinks::No);
+        let file = parent
+            .open_with(name, &opts)
+            .map_err(|e| FsError::from_io("open", rel, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| FsError::from_io("stat", rel, e))?;
+        if !meta.is_file() {
+            return Err(FsError::NotRegularFile {
+                path: rel.to_string(),
+                kind: describe(meta.file_type()),
+            });
+        }
+        if meta.nlink() > 1 {
+            return Err(FsError::HardLinked {
+                path: rel.to_string(),
+                links: meta.nlink(),
+            });
+        }
+        let mut hasher = Sha256::new();
+        let mut len = 0u64;
+        let mut reader = file.into_std();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = reader
+                .read(&mut buf)
+                .map_err(|e| FsError::from_io("read", rel, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            len += n as u64;
+        }
+        Ok(Current::File {
+            base: Base {
+                sha256: hasher.finalize().into(),
+                len,
+            },
+            mode: meta.mode() & 0o7777,
+        })
+    }
+
+    /// Why a symlink is not a write or delete target: out of the root, or never through a link.
+    fn symlink_refusal(&self, rel: &RelPath) -> FsError {
+        if let Err(e) = self.check_link_stays_inside(rel) {
+            return e;
+        }
+        let dangling = self
+            .retry_expanded(rel, true, |r| {
+                self.dir
+                    .metadata(r.as_path())
+                    .map_err(|e| FsError::from_io("stat", r, e))
+            })
+            .is_err();
+        FsError::NotRegularFile {
+            path: rel.to_string(),
+            kind: if dangling {
+                "a dangling symbolic link"
+            } else {
+                "a symbolic link"
+            },
+        }
+    }
+}
+
+fn conflict(rel: &RelPath) -> FsError {
+    FsError::Conflict {
+        path: rel.to_string(),
+    }
+}
+
+/// Makes a rename or removal in `dir` durable. Directory handles may be `O_PATH`, which cannot
+/// be fsynced, so the directory is opened again for reading through its own handle.
+fn sync_dir(dir: Dir, rel: &RelPath) -> Result<(), FsError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).maybe_dir(true);
+    dir.open_with(".", &opts)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| FsError::from_io("sync directory", rel, e))
+}
+
+/// A temporary file next to the target; removed unless published.
+struct TempFile<'a> {
+    parent: &'a Dir,
+    name: String,
+    file: std::fs::File,
+    rel: &'a RelPath,
+}
+
+impl<'a> TempFile<'a> {
+    fn create(parent: &'a Dir, rel: &'a RelPath, mode: u32) -> Result<Self, FsError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let mut attempts = 0;
+        loop {
+            let name = format!(
+                ".tackle-{}-{}.tmp",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            );
+            let mut opts = OpenOptions::new();
+            // create_new is O_EXCL: it never follows or reuses anything already there.
+            opts.write(true)
+                .create_new(true)
+                .mode(mode)
+                .custom_flags(libc::O_NOCTTY);
+            match parent.open_with(&name, &opts) {
+                Ok(file) => {
+                    let temp = TempFile {
+                        parent,
+                        name,
+                        file: file.into_std(),
+                        rel,
+                    };
+                    // The umask may have narrowed the mode; set it exactly.
+                    if let Err(e) = temp
+                        .file
+                        .set_permissions(std::fs::Permissions::from_mode(mode))
+                    {
+                        return Err(temp.discard_with(FsError::from_io("chmod", rel, e)));
+                    }
+                    return Ok(temp);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 16 => {
+                    attempts += 1;
+                }
+                Err(e) => return Err(FsError::from_io("create temporary file", rel, e)),
+            }
+        }
+    }
+
+    fn write_all(&self, bytes: &[u8]) -> Result<(), FsError> {
+        let result = (&self.file)
+            .write_all(bytes)
+            .and_then(|()| self.file.sync_all());
+        result.map_err(|e| FsError::from_io("write", self.rel, e))
+    }
+
+    /// Puts the temporary file in place of `name`. A target that must still be absent is
+    /// linked rather than renamed, which fails instead of replacing a file that appeared.
+    fn publish(self, name: &str, must_be_absent: bool) -> Result<(), FsError> {
+        if must_be_absent {
+            match self.parent.hard_link(&self.name, self.parent, name) {
+                Ok(()) => {
+                    self.discard();
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let e = conflict(self.rel);
+                    return Err(self.discard_with(e));
+                }
+                // A file system without hard links: fall back to rename, checked just above.
+                Err(_) => {}
+            }
+        }
+        match self.parent.rename(&self.name, self.parent, name) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let e = FsError::from_io("rename", self.rel, e);
+                Err(self.discard_with(e))
+            }
+        }
+    }
+
+    fn discard(self) {
+        // Best effort: a leftover temporary file is harmless and the caller's error matters more.
+        let _ = self.parent.remove_file(&self.name);
+    }
+
+    fn discard_with(self, e: FsError) -> FsError {
+        self.discard();
+        e
+    }
+}
