@@ -412,3 +412,6 @@ fn compile_error(err: globset::Error) -> PolicyError {
         reason: err.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests;
