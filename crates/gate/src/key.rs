@@ -44,24 +44,12 @@ pub(crate) fn split_path_pattern(pattern: &str) -> Option<(&str, &str)> {
     (is_path_action(action) && is_path_resource(resource)).then_some((action, resource))
 }
 
-/// The string path patterns are matched against: `<action>/<resource>` for every `read:` and
-/// `write:` key (so `read:**` covers artifact and goal reads too), `None` for other keys.
-pub(crate) fn path_candidate(key: &str) -> Option<String> {
-    let mut out = String::new();
-    path_candidate_into(key, &mut out).then_some(out)
-}
-
-/// [`path_candidate`] into a reused buffer; false when the key has no path candidate.
-pub(crate) fn path_candidate_into(key: &str, out: &mut String) -> bool {
+/// The resource path patterns are matched against: that of every `read:` and `write:` key
+/// (so `read:**` covers artifact and goal reads too), `None` for other keys.
+pub(crate) fn path_pattern_resource(key: &str) -> Option<&str> {
     match key.split_once(':') {
-        Some((action, resource)) if is_path_action(action) => {
-            out.clear();
-            out.push_str(action);
-            out.push('/');
-            out.push_str(resource);
-            true
-        }
-        _ => false,
+        Some((action, resource)) if is_path_action(action) => Some(resource),
+        _ => None,
     }
 }
 

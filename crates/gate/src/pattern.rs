@@ -34,13 +34,13 @@ pub struct Pattern {
 }
 
 /// How a pattern is matched; decided at parse time from the pattern text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {
     /// Whole-key glob; `*` crosses `/`. The candidate is the key itself.
     Key,
-    /// Gitignore-style glob over `<action>/<path>`; the candidate is the key rewritten the same
-    /// way (see [`key::path_candidate`]).
-    Path,
+    /// Gitignore-style glob over the resource of a key with this action (`read` or `write`;
+    /// empty for a bare path pattern of the path scope).
+    Path { action: String },
 }
 
 impl Pattern {
@@ -61,9 +61,11 @@ impl Pattern {
                     action: action.to_owned(),
                 });
             }
-            let glob_text = format!("{action}/{}", gitignore_glob(resource));
-            let glob = build(text, &glob_text, true)?;
-            return Ok(Pattern::new(text, Dialect::Path, glob));
+            let glob = build(text, &gitignore_glob(resource), true)?;
+            let dialect = Dialect::Path {
+                action: action.to_owned(),
+            };
+            return Ok(Pattern::new(text, dialect, glob));
         }
         let glob = build(text, text, false)?;
         Ok(Pattern::new(text, Dialect::Key, glob))
@@ -77,7 +79,10 @@ impl Pattern {
             return Err(PatternError::Empty);
         }
         let glob = build(text, &gitignore_glob(text), true)?;
-        Ok(Pattern::new(text, Dialect::Path, glob))
+        let dialect = Dialect::Path {
+            action: String::new(),
+        };
+        Ok(Pattern::new(text, dialect, glob))
     }
 
     fn new(text: &str, dialect: Dialect, glob: Glob) -> Pattern {
@@ -97,11 +102,13 @@ impl Pattern {
 
     /// True when this pattern matches the whole permission key.
     pub fn matches(&self, key: &str) -> bool {
-        match self.dialect {
+        match &self.dialect {
             Dialect::Key => self.matcher.is_match(key),
-            Dialect::Path => match key::path_candidate(key) {
-                Some(candidate) => self.matcher.is_match(candidate),
-                None => false,
+            Dialect::Path { action } => match key.split_once(':') {
+                Some((key_action, resource)) if key_action == action => {
+                    self.matcher.is_match(resource)
+                }
+                _ => false,
             },
         }
     }
@@ -113,8 +120,22 @@ impl Pattern {
         self.matcher.is_match(path)
     }
 
-    pub(crate) fn dialect(&self) -> Dialect {
-        self.dialect
+    pub(crate) fn dialect(&self) -> &Dialect {
+        &self.dialect
+    }
+
+    /// The one action every key this pattern matches has, when the pattern fixes it: the
+    /// action of a path pattern, the text before a `:` in the literal prefix, or the action
+    /// of a pattern with no wildcard at all. `None` for patterns such as `**` or `tool.*`.
+    pub(crate) fn fixed_action(&self) -> Option<&str> {
+        if let Dialect::Path { action } = &self.dialect {
+            return Some(action);
+        }
+        let prefix = self.literal_prefix();
+        if let Some((action, _)) = prefix.split_once(':') {
+            return Some(action);
+        }
+        (prefix.len() == self.text.len()).then(|| key::action(&self.text))
     }
 
     pub(crate) fn glob(&self) -> &Glob {

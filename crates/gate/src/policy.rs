@@ -1,5 +1,7 @@
 //! The policy: rules, mode and scopes compiled once, evaluated per call.
 
+use std::collections::HashMap;
+
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
 use crate::decision::{Because, Decision, KeyVerdict};
@@ -26,22 +28,37 @@ pub struct Policy {
     mode: Mode,
     path_scope: PathScope,
     url_scope: UrlScope,
-    deny: RuleSet,
-    ask: RuleSet,
-    allow: RuleSet,
+    index: RuleIndex,
     scope_allow: GlobSet,
     scope_deny: GlobSet,
     url_allow: GlobSet,
 }
 
-/// The rules of one effect, split by dialect: key globs match the key, path globs match the
-/// `<action>/<path>` candidate.
+/// Every rule compiled once, bucketed by the action its pattern fixes, so a key is only
+/// matched against the rules that could match it (plus the few with a wildcard action).
 #[derive(Clone, Debug)]
-struct RuleSet {
+struct RuleIndex {
+    by_action: HashMap<String, Bucket>,
+    any_action: Bucket,
+}
+
+/// One glob set for the key-dialect rules (matched on the whole key) and one for the path
+/// rules (matched on the key's resource), each with the policy index of its rules.
+#[derive(Clone, Debug)]
+struct Bucket {
     keys: GlobSet,
     key_rules: Vec<usize>,
     paths: GlobSet,
     path_rules: Vec<usize>,
+}
+
+/// The strongest matching rules for one key: the first deny and first ask in rule order,
+/// and whether any allow rule matched.
+#[derive(Clone, Copy, Debug, Default)]
+struct Matched {
+    deny: Option<usize>,
+    ask: Option<usize>,
+    allow: bool,
 }
 
 /// Why a path fell outside the path scope; turned into text only when reported.
@@ -79,9 +96,7 @@ impl Policy {
                 rule_source: rule.source.clone(),
             });
         }
-        let deny = RuleSet::build(&rules, Effect::Deny)?;
-        let ask = RuleSet::build(&rules, Effect::Ask)?;
-        let allow = RuleSet::build(&rules, Effect::Allow)?;
+        let index = RuleIndex::build(&rules)?;
         let scope_allow = scope_set("allow", &path_scope.allow)?;
         let scope_deny = scope_set("deny", &path_scope.deny)?;
         let mut urls = GlobSetBuilder::new();
@@ -97,9 +112,7 @@ impl Policy {
             mode,
             path_scope,
             url_scope,
-            deny,
-            ask,
-            allow,
+            index,
             scope_allow,
             scope_deny,
             url_allow,
@@ -138,13 +151,13 @@ impl Policy {
     /// an ask is then allowed by a session grant, by accept-edits (writes inside the path
     /// scope) or by yolo. `tool.bash.cmd:?` is never matched by an allow rule nor granted.
     pub fn evaluate(&self, req: &Request<'_>, grants: &Grants) -> Decision {
-        let mut path_buf = String::new();
+        let mut scratch = Vec::new();
         let mut asks = Vec::new();
         let mut overrides = Vec::new();
         let plan = self.mode == Mode::Plan;
         let mut saw_tool_key = false;
         for key in req.keys {
-            let (effect, reason) = self.key_verdict(key, &mut path_buf);
+            let (effect, reason) = self.key_verdict(key, &mut scratch);
             let is_tool_key = key
                 .strip_prefix("tool.")
                 .is_some_and(|name| name == req.tool);
@@ -192,7 +205,7 @@ impl Policy {
     }
 
     /// The effect of one key from scopes, rules and defaults (modes and grants come after).
-    fn key_verdict(&self, key: &str, path_buf: &mut String) -> (Effect, Reason) {
+    fn key_verdict(&self, key: &str, scratch: &mut Vec<usize>) -> (Effect, Reason) {
         if let Some((_, path)) = key::path_key(key)
             && let Some(violation) = self.path_violation(path)
         {
@@ -205,17 +218,14 @@ impl Policy {
         {
             return (Effect::Deny, Reason::UrlScope);
         }
-        let key_candidate = Candidate::from_bytes(key);
-        let path_candidate = key::path_candidate_into(key, path_buf)
-            .then(|| Candidate::from_bytes(path_buf.as_bytes()));
-        let candidates = (&key_candidate, path_candidate.as_ref());
-        if let Some(rule) = self.deny.first_match(candidates) {
+        let matched = self.index.matching(&self.rules, key, scratch);
+        if let Some(rule) = matched.deny {
             return (Effect::Deny, Reason::Rule(rule));
         }
-        if let Some(rule) = self.ask.first_match(candidates) {
+        if let Some(rule) = matched.ask {
             return (Effect::Ask, Reason::Rule(rule));
         }
-        if key != UNPARSEABLE_BASH && self.allow.is_match(candidates) {
+        if matched.allow && key != UNPARSEABLE_BASH {
             return (Effect::Allow, Reason::AllowRule);
         }
         (key::default_effect(key), Reason::Default)
@@ -288,8 +298,12 @@ impl Policy {
     /// of its keys. A tool no rule could ever allow is not advertised.
     pub fn advertises(&self, tool: &str, actions: &[&str]) -> bool {
         let tool_key = format!("tool.{tool}");
-        let candidate = Candidate::from_bytes(tool_key.as_bytes());
-        if self.deny.is_match((&candidate, None)) {
+        if self
+            .index
+            .matching(&self.rules, &tool_key, &mut Vec::new())
+            .deny
+            .is_some()
+        {
             return false;
         }
         if actions.contains(&"fetch") && self.url_scope.allow.is_empty() {
@@ -329,57 +343,105 @@ fn mode_verdict(key: &str, effect: Effect, mode: Mode) -> KeyVerdict {
     }
 }
 
-impl RuleSet {
-    fn build(rules: &[Rule], effect: Effect) -> Result<RuleSet, PolicyError> {
-        let mut keys = GlobSetBuilder::new();
-        let mut paths = GlobSetBuilder::new();
-        let mut key_rules = Vec::new();
-        let mut path_rules = Vec::new();
+impl RuleIndex {
+    fn build(rules: &[Rule]) -> Result<RuleIndex, PolicyError> {
+        let mut by_action: HashMap<String, BucketBuilder> = HashMap::new();
+        let mut any_action = BucketBuilder::default();
         for (index, rule) in rules.iter().enumerate() {
-            if rule.effect != effect {
-                continue;
-            }
-            match rule.pattern.dialect() {
-                Dialect::Key => {
-                    keys.add(rule.pattern.glob().clone());
-                    key_rules.push(index);
-                }
-                Dialect::Path => {
-                    paths.add(rule.pattern.glob().clone());
-                    path_rules.push(index);
-                }
-            }
+            let bucket = match rule.pattern.fixed_action() {
+                Some(action) => by_action.entry(action.to_owned()).or_default(),
+                None => &mut any_action,
+            };
+            bucket.add(index, &rule.pattern);
         }
-        Ok(RuleSet {
-            keys: keys.build().map_err(compile_error)?,
-            key_rules,
-            paths: paths.build().map_err(compile_error)?,
-            path_rules,
+        Ok(RuleIndex {
+            by_action: by_action
+                .into_iter()
+                .map(|(action, bucket)| Ok((action, bucket.build()?)))
+                .collect::<Result<_, PolicyError>>()?,
+            any_action: any_action.build()?,
         })
     }
 
-    fn is_match(&self, (key, path): (&Candidate<'_>, Option<&Candidate<'_>>)) -> bool {
-        (!self.key_rules.is_empty() && self.keys.is_match_candidate(key))
-            || path.is_some_and(|p| !self.path_rules.is_empty() && self.paths.is_match_candidate(p))
+    /// The rules matching `key`. `scratch` is reused between keys to avoid allocating.
+    fn matching(&self, rules: &[Rule], key: &str, scratch: &mut Vec<usize>) -> Matched {
+        let mut matched = Matched::default();
+        let key_candidate = Candidate::from_bytes(key);
+        let path_candidate = key::path_pattern_resource(key).map(Candidate::from_bytes);
+        let buckets = [self.by_action.get(key::action(key)), Some(&self.any_action)];
+        for bucket in buckets.into_iter().flatten() {
+            if !bucket.key_rules.is_empty() {
+                bucket.keys.matches_candidate_into(&key_candidate, scratch);
+                matched.add(rules, scratch.iter().map(|&i| bucket.key_rules[i]));
+            }
+            if let Some(path) = &path_candidate
+                && !bucket.path_rules.is_empty()
+            {
+                bucket.paths.matches_candidate_into(path, scratch);
+                matched.add(rules, scratch.iter().map(|&i| bucket.path_rules[i]));
+            }
+        }
+        matched
+    }
+}
+
+impl Matched {
+    fn add(&mut self, rules: &[Rule], indices: impl Iterator<Item = usize>) {
+        for index in indices {
+            let slot = match rules[index].effect {
+                Effect::Deny => &mut self.deny,
+                Effect::Ask => &mut self.ask,
+                Effect::Allow => {
+                    self.allow = true;
+                    continue;
+                }
+            };
+            if slot.is_none_or(|first| index < first) {
+                *slot = Some(index);
+            }
+        }
+    }
+}
+
+struct BucketBuilder {
+    keys: GlobSetBuilder,
+    key_rules: Vec<usize>,
+    paths: GlobSetBuilder,
+    path_rules: Vec<usize>,
+}
+
+impl Default for BucketBuilder {
+    fn default() -> BucketBuilder {
+        BucketBuilder {
+            keys: GlobSetBuilder::new(),
+            key_rules: Vec::new(),
+            paths: GlobSetBuilder::new(),
+            path_rules: Vec::new(),
+        }
+    }
+}
+
+impl BucketBuilder {
+    fn add(&mut self, index: usize, pattern: &Pattern) {
+        match pattern.dialect() {
+            Dialect::Key => {
+                self.keys.add(pattern.glob().clone());
+                self.key_rules.push(index);
+            }
+            Dialect::Path { .. } => {
+                self.paths.add(pattern.glob().clone());
+                self.path_rules.push(index);
+            }
+        }
     }
 
-    /// The index (into the policy's rules) of the first-written matching rule.
-    fn first_match(&self, candidates: (&Candidate<'_>, Option<&Candidate<'_>>)) -> Option<usize> {
-        if !self.is_match(candidates) {
-            return None;
-        }
-        let (key, path) = candidates;
-        let by_key = self
-            .keys
-            .matches_candidate(key)
-            .into_iter()
-            .map(|i| self.key_rules[i]);
-        let by_path = path
-            .map(|p| self.paths.matches_candidate(p))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|i| self.path_rules[i]);
-        by_key.chain(by_path).min()
+    fn build(self) -> Result<Bucket, PolicyError> {
+        Ok(Bucket {
+            keys: self.keys.build().map_err(compile_error)?,
+            key_rules: self.key_rules,
+            paths: self.paths.build().map_err(compile_error)?,
+            path_rules: self.path_rules,
+        })
     }
 }
 
