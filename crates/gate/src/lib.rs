@@ -18,9 +18,10 @@
 //! allow wherever each rule was written — and the scopes sit beneath the rules: a path outside
 //! the path scope or a URL outside the URL scope is denied whatever any rule or mode says. The
 //! alternative, "last matching rule wins" (as in gitignore), makes a broad project allow
-//! silently undo a user's deny. Patterns are compiled once into one `globset::GlobSet` per
-//! effect and dialect, so a call is a handful of set lookups per key however many rules there
-//! are, rather than a scan of every pattern.
+//! silently undo a user's deny. Patterns are compiled once, at [`Policy::new`], into
+//! `globset::GlobSet`s bucketed by the action each pattern fixes (`write`, `tool.bash.cmd`,
+//! `fetch`...), so a key meets only its own action's rules plus the few whose action is a
+//! wildcard, in one set lookup per bucket, rather than a scan of every pattern.
 
 // Tests report failure by panicking; unwrap is how they do it.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

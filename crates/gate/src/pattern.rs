@@ -391,6 +391,30 @@ mod tests {
     }
 
     #[test]
+    fn fixed_actions() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("write:src/**", Some("write")),
+            ("read:*.rs", Some("read")),
+            ("read:artifact://*", Some("read")),
+            ("tool.bash.cmd:git *", Some("tool.bash.cmd")),
+            ("tool.bash.cmd:?", Some("tool.bash.cmd")),
+            ("fetch:https://docs.rs/*", Some("fetch")),
+            ("tool.bash", Some("tool")),
+            ("tool.mcp.github.*", None),
+            ("**", None),
+            ("*rm -rf*", None),
+            ("fe*:x", None),
+        ];
+        for &(pattern, want) in cases {
+            assert_eq!(
+                Pattern::parse(pattern).unwrap().fixed_action(),
+                want,
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
     fn literal_prefix_stops_at_the_first_wildcard() {
         assert_eq!(
             Pattern::parse("fetch:https://*").unwrap().literal_prefix(),

@@ -199,6 +199,26 @@ fn precedence_deny_beats_ask_beats_allow_across_sources() {
             file(20),
         ),
     ];
+    // Rules whose action is a wildcard are weighed against the key's own action's rules.
+    let cases = cases.into_iter().chain([
+        (
+            vec![
+                flag(Effect::Allow, "tool.bash.cmd:*"),
+                at(Effect::Deny, "*rm -rf*", 30),
+            ],
+            "tool.bash.cmd:rm -rf target",
+            Effect::Deny,
+            "*rm -rf*",
+            file(30),
+        ),
+        (
+            vec![at(Effect::Ask, "write:*", 31), flag(Effect::Allow, "**")],
+            "write:a/b.rs",
+            Effect::Ask,
+            "write:*",
+            file(31),
+        ),
+    ]);
     for (rules, key, want, pattern, source) in cases {
         let policy = with_urls(rules, &["https://*"]);
         let decision = decide_key(&policy, key);
