@@ -817,3 +817,11 @@ fn many_rules_still_name_the_right_one() {
     assert!(decision.message().contains(&format!("{CONFIG}:500")));
     assert_eq!(effect(&decide_key(&policy, "write:pkg150/a")), Effect::Ask);
 }
+
+#[test]
+fn policies_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Policy>();
+    shareable::<Grants>();
+    shareable::<Decision>();
+}
