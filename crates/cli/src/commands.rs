@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use anyhow::{Context, anyhow};
 use tackle_protocol::{ArtifactUri, CallId, ToolCall};
-use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, Session};
+use tackle_runtime::{CancellationToken, Catalog, PolicyGate, Runtime, Session};
 use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
 
 use crate::args::{ArtifactsCommand, Cli, Command};
@@ -89,8 +89,8 @@ fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Co
     }
 }
 
-/// The catalog this configuration offers: built-ins minus disabled tools, descriptions
-/// rewritten to name only what is registered.
+/// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
+/// rule could ever allow, with descriptions rewritten to name only what is registered.
 fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     let disabled: Vec<&str> = config
         .settings
@@ -101,6 +101,7 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     let tools = tackle_tools::builtin_tools()
         .into_iter()
         .filter(|t| !disabled.contains(&t.name()))
+        .filter(|t| config.policy.advertises(t.name(), t.permission_actions()))
         .collect();
     Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
         .map_err(|e| anyhow!("building the catalog: {e}"))
@@ -157,8 +158,12 @@ fn call(
             "arguments are not valid JSON ({e}); pass an object such as '{{\"path\":\"README.md\"}}'"
         ))
     })?;
-    let runtime = Runtime::new(catalog(config)?, Arc::new(AllowAll), config.runtime.clone())
-        .with_approver(approver(headless));
+    let runtime = Runtime::new(
+        catalog(config)?,
+        Arc::new(PolicyGate::new(config.policy.clone())),
+        config.runtime.clone(),
+    )
+    .with_approver(approver(headless));
     let session = Session::open(&config.root).context("opening the session")?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -6,13 +6,16 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
-use crate::settings::{Flags, LoadedFile, Settings, nearest};
+use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
+use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub root: PathBuf,
     pub runtime: RuntimeConfig,
+    /// The compiled permission policy.
+    pub policy: Policy,
     /// The effective settings with the origin of every value (for `tackle config`).
     pub settings: Settings,
     /// The files that were read, lowest layer first.
@@ -82,12 +85,73 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         },
         ..RuntimeConfig::default()
     };
+    let policy = policy(&settings)?;
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
+        policy,
         settings,
         files,
     })
+}
+
+fn rule_source(origin: &Origin) -> RuleSource {
+    match origin {
+        Origin::BuiltIn => RuleSource::BuiltIn,
+        Origin::File { path, line } => RuleSource::File {
+            path: path.clone(),
+            line: *line,
+        },
+        Origin::Flag { flag } => RuleSource::Flag {
+            flag: (*flag).to_owned(),
+        },
+    }
+}
+
+fn parse_each(
+    what: &str,
+    list: &[Sourced<String>],
+    parse: fn(&str) -> Result<Pattern, tackle_gate::PatternError>,
+) -> anyhow::Result<Vec<Pattern>> {
+    list.iter()
+        .map(|p| {
+            parse(&p.value)
+                .map_err(|e| anyhow::anyhow!("{what} \"{}\" ({}): {e}", p.value, p.origin))
+        })
+        .collect()
+}
+
+/// Compile the effective settings into a policy; every error names where the value came from.
+fn policy(s: &Settings) -> anyhow::Result<Policy> {
+    let mode: Mode = s
+        .mode
+        .value
+        .parse()
+        .map_err(|e| anyhow::anyhow!("mode \"{}\" ({}): {e}", s.mode.value, s.mode.origin))?;
+    let mut rules = Vec::with_capacity(s.rules.len());
+    for (effect, pattern) in &s.rules {
+        let effect = match effect {
+            RuleEffect::Allow => Effect::Allow,
+            RuleEffect::Ask => Effect::Ask,
+            RuleEffect::Deny => Effect::Deny,
+        };
+        let parsed = Pattern::parse(&pattern.value).map_err(|e| {
+            anyhow::anyhow!(
+                "{effect} rule \"{}\" ({}): {e}",
+                pattern.value,
+                pattern.origin
+            )
+        })?;
+        rules.push(Rule::new(effect, parsed, rule_source(&pattern.origin)));
+    }
+    let path_scope = PathScope {
+        allow: parse_each("path_scope.allow", &s.path_scope_allow, Pattern::parse_path)?,
+        deny: parse_each("path_scope.deny", &s.path_scope_deny, Pattern::parse_path)?,
+    };
+    let url_scope = UrlScope {
+        allow: parse_each("url_scope.allow", &s.url_scope_allow, Pattern::parse)?,
+    };
+    Ok(Policy::new(rules, mode, path_scope, url_scope)?)
 }
 
 #[cfg(test)]
@@ -121,6 +185,29 @@ mod tests {
         assert!(e.contains("`line`") && e.contains("lines"), "{e}");
         assert!(with_config("[tool_output]\nlines = 0\n").is_err());
         assert!(with_config("[tool_output]\nlines = \"ten\"\n").is_err());
+    }
+
+    #[test]
+    fn bad_modes_and_patterns_name_their_origin() {
+        let e = with_config("[permissions]\nmode = \"yollo\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("yollo") && e.contains("yolo") && e.contains("config.toml:2"),
+            "{e}"
+        );
+        let e = with_config("[permissions]\ndeny = [\"\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config.toml:2"), "{e}");
+        let e = with_config("[path_scope]\nallow = [\"../outside/**\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("path_scope"), "{e}");
+        let e = with_config("[permissions]\nallow = [\"tool.bash.cmd:?\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tool.bash.cmd:?"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! embedders: an agent builds a [`Catalog`], a [`Runtime`] and a [`Session`], then calls
 //! [`Runtime::run_batch`] once per model turn.
 //!
-//! Refuses to own: policy (the gate crate decides; this crate only asks), tool behaviour (the
+//! Refuses to own: policy (the gate crate decides; [`PolicyGate`] only adapts it to the hook), tool behaviour (the
 //! tools crate), storage formats (the store crate), and any wire protocol.
 //!
 //! Key decision: a batch is prepared whole before anything executes, so every call's routing is
@@ -19,6 +19,7 @@ mod config;
 mod dispatch;
 mod error;
 mod gate;
+mod policy_gate;
 mod progress;
 mod recorder;
 pub mod retention;
@@ -34,6 +35,7 @@ pub use config::{
 pub use dispatch::Runtime;
 pub use error::RuntimeError;
 pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
+pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use session::Session;
 

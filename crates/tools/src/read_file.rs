@@ -110,6 +110,10 @@ impl Tool for ReadFile {
         true
     }
 
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &["read"]
+    }
+
     fn truncation(&self) -> Truncation {
         Truncation::OptOut
     }

@@ -50,6 +50,10 @@ impl Tool for Stat {
         true
     }
 
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &["read"]
+    }
+
     fn prepare(
         &self,
         args: StatArgs,

@@ -3,5 +3,5 @@
 mod file;
 mod merge;
 
-pub use file::{LoadedFile, Sourced, nearest};
+pub use file::{LoadedFile, Origin, Sourced, nearest};
 pub use merge::{Flags, RuleEffect, Settings};

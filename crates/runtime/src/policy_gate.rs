@@ -1,0 +1,73 @@
+//! The gate hook backed by a [`tackle_gate::Policy`], with the session's approval grants.
+
+use std::sync::Mutex;
+
+use tackle_gate::{Decision, Grants, Policy, Request};
+
+use crate::gate::{GateHook, GateRequest, GateVerdict};
+
+/// Evaluates every call against a compiled policy; "for this session" approvals are remembered
+/// here, as exact keys.
+pub struct PolicyGate {
+    policy: Policy,
+    grants: Mutex<Grants>,
+}
+
+impl PolicyGate {
+    pub fn new(policy: Policy) -> Self {
+        Self {
+            policy,
+            grants: Mutex::new(Grants::new()),
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+}
+
+impl GateHook for PolicyGate {
+    fn check(&self, request: &GateRequest<'_>) -> GateVerdict {
+        let req = Request {
+            tool: request.tool,
+            keys: &request.keys,
+            mutating: !request.read_only,
+        };
+        let decision = {
+            let grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+            self.policy.evaluate(&req, &grants)
+        };
+        match &decision {
+            Decision::Allow { .. } => GateVerdict::Allow,
+            Decision::Ask { keys } => GateVerdict::Ask {
+                keys: keys.iter().map(|k| k.key.clone()).collect(),
+                message: decision.message(),
+            },
+            Decision::Deny { verdict } => GateVerdict::Deny {
+                key: verdict.key.clone(),
+                rule: because(&verdict.because),
+                message: decision.message(),
+            },
+        }
+    }
+
+    fn grant_session(&self, keys: &[String]) {
+        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        for k in keys {
+            grants.grant_session(k.clone());
+        }
+    }
+}
+
+/// A short, stable description of what decided a key, for the structured `tool_denied` reason.
+fn because(b: &tackle_gate::Because) -> String {
+    use tackle_gate::Because::*;
+    match b {
+        Rule { pattern, source } => format!("rule \"{pattern}\" ({source})"),
+        Default { action } => format!("default for {action}"),
+        PathScope { detail } => format!("path scope: {detail}"),
+        UrlScope => "url scope".to_owned(),
+        Mode(m) => format!("mode {m}"),
+        Grant => "session grant".to_owned(),
+    }
+}
