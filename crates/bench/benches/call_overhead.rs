@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tackle_bench::{Stats, ratio};
 use tackle_protocol::{CallId, Concurrency, ToolCall};
 use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
 use tackle_store::EventLog;
@@ -101,36 +102,19 @@ fn main() -> BenchResult<()> {
         appends.push(start.elapsed());
     }
 
-    let call_med = median(&mut per_call);
-    let append_med = median(&mut appends);
-    println!(
-        "no-op call through every layer: median {:>9.1} µs  (p90 {:>9.1} µs)",
-        us(call_med),
-        us(p90(&mut per_call))
-    );
-    println!(
-        "its two event appends alone:    median {:>9.1} µs  (p90 {:>9.1} µs)",
-        us(append_med),
-        us(p90(&mut appends))
-    );
+    let call = Stats::of(&mut per_call);
+    let append = Stats::of(&mut appends);
+    let (call_med, append_med) = (call.median, append.median);
+    println!("no-op call through every layer: {call}");
+    println!("its two event appends alone:    {append}");
     println!(
         "overhead beyond the appends:    median {:>9.1} µs  (call / appends = {:.2}x)",
         us(call_med.saturating_sub(append_med)),
-        call_med.as_secs_f64() / append_med.as_secs_f64()
+        ratio(call_med, append_med)
     );
     Ok(())
 }
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn p90(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() * 9 / 10]
 }

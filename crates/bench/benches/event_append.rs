@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tackle_bench::{Stats, ratio};
 
 use serde_json::{Value, json};
 use tackle_store::EventLog;
@@ -161,36 +162,4 @@ fn threaded(n: usize, op: impl Fn() + Send + Sync + Clone + 'static) -> (Duratio
         all.extend(handle.join().unwrap());
     }
     (start.elapsed(), all)
-}
-
-struct Stats {
-    median: Duration,
-    mean: Duration,
-    p99: Duration,
-}
-
-impl Stats {
-    fn of(samples: &mut [Duration]) -> Self {
-        samples.sort();
-        let sum: Duration = samples.iter().sum();
-        Self {
-            median: samples[samples.len() / 2],
-            mean: sum / samples.len() as u32,
-            p99: samples[samples.len() * 99 / 100],
-        }
-    }
-}
-
-impl std::fmt::Display for Stats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "median {:>9.1?}  mean {:>9.1?}  p99 {:>9.1?}",
-            self.median, self.mean, self.p99
-        )
-    }
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64()
 }

@@ -10,7 +10,8 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use tackle_bench::{Stats, ratio};
 
 use tackle_gate::{
     Decision, Effect, Grants, Mode, PathScope, Pattern, Policy, Request, Rule, RuleSource, UrlScope,
@@ -299,36 +300,4 @@ fn request_keys() -> Vec<String> {
     .iter()
     .map(|k| (*k).to_owned())
     .collect()
-}
-
-struct Stats {
-    median: Duration,
-    mean: Duration,
-    p99: Duration,
-}
-
-impl Stats {
-    fn of(samples: &mut [Duration]) -> Self {
-        samples.sort();
-        let sum: Duration = samples.iter().sum();
-        Self {
-            median: samples[samples.len() / 2],
-            mean: sum / samples.len() as u32,
-            p99: samples[samples.len() * 99 / 100],
-        }
-    }
-}
-
-impl std::fmt::Display for Stats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "median {:>9.1?}  mean {:>9.1?}  p99 {:>9.1?}",
-            self.median, self.mean, self.p99
-        )
-    }
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64()
 }
