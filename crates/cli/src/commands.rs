@@ -15,6 +15,7 @@ use crate::args::{ArtifactsCommand, Cli, Command};
 use crate::config::{self, Config};
 use crate::exit;
 use crate::settings::Flags;
+use tackle_tools::BuiltinConfig;
 
 /// A failure that maps to an exit code.
 enum Failure {
@@ -98,10 +99,23 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
         .iter()
         .map(|t| t.value.as_str())
         .collect();
-    let tools = tackle_tools::builtin_tools()
+    let offered = |t: &Arc<dyn tackle_tool::DynTool>| {
+        !disabled.contains(&t.name()) && config.policy.advertises(t.name(), t.permission_actions())
+    };
+    // Two passes: learn which tools will be offered, then build them knowing that, so no tool
+    // refers the model to one that is absent.
+    let registered: Vec<String> = tackle_tools::builtin_tools(&BuiltinConfig::default())
+        .iter()
+        .filter(|t| offered(t))
+        .map(|t| t.name().to_owned())
+        .collect();
+    let tools_config = BuiltinConfig {
+        registered,
+        ..BuiltinConfig::default()
+    };
+    let tools = tackle_tools::builtin_tools(&tools_config)
         .into_iter()
-        .filter(|t| !disabled.contains(&t.name()))
-        .filter(|t| config.policy.advertises(t.name(), t.permission_actions()))
+        .filter(offered)
         .collect();
     Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
         .map_err(|e| anyhow!("building the catalog: {e}"))

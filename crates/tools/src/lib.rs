@@ -63,8 +63,20 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 ];
 
 /// The standard catalog's built-in tools, in catalog order.
-pub fn builtin_tools() -> Vec<Arc<dyn DynTool>> {
+pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
+    let _ = config;
     vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+}
+
+/// What the built-in tools are configured with. Each tool that needs settings reads its own
+/// fields; the binary fills them from the validated configuration.
+#[derive(Clone, Debug, Default)]
+pub struct BuiltinConfig {
+    /// Names of the built-in tools that will be in the catalog (after `tools.disable` and
+    /// advertising). Tools that point the model at other tools consult it, so they never
+    /// name one that is absent. Empty means "not known yet" (the first of the binary's two
+    /// passes, which only collects names).
+    pub registered: Vec<String>,
 }
 
 pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");
