@@ -109,10 +109,7 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
         .filter(|t| offered(t))
         .map(|t| t.name().to_owned())
         .collect();
-    let tools_config = BuiltinConfig {
-        registered,
-        ..BuiltinConfig::default()
-    };
+    let tools_config = BuiltinConfig { registered };
     let tools = tackle_tools::builtin_tools(&tools_config)
         .into_iter()
         .filter(offered)
