@@ -72,6 +72,10 @@ pub struct PolicyArgs {
     /// Put disabled tools back, comma-separated.
     #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
     pub enable_tools: Vec<String>,
+    /// Show large survey results (list_dir, grep, glob, read_many_files) raw instead of as a
+    /// digest, and do not offer retrieve_raw (also `[tool_output] digests = false`).
+    #[arg(long, global = true)]
+    pub no_digest: bool,
 }
 
 impl PolicyArgs {
@@ -83,6 +87,7 @@ impl PolicyArgs {
             mode: self.mode.clone(),
             disable_tools: self.disable_tools.clone(),
             enable_tools: self.enable_tools.clone(),
+            no_digest: self.no_digest,
         }
     }
 }
@@ -107,6 +112,10 @@ pub enum Command {
         /// Call id to record (default: call-1).
         #[arg(long, default_value = "call-1")]
         id: String,
+        /// Continue an existing session (its id is the directory name under
+        /// .agents/store/sessions/) instead of starting a new one.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
     },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {

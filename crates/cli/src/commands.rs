@@ -40,8 +40,17 @@ pub fn run(cli: Cli) -> ExitCode {
             arguments,
             json,
             id,
-        } => setup(cli.root.as_deref(), &flags)
-            .and_then(|c| call(&c, tool, &arguments, json, id, cli.policy.headless)),
+            session,
+        } => setup(cli.root.as_deref(), &flags).and_then(|c| {
+            call(
+                &c,
+                tool,
+                &arguments,
+                json,
+                CallTarget { id, session },
+                cli.policy.headless,
+            )
+        }),
         Command::Config { json } => setup(cli.root.as_deref(), &flags).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;
@@ -104,13 +113,25 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     };
     // Two passes: learn which tools will be offered, then build them knowing that, so no tool
     // refers the model to one that is absent.
-    let registered: Vec<String> = tackle_tools::builtin_tools(&BuiltinConfig::default())
-        .iter()
-        .filter(|t| offered(t))
-        .map(|t| t.name().to_owned())
-        .collect();
-    let tools_config = BuiltinConfig { registered };
-    let tools = tackle_tools::builtin_tools(&tools_config)
+    let with_runtime_tools = |mut tools: Vec<Arc<dyn tackle_tool::DynTool>>| {
+        // retrieve_raw undoes digests, so it exists exactly when digests are on.
+        if config.runtime.digests {
+            tools.push(Arc::new(tackle_runtime::RetrieveRaw));
+        }
+        tools
+    };
+    let registered: Vec<String> =
+        with_runtime_tools(tackle_tools::builtin_tools(&BuiltinConfig::default()))
+            .iter()
+            .filter(|t| offered(t))
+            .map(|t| t.name().to_owned())
+            .collect();
+    let tools_config = BuiltinConfig {
+        registered,
+        media_max_bytes: config.settings.media_max_bytes.value,
+        ..BuiltinConfig::default()
+    };
+    let tools = with_runtime_tools(tackle_tools::builtin_tools(&tools_config))
         .into_iter()
         .filter(offered)
         .collect();
@@ -147,14 +168,22 @@ fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
     }
 }
 
+/// Which call id to record, and in which session.
+struct CallTarget {
+    id: String,
+    /// Resume this session instead of opening a new one.
+    session: Option<String>,
+}
+
 fn call(
     config: &Config,
     tool: String,
     arguments: &str,
     json: bool,
-    id: String,
+    target: CallTarget,
     headless: bool,
 ) -> Result<u8, Failure> {
+    let CallTarget { id, session } = target;
     let text = if arguments == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -175,7 +204,11 @@ fn call(
         config.runtime.clone(),
     )
     .with_approver(approver(headless));
-    let session = Session::open(&config.root).context("opening the session")?;
+    let session = match &session {
+        Some(existing) => Session::resume(&config.root, existing)
+            .map_err(|e| Failure::Usage(anyhow!("--session: {e}")))?,
+        None => Session::open(&config.root).context("opening the session")?,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

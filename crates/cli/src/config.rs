@@ -83,6 +83,7 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
             max_lines: lines.value,
             max_bytes: bytes.value,
         },
+        digests: settings.digests.value,
         ..RuntimeConfig::default()
     };
     let policy = policy(&settings)?;

@@ -35,7 +35,12 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "path_scope": { "allow": list(&s.path_scope_allow), "deny": list(&s.path_scope_deny) },
             "url_scope": { "allow": list(&s.url_scope_allow) },
             "disabled_tools": list(&s.disabled_tools),
-            "tool_output": { "lines": sourced_json(&s.preview_lines), "bytes": sourced_json(&s.preview_bytes) },
+            "tool_output": {
+                "lines": sourced_json(&s.preview_lines),
+                "bytes": sourced_json(&s.preview_bytes),
+                "digests": sourced_json(&s.digests),
+                "media_max_bytes": sourced_json(&s.media_max_bytes),
+            },
             "posture": posture,
         });
         serde_json::to_writer_pretty(&mut out, &value).context("writing the configuration")?;
@@ -89,6 +94,18 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         "tool_output.bytes",
         &s.preview_bytes.value.to_string(),
         &s.preview_bytes.origin,
+    );
+    row(
+        &mut text,
+        "tool_output.digests",
+        &s.digests.value.to_string(),
+        &s.digests.origin,
+    );
+    row(
+        &mut text,
+        "tool_output.media_max_bytes",
+        &s.media_max_bytes.value.to_string(),
+        &s.media_max_bytes.origin,
     );
     text.push_str(&format!("\n{posture}\n"));
     out.write_all(text.as_bytes())

@@ -89,12 +89,22 @@ pub enum CallStatus {
     Cancelled,
 }
 
-/// What a model sees. Attachments (media) arrive with the media-read work; the provider adapter
-/// decides how they travel.
+/// What a model sees. An attachment (an image, PDF, audio or video read from a file) is
+/// retained as an artifact and referenced here; the provider adapter decides how it travels.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    Text { text: String },
+    Text {
+        text: String,
+    },
+    Attachment {
+        /// The sniffed MIME type (`image/png`, `application/pdf`, …).
+        mime_type: String,
+        /// Size of the attachment in bytes.
+        bytes: u64,
+        /// The stored reference, `artifact://sha256/<digest>`.
+        artifact: String,
+    },
 }
 
 /// A reference to retained output, recorded in `call_finished` and shown in structured results.
@@ -135,6 +145,9 @@ pub struct ToolResult {
     /// Final UI display text; never part of model history.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub display: Option<String>,
+    /// The model saw a structural digest instead of the output; `retrieve_raw` returns it.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub digested: bool,
 }
 
 impl ToolResult {
@@ -144,6 +157,13 @@ impl ToolResult {
         for block in &self.content {
             match block {
                 ContentBlock::Text { text } => out.push_str(text),
+                ContentBlock::Attachment {
+                    mime_type,
+                    bytes,
+                    artifact,
+                } => out.push_str(&format!(
+                    "[attachment {mime_type}, {bytes} bytes, {artifact}]\n"
+                )),
             }
         }
         out

@@ -54,4 +54,12 @@ pub struct CallFinished {
     pub label: Label,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub display: Option<String>,
+    /// Whether the model saw a structural digest instead of the output; `retrieve_raw` returns
+    /// the retained output of such a call.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub digested: bool,
+    /// Attachments retained for the result (`artifact://sha256/<digest>`), so the janitor keeps
+    /// them.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub attachments: Vec<String>,
 }

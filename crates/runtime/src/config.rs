@@ -34,6 +34,9 @@ pub struct RuntimeConfig {
     pub preview: PreviewLimits,
     /// Wall-clock limit for one call's execution; exceeded → `timeout`, output kept.
     pub call_timeout: Duration,
+    /// Whether survey tools' large results are shown as structural digests (seed 003,
+    /// "Digested survey tools"). Off: raw output, and `retrieve_raw` is not registered.
+    pub digests: bool,
 }
 
 impl RuntimeConfig {
@@ -45,6 +48,7 @@ impl Default for RuntimeConfig {
         Self {
             preview: PreviewLimits::DEFAULT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            digests: true,
         }
     }
 }

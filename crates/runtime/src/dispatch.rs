@@ -28,7 +28,7 @@ use crate::gate::{GateHook, GateRequest, GateVerdict};
 use crate::progress::{EventObserver, ProgressObserver};
 use crate::retention::CallOutput;
 use crate::retention::capture::sanitize_final_display;
-use crate::retention::render::{render_bounded, render_opt_out};
+use crate::retention::render::{Rendered, render_bounded, render_opt_out};
 use crate::schedule::{self, Runnable};
 use crate::session::Session;
 
@@ -405,6 +405,7 @@ impl Runtime {
         let ran_us = started.elapsed().as_micros() as u64;
 
         let truncation = tool.truncation();
+        let survey = tool.survey() && self.config.digests;
         let timeout = self.config.call_timeout;
         let store = session.store.clone();
         let call_for_shape = call.clone();
@@ -414,9 +415,12 @@ impl Runtime {
                 ending,
                 &output,
                 &store,
-                truncation,
-                label,
-                timeout,
+                Shaping {
+                    truncation,
+                    survey,
+                    label,
+                    timeout,
+                },
             )
         })
         .await
@@ -448,11 +452,29 @@ impl Runtime {
                 incomplete: result.incomplete,
                 label: result.label,
                 display: result.display.clone(),
+                digested: result.digested,
+                attachments: result
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Attachment { artifact, .. } => Some(artifact.clone()),
+                        ContentBlock::Text { .. } => None,
+                    })
+                    .collect(),
             }),
         )
         .await?;
         Ok(())
     }
+}
+
+/// What shaping needs to know about the tool and the runtime's settings.
+struct Shaping {
+    truncation: Truncation,
+    /// A survey tool with digests on: large output is shown as a digest.
+    survey: bool,
+    label: Label,
+    timeout: std::time::Duration,
 }
 
 /// Turn an execution's ending into the model-facing result. Blocking (publishes artifacts).
@@ -461,12 +483,20 @@ fn shape(
     ending: Ending,
     output: &CallOutput,
     store: &tackle_store::ArtifactStore,
-    truncation: Truncation,
-    label: Label,
-    timeout: std::time::Duration,
+    shaping: Shaping,
 ) -> ToolResult {
+    let Shaping {
+        truncation,
+        survey,
+        label,
+        timeout,
+    } = shaping;
+    let mut attachments = Vec::new();
     let (terminal, metadata, display, failure) = match ending {
-        Ending::Completed(c) => (Some(c.output), c.metadata, c.display, None),
+        Ending::Completed(c) => {
+            attachments = c.attachments;
+            (Some(c.output), c.metadata, c.display, None)
+        }
         Ending::Failed(e) => (
             None,
             serde_json::Value::Null,
@@ -517,10 +547,28 @@ fn shape(
         Truncation::Bounded => Ok(render_bounded(finished)),
         Truncation::OptOut => render_opt_out(finished),
     };
-    let rendered = match rendered {
+    let mut rendered = match rendered {
         Ok(r) => r,
         Err(e) => return error_result(call, CallStatus::Error, &e, label),
     };
+    let mut digested = false;
+    if survey && failure.is_none() {
+        digested = apply_digest(call, &metadata, &mut rendered);
+    }
+    let mut blocks = Vec::with_capacity(attachments.len());
+    for a in attachments {
+        match store.put(&a.data) {
+            Ok(info) => blocks.push(ContentBlock::Attachment {
+                mime_type: a.mime_type,
+                bytes: info.bytes,
+                artifact: info.id.internal_uri(),
+            }),
+            Err(e) => {
+                let err = crate::retention::capture::store_error(e);
+                return error_result(call, CallStatus::Error, &err, label);
+            }
+        }
+    }
     let display = display.map(|d| sanitize_final_display(&d));
     match failure {
         None => ToolResult {
@@ -529,14 +577,17 @@ fn shape(
             status: CallStatus::Ok,
             is_error: false,
             code: None,
-            content: vec![ContentBlock::Text {
+            content: std::iter::once(ContentBlock::Text {
                 text: rendered.text,
-            }],
+            })
+            .chain(blocks)
+            .collect(),
             metadata,
             retained_output: rendered.retained,
             incomplete: false,
             label,
             display,
+            digested,
         },
         Some((status, err)) => {
             let has_output = !rendered.text.is_empty();
@@ -557,6 +608,7 @@ fn shape(
                 retained_output: rendered.retained,
                 label,
                 display,
+                digested: false,
             }
         }
     }
@@ -577,7 +629,27 @@ fn error_result(call: &ToolCall, status: CallStatus, err: &ToolError, label: Lab
         incomplete: false,
         label,
         display: None,
+        digested: false,
     }
+}
+
+/// Replace a large survey result by its structural digest (seed 003, "Digested survey tools").
+/// Only single, retained output over the threshold is digested, and a digest that is not
+/// smaller than the output is discarded. Returns whether the model sees the digest.
+fn apply_digest(call: &ToolCall, metadata: &serde_json::Value, rendered: &mut Rendered) -> bool {
+    let [raw] = rendered.retained.as_mut_slice() else {
+        return false;
+    };
+    if raw.stream.is_some() || raw.bytes <= crate::digest::DIGEST_THRESHOLD_BYTES {
+        return false;
+    }
+    let digest = crate::digest::digest_text(&call.name, &call.id.0, metadata, raw.bytes, raw.lines);
+    if digest.len() as u64 >= raw.bytes {
+        return false;
+    }
+    raw.truncated = true;
+    rendered.text = digest;
+    true
 }
 
 fn panic_error(tool: &str, phase: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {

@@ -15,6 +15,11 @@ pub enum RuntimeError {
     Store(#[from] tackle_store::StoreError),
     #[error(transparent)]
     EventLog(#[from] tackle_store::EventLogError),
+    #[error(
+        "no session `{id}` in this project's store; omit --session to start a new one, or pass \
+         an id from .agents/store/sessions/"
+    )]
+    UnknownSession { id: String },
     #[error("event log writer stopped unexpectedly: {0}")]
     Join(String),
 }

@@ -16,6 +16,7 @@ mod artifact_source;
 mod catalog;
 mod clock;
 mod config;
+mod digest;
 mod dispatch;
 mod error;
 mod gate;
@@ -32,6 +33,7 @@ pub use config::{
     FINAL_DISPLAY_LIMIT_BYTES, HEADINGS_RESERVE_BYTES, LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits,
     RESULT_LIMIT_BYTES, RuntimeConfig,
 };
+pub use digest::{DIGEST_THRESHOLD_BYTES, RETRIEVE_RAW, RetrieveRaw, UNKNOWN_CALL, digest_text};
 pub use dispatch::Runtime;
 pub use error::RuntimeError;
 pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};

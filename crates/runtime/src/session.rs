@@ -31,7 +31,7 @@ impl Session {
             path: root.to_path_buf(),
             source,
         })?;
-        let store_dir = root.join(".agents").join("store");
+        let store_dir = Self::store_dir_for(&root);
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
         let id = new_session_id();
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
@@ -52,6 +52,39 @@ impl Session {
             recorder,
             posture,
         })
+    }
+
+    /// Reopen the existing session `id` under `root`, appending to its event log (torn tails are
+    /// recovered). Its earlier calls stay visible to tools that read the log (`retrieve_raw`).
+    pub fn resume(root: &Path, id: &str) -> Result<Self, RuntimeError> {
+        let root = root.canonicalize().map_err(|source| RuntimeError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let valid = !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let store_dir = Self::store_dir_for(&root);
+        let log_path = tackle_store::session_log_path(&store_dir, id);
+        if !valid || !log_path.is_file() {
+            return Err(RuntimeError::UnknownSession { id: id.to_owned() });
+        }
+        let store = Arc::new(ArtifactStore::open(&store_dir)?);
+        let (log, _recovery) = EventLog::open(&log_path)?;
+        Ok(Self {
+            id: SessionId(id.to_owned()),
+            root: root.into(),
+            store_dir,
+            store,
+            recorder: Recorder::new(Arc::new(log)),
+            posture: "standard".to_owned(),
+        })
+    }
+
+    /// Where the store of a session rooted at `root` lives: `<root>/.agents/store`.
+    pub fn store_dir_for(root: &Path) -> PathBuf {
+        root.join(".agents").join("store")
     }
 
     pub fn event_log_path(&self) -> PathBuf {

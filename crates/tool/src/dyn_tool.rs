@@ -28,6 +28,7 @@ pub trait DynTool: Send + Sync + 'static {
     fn truncation(&self) -> Truncation;
     fn label(&self) -> Label;
     fn permission_actions(&self) -> &'static [&'static str];
+    fn survey(&self) -> bool;
     /// Parse `arguments` strictly, then prepare.
     fn prepare_json(
         &self,
@@ -64,6 +65,9 @@ impl<T: Tool> DynTool for T {
     }
     fn permission_actions(&self) -> &'static [&'static str] {
         Tool::permission_actions(self)
+    }
+    fn survey(&self) -> bool {
+        Tool::survey(self)
     }
 
     fn prepare_json(

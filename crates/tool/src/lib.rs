@@ -26,7 +26,8 @@ pub use context::{ExecuteContext, PrepareContext};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;
 pub use output::{
-    CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion, ToolProgress,
+    Attachment, CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion,
+    ToolProgress,
 };
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
@@ -80,6 +81,15 @@ pub trait Tool: Send + Sync + 'static {
     /// whether any rule could ever allow the tool; one that none could is not advertised.
     fn permission_actions(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Whether this is a *survey* tool (seed 003, "Digested survey tools"): one that answers
+    /// "what is out there" over a loosely named set (a directory, a glob, a pattern). Above a
+    /// threshold the runtime shows the model a structural digest of its result instead, with
+    /// `retrieve_raw` to get the whole. Tools whose output is the narrowing move (read_file) or
+    /// must stay verbatim (bash, json_query) are not.
+    fn survey(&self) -> bool {
+        false
     }
 
     /// The information-flow label of this tool's results.

@@ -98,6 +98,16 @@ pub struct ToolCompletion {
     pub metadata: serde_json::Value,
     /// Final UI display text (replaces live display; at most 64 KiB; never shown to the model).
     pub display: Option<String>,
+    /// Media the model should receive beside the text; the runtime retains each as an artifact
+    /// and shows it as an attachment content block.
+    pub attachments: Vec<Attachment>,
+}
+
+/// Bytes a tool returns as an attachment (already sniffed and validated by the tool).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attachment {
+    pub mime_type: String,
+    pub data: Vec<u8>,
 }
 
 impl ToolCompletion {
@@ -106,6 +116,7 @@ impl ToolCompletion {
             output: CompletionOutput::Single(text.into()),
             metadata: serde_json::Value::Null,
             display: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -114,11 +125,17 @@ impl ToolCompletion {
             output: CompletionOutput::Streamed,
             metadata: serde_json::Value::Null,
             display: None,
+            attachments: Vec::new(),
         }
     }
 
     pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
         self.metadata = metadata;
+        self
+    }
+
+    pub fn with_attachment(mut self, attachment: Attachment) -> Self {
+        self.attachments.push(attachment);
         self
     }
 }

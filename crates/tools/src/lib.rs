@@ -12,6 +12,7 @@
 
 pub mod list;
 pub mod list_dir;
+pub mod media;
 pub mod page;
 pub mod read_file;
 pub mod stat;
@@ -64,19 +65,33 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
-    let _ = config;
-    vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+    vec![
+        Arc::new(ReadFile::new().with_media_limit(config.media_max_bytes)),
+        Arc::new(Stat),
+        Arc::new(ListDir),
+    ]
 }
 
 /// What the built-in tools are configured with. Each tool that needs settings reads its own
 /// fields; the binary fills them from the validated configuration.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct BuiltinConfig {
     /// Names of the built-in tools that will be in the catalog (after `tools.disable` and
     /// advertising). Tools that point the model at other tools consult it, so they never
     /// name one that is absent. Empty means "not known yet" (the first of the binary's two
     /// passes, which only collects names).
     pub registered: Vec<String>,
+    /// Largest media file read_file attaches (`[tool_output] media_max_bytes`).
+    pub media_max_bytes: u64,
+}
+
+impl Default for BuiltinConfig {
+    fn default() -> Self {
+        Self {
+            registered: Vec::new(),
+            media_max_bytes: media::DEFAULT_MEDIA_MAX_BYTES,
+        }
+    }
 }
 
 pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");

@@ -50,6 +50,10 @@ impl Tool for ListDir {
         true
     }
 
+    fn survey(&self) -> bool {
+        true
+    }
+
     fn permission_actions(&self) -> &'static [&'static str] {
         &["read"]
     }

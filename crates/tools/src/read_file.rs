@@ -3,10 +3,14 @@
 //!
 //! Self-paginating: the requested page is returned whole (the runtime does not truncate or
 //! retain it), bounded by `limit` and the per-line cut; `next_offset` says where to continue.
+//!
+//! Media (images, PDFs, audio, video) is recognised by content, never by extension
+//! ([`crate::media`]), validated whole, and returned as an attachment the runtime retains; a
+//! text file named `.png` is still read as text.
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
@@ -32,6 +36,10 @@ pub const MAX_LINE_BYTES: usize = 2000;
 
 pub const NOT_A_REGULAR_FILE: ErrorCode = ErrorCode::new("not_a_regular_file");
 pub const OFFSET_PAST_END: ErrorCode = ErrorCode::new("offset_past_end");
+/// A file with a media signature that fails validation (truncated, bad checksums, ...).
+pub const MEDIA_INVALID: ErrorCode = ErrorCode::new("media_invalid");
+/// A media file over the configured attachment size limit.
+pub const MEDIA_TOO_LARGE: ErrorCode = ErrorCode::new("media_too_large");
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +67,7 @@ pub enum ReadFilePlan {
 
 pub struct ReadFile {
     indexes: Arc<LineIndexCache>,
+    media_max_bytes: u64,
 }
 
 impl ReadFile {
@@ -68,12 +77,22 @@ impl ReadFile {
             indexes: SHARED
                 .get_or_init(|| Arc::new(LineIndexCache::new(64)))
                 .clone(),
+            media_max_bytes: crate::media::DEFAULT_MEDIA_MAX_BYTES,
         }
     }
 
     /// A `read_file` with its own line-index cache instead of the process-wide one.
     pub fn with_cache(indexes: Arc<LineIndexCache>) -> Self {
-        Self { indexes }
+        Self {
+            indexes,
+            media_max_bytes: crate::media::DEFAULT_MEDIA_MAX_BYTES,
+        }
+    }
+
+    /// Refuse media files larger than `bytes` instead of attaching them.
+    pub fn with_media_limit(mut self, bytes: u64) -> Self {
+        self.media_max_bytes = bytes;
+        self
     }
 }
 
@@ -95,7 +114,9 @@ impl Tool for ReadFile {
         Cow::Borrowed(
             "Read a text file, a page at a time. Returns up to 2000 lines starting at the 1-based \
              `offset`; when more remain the result says the `next_offset` to pass next. Lines \
-             over 2000 bytes are cut with a marker. A directory path lists its entries. Use this \
+             over 2000 bytes are cut with a marker. A directory path lists its entries. Images \
+             (PNG, JPEG, GIF, WebP), PDFs, audio and video files are recognised by their \
+             content and returned as attachments. Use this \
              instead of `cat`, `head` or `sed -n` in bash. When another tool's output was \
              truncated, pass the `artifact://…` URI from its hint as `path` to page through \
              the full output.",
@@ -187,8 +208,11 @@ impl Tool for ReadFile {
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
+        let media_max_bytes = self.media_max_bytes;
         tokio::task::spawn_blocking(move || match plan {
-            ReadFilePlan::File { rel, request } => read_path(&cx.root, &rel, &request, &indexes),
+            ReadFilePlan::File { rel, request } => {
+                read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
+            }
             ReadFilePlan::Artifact { uri, request } => {
                 let opened = cx.artifacts.open(&uri)?;
                 let id = ContentIdentity::Artifact(opened.digest);
@@ -216,6 +240,7 @@ fn read_path(
     rel: &RelPath,
     request: &PageRequest,
     indexes: &LineIndexCache,
+    media_max_bytes: u64,
 ) -> Result<ToolCompletion, ToolError> {
     let shown = rel.as_str();
     // Opened through the root handle: the path is resolved again, beneath the root, now.
@@ -233,9 +258,11 @@ fn read_path(
         ReadTarget::File { file, meta } => (file, meta),
     };
     let mut head = vec![0u8; BINARY_SNIFF_BYTES.min(meta.len() as usize)];
-    let n = (&file)
-        .read(&mut head)
+    let n = read_up_to(&file, &mut head)
         .map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    if let Some(format) = crate::media::sniff(&head[..n]) {
+        return read_media(&file, meta.len(), format, shown, media_max_bytes);
+    }
     if looks_binary(&head[..n]) {
         return Ok(ToolCompletion::single(format!(
             "[{shown} is a binary file ({} bytes); its contents are not shown as text]\n",
@@ -343,4 +370,67 @@ fn directory_page(
         "next_offset": next_offset,
         "total_lines": total,
     })))
+}
+
+/// Fill `buf` as far as the file allows (one `read` may return less than asked).
+fn read_up_to(mut file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Read a sniffed media file whole, validate it, and return it as an attachment.
+fn read_media(
+    mut file: &File,
+    len: u64,
+    format: crate::media::MediaFormat,
+    shown: &str,
+    max_bytes: u64,
+) -> Result<ToolCompletion, ToolError> {
+    if len > max_bytes {
+        return Err(ToolError::new(
+            MEDIA_TOO_LARGE,
+            format!(
+                "read_file: {shown} is a {} file of {len} bytes, over the {max_bytes} byte \
+                 attachment limit ([tool_output] media_max_bytes); ask the user for a smaller \
+                 file, or inspect it with bash",
+                format.kind()
+            ),
+        )
+        .with_metadata(json!({ "path": shown, "bytes": len, "limit": max_bytes })));
+    }
+    let mut data = Vec::with_capacity(len as usize);
+    file.rewind()
+        .and_then(|()| file.take(max_bytes + 1).read_to_end(&mut data))
+        .map_err(|e| ToolError::io(&format!("read_file: {shown}"), &e))?;
+    let mime = crate::media::validate(format, &data).map_err(|e| {
+        ToolError::new(
+            MEDIA_INVALID,
+            format!(
+                "read_file: {shown}: {e}; it cannot be attached. Ask the user for an intact \
+                 copy, or inspect its bytes with bash"
+            ),
+        )
+        .with_metadata(json!({ "path": shown, "kind": format.kind() }))
+    })?;
+    let bytes = data.len();
+    Ok(
+        ToolCompletion::single(format!("[{shown}: {mime}, {bytes} bytes, attached]\n"))
+            .with_metadata(json!({
+                "path": shown,
+                "media": true,
+                "kind": format.kind(),
+                "mime_type": mime,
+                "bytes": bytes,
+            }))
+            .with_attachment(tackle_tool::Attachment {
+                mime_type: mime.to_owned(),
+                data,
+            }),
+    )
 }

@@ -79,12 +79,16 @@ pub struct ToolsSection {
     pub enable: Option<Vec<Spanned<String>>>,
 }
 
-/// `[tool_output]`: per-stream preview limits.
+/// `[tool_output]`: per-stream preview limits, digests and the media size limit.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOutputSection {
     pub lines: Option<Spanned<usize>>,
     pub bytes: Option<Spanned<usize>>,
+    /// Structural digests of large survey results (and `retrieve_raw`); default on.
+    pub digests: Option<Spanned<bool>>,
+    /// Largest media file read_file returns as an attachment.
+    pub media_max_bytes: Option<Spanned<u64>>,
 }
 
 /// A parsed file and enough of its text to turn spans into line numbers.

@@ -20,6 +20,8 @@ pub struct Flags {
     pub mode: Option<String>,
     pub disable_tools: Vec<String>,
     pub enable_tools: Vec<String>,
+    /// `--no-digest`: survey results are shown raw and retrieve_raw is not offered.
+    pub no_digest: bool,
 }
 
 /// The effective settings, each value with its origin.
@@ -40,6 +42,8 @@ pub struct Settings {
     pub enabled_tools: Vec<Sourced<String>>,
     pub preview_lines: Sourced<usize>,
     pub preview_bytes: Sourced<usize>,
+    pub digests: Sourced<bool>,
+    pub media_max_bytes: Sourced<u64>,
 }
 
 impl Settings {
@@ -54,6 +58,11 @@ impl Settings {
             enabled_tools: Vec::new(),
             preview_lines: Sourced::new(preview_lines, Origin::BuiltIn),
             preview_bytes: Sourced::new(preview_bytes, Origin::BuiltIn),
+            digests: Sourced::new(true, Origin::BuiltIn),
+            media_max_bytes: Sourced::new(
+                tackle_tools::media::DEFAULT_MEDIA_MAX_BYTES,
+                Origin::BuiltIn,
+            ),
         }
     }
 
@@ -98,11 +107,25 @@ impl Settings {
             if let Some(b) = &o.bytes {
                 self.preview_bytes = f.sourced(b);
             }
+            if let Some(d) = &o.digests {
+                self.digests = f.sourced(d);
+            }
+            if let Some(m) = &o.media_max_bytes {
+                self.media_max_bytes = f.sourced(m);
+            }
         }
     }
 
     /// Apply command-line flags on top of everything.
     pub fn apply_flags(&mut self, flags: &Flags) {
+        if flags.no_digest {
+            self.digests = Sourced::new(
+                false,
+                Origin::Flag {
+                    flag: "--no-digest",
+                },
+            );
+        }
         if let Some(m) = &flags.mode {
             self.mode = Sourced::new(m.clone(), Origin::Flag { flag: "--mode" });
         }
