@@ -129,7 +129,6 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     let tools_config = BuiltinConfig {
         registered,
         media_max_bytes: config.settings.media_max_bytes.value,
-        ..BuiltinConfig::default()
     };
     let tools = with_runtime_tools(tackle_tools::builtin_tools(&tools_config))
         .into_iter()

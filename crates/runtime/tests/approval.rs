@@ -81,6 +81,7 @@ fn runtime(lab: &Arc<Lab>, approver: Arc<dyn Approver>) -> (Runtime, Arc<AskAlwa
         RuntimeConfig {
             preview: WIDE,
             call_timeout: LONG_TIMEOUT,
+            ..RuntimeConfig::default()
         },
     )
     .with_approver(approver);

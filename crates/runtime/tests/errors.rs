@@ -295,6 +295,7 @@ async fn a_denied_call_is_a_result_and_is_recorded_once() {
         tackle_runtime::RuntimeConfig {
             preview: WIDE,
             call_timeout: LONG_TIMEOUT,
+            ..tackle_runtime::RuntimeConfig::default()
         },
     );
     let calls = vec![

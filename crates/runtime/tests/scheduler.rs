@@ -230,6 +230,7 @@ async fn every_call_is_recorded_exactly_once_at_each_end() {
         RuntimeConfig {
             preview: WIDE,
             call_timeout: Duration::from_millis(300),
+            ..RuntimeConfig::default()
         },
     );
 

@@ -10,6 +10,7 @@
 //! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
+pub mod json_query;
 pub mod list;
 pub mod list_dir;
 pub mod media;
@@ -24,6 +25,7 @@ use tackle_fs::{FsError, RelPath, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
+pub use json_query::JsonQuery;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use stat::Stat;
@@ -69,6 +71,7 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
         Arc::new(ReadFile::new().with_media_limit(config.media_max_bytes)),
         Arc::new(Stat),
         Arc::new(ListDir),
+        Arc::new(JsonQuery),
     ]
 }
 

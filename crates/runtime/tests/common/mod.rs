@@ -61,6 +61,7 @@ impl Harness {
             RuntimeConfig {
                 preview,
                 call_timeout,
+                ..RuntimeConfig::default()
             },
         );
         Self {

@@ -53,7 +53,7 @@ fn riff(form: &[u8; 4], chunks: &[(&[u8; 4], &[u8])]) -> Vec<u8> {
         body.extend_from_slice(*id);
         body.extend_from_slice(&(data.len() as u32).to_le_bytes());
         body.extend_from_slice(data);
-        if data.len() % 2 == 1 {
+        if !data.len().is_multiple_of(2) {
             body.push(0);
         }
     }

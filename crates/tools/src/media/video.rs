@@ -177,7 +177,7 @@ pub fn looks_like_ts(head: &[u8]) -> bool {
 /// Whole 188-byte packets, each starting with the sync byte.
 pub fn mpeg_ts(data: &[u8]) -> Result<(), MediaError> {
     let f = MediaFormat::MpegTs;
-    if data.len() % 188 != 0 {
+    if !data.len().is_multiple_of(188) {
         return Err(bad(
             f,
             "the last packet is cut off (length is not a multiple of 188)",
