@@ -17,6 +17,7 @@ pub mod media;
 pub mod page;
 pub mod read_file;
 pub mod stat;
+pub mod todo;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ pub use json_query::JsonQuery;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use stat::Stat;
+pub use todo::Todo;
 
 /// Every built-in tool name of the standard catalog (DESIGN.md §5), implemented or not. Used to
 /// validate `--disable-tools`/`tools.disable` (a typo fails loudly) and to drop description
@@ -72,6 +74,7 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
         Arc::new(Stat),
         Arc::new(ListDir),
         Arc::new(JsonQuery),
+        Arc::new(Todo::new()),
     ]
 }
 
