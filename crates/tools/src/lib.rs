@@ -14,6 +14,8 @@ pub mod json_query;
 pub mod list;
 pub mod list_dir;
 pub mod media;
+#[cfg(feature = "outline")]
+pub mod outline;
 pub mod page;
 pub mod read_file;
 pub mod stat;
@@ -69,13 +71,16 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
-    vec![
+    let mut tools: Vec<Arc<dyn DynTool>> = vec![
         Arc::new(ReadFile::new().with_media_limit(config.media_max_bytes)),
         Arc::new(Stat),
         Arc::new(ListDir),
-        Arc::new(JsonQuery),
-        Arc::new(Todo::new()),
-    ]
+    ];
+    #[cfg(feature = "outline")]
+    tools.push(Arc::new(outline::ViewFileOutline));
+    tools.push(Arc::new(JsonQuery));
+    tools.push(Arc::new(Todo::new()));
+    tools
 }
 
 /// What the built-in tools are configured with. Each tool that needs settings reads its own
