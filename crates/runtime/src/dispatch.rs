@@ -665,3 +665,58 @@ fn panic_error(tool: &str, phase: &str, payload: &(dyn std::any::Any + Send)) ->
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_protocol::{CallId, RetainedOutput};
+
+    fn rendered(bytes: u64) -> Rendered {
+        Rendered {
+            text: "raw\n".to_owned(),
+            retained: vec![RetainedOutput {
+                stream: None,
+                artifact: "artifact://sha256/00".to_owned(),
+                bytes,
+                lines: 1,
+                truncated: false,
+            }],
+        }
+    }
+
+    fn call() -> ToolCall {
+        ToolCall {
+            id: CallId("c1".into()),
+            name: "grep".into(),
+            arguments: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_digest_no_smaller_than_the_output_is_discarded() {
+        // Pruning keeps every key, so 400 long keys make a digest larger than the output.
+        let metadata: serde_json::Map<String, serde_json::Value> = (0..400)
+            .map(|i| {
+                (
+                    format!("a-rather-long-key-number-{i:04}"),
+                    serde_json::json!(i),
+                )
+            })
+            .collect();
+        let mut r = rendered(8_001);
+        assert!(!apply_digest(&call(), &metadata.into(), &mut r));
+        assert_eq!(r.text, "raw\n");
+        assert!(!r.retained[0].truncated);
+    }
+
+    #[test]
+    fn only_output_over_the_threshold_is_digested() {
+        let metadata = serde_json::json!({ "entries": ["a", "b/"] });
+        let mut small = rendered(crate::digest::DIGEST_THRESHOLD_BYTES);
+        assert!(!apply_digest(&call(), &metadata, &mut small));
+        let mut big = rendered(50_000);
+        assert!(apply_digest(&call(), &metadata, &mut big));
+        assert!(big.text.contains("2 entries: 1 files, 1 directories"));
+        assert!(big.retained[0].truncated);
+    }
+}
