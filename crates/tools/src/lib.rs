@@ -10,8 +10,11 @@
 //! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
+pub mod alert;
+pub mod fetch_url;
 pub mod list;
 pub mod list_dir;
+pub mod net;
 pub mod page;
 pub mod read_file;
 pub mod stat;
@@ -23,6 +26,8 @@ use tackle_fs::{FsError, RelPath, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
+pub use alert::{Alert, AlertTarget};
+pub use fetch_url::{FetchSettings, FetchUrl};
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use stat::Stat;
@@ -64,8 +69,19 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
-    let _ = config;
-    vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+    let mut tools: Vec<Arc<dyn DynTool>> =
+        vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)];
+    // Offered only when the URL scope allows something (the catalog also asks the policy).
+    if !config.url_scope.is_empty() {
+        tools.push(Arc::new(FetchUrl::new(
+            &config.url_scope,
+            config.fetch.clone(),
+        )));
+    }
+    if let Some(alert) = Alert::new(config.alert_targets.clone(), &config.fetch) {
+        tools.push(Arc::new(alert));
+    }
+    tools
 }
 
 /// What the built-in tools are configured with. Each tool that needs settings reads its own
@@ -77,6 +93,13 @@ pub struct BuiltinConfig {
     /// name one that is absent. Empty means "not known yet" (the first of the binary's two
     /// passes, which only collects names).
     pub registered: Vec<String>,
+    /// `url_scope.allow`, compiled: `fetch_url` checks every redirect hop against it (the gate
+    /// sees only the first URL). Empty: `fetch_url` is not built.
+    pub url_scope: Vec<tackle_gate::Pattern>,
+    /// `[fetch]`: private hosts, timeout, and the resolver and dialer (tests inject stubs).
+    pub fetch: FetchSettings,
+    /// `[alert.targets]` whose environment variables are set. Empty: no `alert` tool.
+    pub alert_targets: Vec<AlertTarget>,
 }
 
 pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");
