@@ -104,12 +104,13 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     };
     // Two passes: learn which tools will be offered, then build them knowing that, so no tool
     // refers the model to one that is absent.
-    let registered: Vec<String> = tackle_tools::builtin_tools(&BuiltinConfig::default())
+    let base = config.builtin();
+    let registered: Vec<String> = tackle_tools::builtin_tools(&base)
         .iter()
         .filter(|t| offered(t))
         .map(|t| t.name().to_owned())
         .collect();
-    let tools_config = BuiltinConfig { registered };
+    let tools_config = BuiltinConfig { registered, ..base };
     let tools = tackle_tools::builtin_tools(&tools_config)
         .into_iter()
         .filter(offered)

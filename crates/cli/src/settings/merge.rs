@@ -40,6 +40,18 @@ pub struct Settings {
     pub enabled_tools: Vec<Sourced<String>>,
     pub preview_lines: Sourced<usize>,
     pub preview_bytes: Sourced<usize>,
+    /// `[fetch] allow_private_hosts`; replaced wholesale by the highest layer that sets it.
+    pub fetch_private_hosts: Vec<Sourced<String>>,
+    /// `[alert.targets]`, by name; a later layer replaces a target of the same name.
+    pub alert_targets: Vec<AlertTargetSetting>,
+}
+
+/// One configured alert target (deliverable or not: that depends on the environment).
+#[derive(Clone, Debug)]
+pub struct AlertTargetSetting {
+    pub name: String,
+    pub url_env: Sourced<String>,
+    pub token_env: Option<Sourced<String>>,
 }
 
 impl Settings {
@@ -54,6 +66,8 @@ impl Settings {
             enabled_tools: Vec::new(),
             preview_lines: Sourced::new(preview_lines, Origin::BuiltIn),
             preview_bytes: Sourced::new(preview_bytes, Origin::BuiltIn),
+            fetch_private_hosts: Vec::new(),
+            alert_targets: Vec::new(),
         }
     }
 
@@ -90,6 +104,21 @@ impl Settings {
             let enable: Vec<Sourced<String>> =
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
+        }
+        if let Some(hosts) = s
+            .fetch
+            .as_ref()
+            .and_then(|f| f.allow_private_hosts.as_ref())
+        {
+            self.fetch_private_hosts = hosts.iter().map(|h| f.sourced(h)).collect();
+        }
+        for (name, t) in s.alert.iter().flat_map(|a| a.targets.iter().flatten()) {
+            self.alert_targets.retain(|x| &x.name != name);
+            self.alert_targets.push(AlertTargetSetting {
+                name: name.clone(),
+                url_env: f.sourced(&t.url_env),
+                token_env: t.token_env.as_ref().map(|e| f.sourced(e)),
+            });
         }
         if let Some(o) = &s.tool_output {
             if let Some(l) = &o.lines {
