@@ -120,16 +120,13 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
         }
         tools
     };
-    let registered: Vec<String> =
-        with_runtime_tools(tackle_tools::builtin_tools(&BuiltinConfig::default()))
-            .iter()
-            .filter(|t| offered(t))
-            .map(|t| t.name().to_owned())
-            .collect();
-    let tools_config = BuiltinConfig {
-        registered,
-        media_max_bytes: config.settings.media_max_bytes.value,
-    };
+    let base = config.builtin();
+    let registered: Vec<String> = with_runtime_tools(tackle_tools::builtin_tools(&base))
+        .iter()
+        .filter(|t| offered(t))
+        .map(|t| t.name().to_owned())
+        .collect();
+    let tools_config = BuiltinConfig { registered, ..base };
     let tools = with_runtime_tools(tackle_tools::builtin_tools(&tools_config))
         .into_iter()
         .filter(offered)

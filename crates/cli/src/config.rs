@@ -8,6 +8,8 @@ use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
 use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+use tackle_tools::net::PrivateHost;
+use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings};
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
@@ -20,6 +22,28 @@ pub struct Config {
     pub settings: Settings,
     /// The files that were read, lowest layer first.
     pub files: Vec<PathBuf>,
+    /// `[fetch] allow_private_hosts`, parsed.
+    pub private_hosts: Vec<PrivateHost>,
+    /// `[alert.targets]` whose environment variables are set in this process.
+    pub alert_targets: Vec<AlertTarget>,
+    /// Configured targets dropped at start-up, with the variable that is unset.
+    pub undeliverable_targets: Vec<(String, String)>,
+}
+
+impl Config {
+    /// What the built-in tools are built with (before the catalog knows which are offered).
+    pub fn builtin(&self) -> BuiltinConfig {
+        BuiltinConfig {
+            registered: Vec::new(),
+            media_max_bytes: self.settings.media_max_bytes.value,
+            url_scope: self.policy.url_scope().allow.clone(),
+            fetch: FetchSettings {
+                allow_private_hosts: self.private_hosts.clone(),
+                ..FetchSettings::default()
+            },
+            alert_targets: self.alert_targets.clone(),
+        }
+    }
 }
 
 /// `$XDG_CONFIG_HOME/tackle/config.toml`, else `~/.config/tackle/config.toml`.
@@ -87,13 +111,86 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         ..RuntimeConfig::default()
     };
     let policy = policy(&settings)?;
+    let private_hosts = settings
+        .fetch_private_hosts
+        .iter()
+        .map(|h| {
+            PrivateHost::parse(&h.value).map_err(|e| anyhow::anyhow!("[fetch] {e} ({})", h.origin))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (alert_targets, undeliverable_targets) = alert_targets(&settings, |name| {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    })?;
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
         policy,
         settings,
         files,
+        private_hosts,
+        alert_targets,
+        undeliverable_targets,
     })
+}
+
+/// A configured alert target dropped at start-up: its name and the unset variable.
+type DroppedTarget = (String, String);
+
+/// Resolves `[alert.targets]` against the environment: a target whose URL or token variable is
+/// unset is dropped (returned second, with the variable), so the alert tool never lists a
+/// target it cannot deliver to. A set URL that is not http(s) is a configuration error; the
+/// message names the variable, never its value (webhook URLs carry secrets).
+fn alert_targets(
+    settings: &Settings,
+    env: impl Fn(&str) -> Option<String>,
+) -> anyhow::Result<(Vec<AlertTarget>, Vec<DroppedTarget>)> {
+    let mut deliverable = Vec::new();
+    let mut dropped = Vec::new();
+    for t in &settings.alert_targets {
+        let valid_name = !t.name.is_empty()
+            && t.name.len() <= 64
+            && t.name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+        if !valid_name {
+            bail!(
+                "alert target name \"{}\" ({}): use lowercase letters, digits, _ and -",
+                t.name,
+                t.url_env.origin
+            );
+        }
+        let Some(url) = env(&t.url_env.value) else {
+            dropped.push((t.name.clone(), t.url_env.value.clone()));
+            continue;
+        };
+        let token = match &t.token_env {
+            None => None,
+            Some(var) => match env(&var.value) {
+                Some(token) => Some(token),
+                None => {
+                    dropped.push((t.name.clone(), var.value.clone()));
+                    continue;
+                }
+            },
+        };
+        let url = url::Url::parse(&url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "alert target {} ({}): ${} is not an http:// or https:// URL",
+                    t.name,
+                    t.url_env.origin,
+                    t.url_env.value
+                )
+            })?;
+        deliverable.push(AlertTarget {
+            name: t.name.clone(),
+            url,
+            token,
+        });
+    }
+    Ok((deliverable, dropped))
 }
 
 fn rule_source(origin: &Origin) -> RuleSource {
@@ -209,6 +306,52 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("tool.bash.cmd:?"), "{e}");
+    }
+
+    #[test]
+    fn fetch_and_alert_sections() {
+        let c = with_config("[fetch]\nallow_private_hosts = [\"localhost:8080\", \"10.0.0.5\"]\n")
+            .unwrap();
+        let hosts: Vec<String> = c.private_hosts.iter().map(|h| h.to_string()).collect();
+        assert_eq!(hosts, ["localhost:8080", "10.0.0.5"]);
+        let e = with_config("[fetch]\nallow_private_hosts = [\"*.internal\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("*.internal") && e.contains("config.toml:2"),
+            "{e}"
+        );
+
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[alert.targets.oncall]\nurl_env = \"ONCALL\"\ntoken_env = \"ONCALL_TOKEN\"\n\
+             [alert.targets.chat]\nurl_env = \"CHAT\"\n\
+             [alert.targets.pager]\nurl_env = \"PAGER\"\ntoken_env = \"PAGER_TOKEN\"\n",
+        )
+        .unwrap();
+        let mut s = Settings::defaults(1, 1);
+        s.apply_file(&LoadedFile::load(&file).unwrap().unwrap());
+        let env = |name: &str| match name {
+            "ONCALL" => Some("https://hooks.example/x".to_owned()),
+            "ONCALL_TOKEN" => Some("t".to_owned()),
+            "PAGER" => Some("http://10.0.0.9:9093/alert".to_owned()),
+            _ => None,
+        };
+        let (ok, dropped) = alert_targets(&s, env).unwrap();
+        let names: Vec<&str> = ok.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["oncall"]);
+        assert_eq!(
+            dropped,
+            vec![
+                ("chat".to_owned(), "CHAT".to_owned()),
+                ("pager".to_owned(), "PAGER_TOKEN".to_owned())
+            ]
+        );
+        let bad_env = |name: &str| (name == "CHAT").then(|| "ftp://x/".to_owned());
+        let e = alert_targets(&s, bad_env).unwrap_err().to_string();
+        assert!(e.contains("$CHAT") && !e.contains("ftp://x/"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The one-line posture summary `tackle serve` and `tackle run` print at start-up, and
-//! `tackle config` shows: mode, scopes, disabled tools, gates armed or inert.
+//! `tackle config` shows: mode, scopes, fetch and alert state, disabled tools, gates armed or
+//! inert.
 
 use crate::config::Config;
 
@@ -20,10 +21,38 @@ pub fn line(config: &Config) -> String {
         let deny: Vec<&str> = s.path_scope_deny.iter().map(|d| d.value.as_str()).collect();
         format!("{scope} minus {}", deny.join(", "))
     };
-    let urls = if s.url_scope_allow.is_empty() {
-        "none (fetch_url off)".to_owned()
+    let fetch = if s.url_scope_allow.is_empty() {
+        "off (url_scope.allow is empty)".to_owned()
+    } else if !config.policy.advertises("fetch_url", &["fetch"]) {
+        format!(
+            "off ({} url pattern(s), but no allow or ask rule for fetch:)",
+            s.url_scope_allow.len()
+        )
     } else {
-        format!("{} pattern(s)", s.url_scope_allow.len())
+        let private = if config.private_hosts.is_empty() {
+            "none".to_owned()
+        } else {
+            config
+                .private_hosts
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "on ({} url pattern(s), every redirect hop re-checked; private hosts: {private})",
+            s.url_scope_allow.len()
+        )
+    };
+    let alert = if config.alert_targets.is_empty() {
+        "off".to_owned()
+    } else {
+        config
+            .alert_targets
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let disabled = if s.disabled_tools.is_empty() {
         "none".to_owned()
@@ -37,7 +66,7 @@ pub fn line(config: &Config) -> String {
     let rules = |e| s.rules.iter().filter(|(x, _)| *x == e).count();
     use crate::settings::RuleEffect::*;
     format!(
-        "posture: mode {} · paths: {scope} · urls: {urls} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · bash search gate: inert (no bash tool)",
+        "posture: mode {} · paths: {scope} · fetch: {fetch} · alert: {alert} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · bash search gate: inert (no bash tool)",
         s.mode.value,
         rules(Allow),
         rules(Ask),

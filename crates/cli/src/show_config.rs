@@ -35,6 +35,13 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "path_scope": { "allow": list(&s.path_scope_allow), "deny": list(&s.path_scope_deny) },
             "url_scope": { "allow": list(&s.url_scope_allow) },
             "disabled_tools": list(&s.disabled_tools),
+            "fetch": { "allow_private_hosts": list(&s.fetch_private_hosts) },
+            "alert": { "targets": s.alert_targets.iter().map(|t| json!({
+                "name": t.name,
+                "url_env": sourced_json(&t.url_env),
+                "token_env": t.token_env.as_ref().map(sourced_json),
+                "deliverable": config.alert_targets.iter().any(|d| d.name == t.name),
+            })).collect::<Vec<_>>() },
             "tool_output": {
                 "lines": sourced_json(&s.preview_lines),
                 "bytes": sourced_json(&s.preview_bytes),
@@ -82,6 +89,30 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
     }
     for t in &s.disabled_tools {
         row(&mut text, "tools.disable", &t.value, &t.origin);
+    }
+    for h in &s.fetch_private_hosts {
+        row(&mut text, "fetch.allow_private_hosts", &h.value, &h.origin);
+    }
+    for t in &s.alert_targets {
+        let state = match config
+            .undeliverable_targets
+            .iter()
+            .find(|(n, _)| *n == t.name)
+        {
+            Some((_, var)) => format!("dropped: ${var} is unset"),
+            None => "deliverable".to_owned(),
+        };
+        let token = t
+            .token_env
+            .as_ref()
+            .map(|e| format!(" token_env={}", e.value))
+            .unwrap_or_default();
+        row(
+            &mut text,
+            &format!("alert.targets.{}", t.name),
+            &format!("url_env={}{token} ({state})", t.url_env.value),
+            &t.url_env.origin,
+        );
     }
     row(
         &mut text,

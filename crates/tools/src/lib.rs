@@ -10,10 +10,13 @@
 //! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
+pub mod alert;
+pub mod fetch_url;
 pub mod json_query;
 pub mod list;
 pub mod list_dir;
 pub mod media;
+pub mod net;
 #[cfg(feature = "outline")]
 pub mod outline;
 pub mod page;
@@ -28,6 +31,8 @@ use tackle_fs::{FsError, RelPath, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
+pub use alert::{Alert, AlertTarget};
+pub use fetch_url::{FetchSettings, FetchUrl};
 pub use json_query::JsonQuery;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
@@ -80,6 +85,16 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     tools.push(Arc::new(outline::ViewFileOutline));
     tools.push(Arc::new(JsonQuery));
     tools.push(Arc::new(Todo::new()));
+    // Offered only when the URL scope allows something (the catalog also asks the policy).
+    if !config.url_scope.is_empty() {
+        tools.push(Arc::new(FetchUrl::new(
+            &config.url_scope,
+            config.fetch.clone(),
+        )));
+    }
+    if let Some(alert) = Alert::new(config.alert_targets.clone(), &config.fetch) {
+        tools.push(Arc::new(alert));
+    }
     tools
 }
 
@@ -94,6 +109,13 @@ pub struct BuiltinConfig {
     pub registered: Vec<String>,
     /// Largest media file read_file attaches (`[tool_output] media_max_bytes`).
     pub media_max_bytes: u64,
+    /// `url_scope.allow`, compiled: `fetch_url` checks every redirect hop against it (the gate
+    /// sees only the first URL). Empty: `fetch_url` is not built.
+    pub url_scope: Vec<tackle_gate::Pattern>,
+    /// `[fetch]`: private hosts, timeout, and the resolver and dialer (tests inject stubs).
+    pub fetch: FetchSettings,
+    /// `[alert.targets]` whose environment variables are set. Empty: no `alert` tool.
+    pub alert_targets: Vec<AlertTarget>,
 }
 
 impl Default for BuiltinConfig {
@@ -101,6 +123,9 @@ impl Default for BuiltinConfig {
         Self {
             registered: Vec::new(),
             media_max_bytes: media::DEFAULT_MEDIA_MAX_BYTES,
+            url_scope: Vec::new(),
+            fetch: FetchSettings::default(),
+            alert_targets: Vec::new(),
         }
     }
 }

@@ -44,6 +44,32 @@ pub struct SettingsFile {
     pub url_scope: Option<UrlScopeSection>,
     pub tools: Option<ToolsSection>,
     pub tool_output: Option<ToolOutputSection>,
+    pub fetch: Option<FetchSection>,
+    pub alert: Option<AlertSection>,
+}
+
+/// `[fetch]`: how fetch_url reaches the network beyond the URL scope.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchSection {
+    /// Exact hosts (`host` or `host:port`) allowed to resolve to loopback or private ranges.
+    pub allow_private_hosts: Option<Vec<Spanned<String>>>,
+}
+
+/// `[alert]`: webhook targets the alert tool may post to, by name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertSection {
+    pub targets: Option<std::collections::BTreeMap<String, AlertTargetSection>>,
+}
+
+/// `[alert.targets.<name>]`: the environment variables holding the webhook URL and an optional
+/// bearer token (secrets stay out of config files).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertTargetSection {
+    pub url_env: Spanned<String>,
+    pub token_env: Option<Spanned<String>>,
 }
 
 /// `[permissions]`
@@ -206,6 +232,20 @@ mod tests {
                 "`disable`",
                 ":2",
             ),
+            (
+                "[fetch]\nallow_private_host = []\n",
+                "`allow_private_host`",
+                "`allow_private_hosts`",
+                ":2",
+            ),
+            (
+                "[alert.targets.oncall]\nurl_env = \"X\"\ntoken_evn = \"Y\"\n",
+                "`token_evn`",
+                "`token_env`",
+                ":3",
+            ),
+            ("[alert]\ntarget = {}\n", "`target`", "`targets`", ":2"),
+            ("[fecth]\n", "`fecth`", "`fetch`", ":1"),
         ];
         for (text, typo, fix, line) in cases {
             let err = load(text).err().unwrap().to_string();

@@ -44,6 +44,18 @@ pub struct Settings {
     pub preview_bytes: Sourced<usize>,
     pub digests: Sourced<bool>,
     pub media_max_bytes: Sourced<u64>,
+    /// `[fetch] allow_private_hosts`; replaced wholesale by the highest layer that sets it.
+    pub fetch_private_hosts: Vec<Sourced<String>>,
+    /// `[alert.targets]`, by name; a later layer replaces a target of the same name.
+    pub alert_targets: Vec<AlertTargetSetting>,
+}
+
+/// One configured alert target (deliverable or not: that depends on the environment).
+#[derive(Clone, Debug)]
+pub struct AlertTargetSetting {
+    pub name: String,
+    pub url_env: Sourced<String>,
+    pub token_env: Option<Sourced<String>>,
 }
 
 impl Settings {
@@ -63,6 +75,8 @@ impl Settings {
                 tackle_tools::media::DEFAULT_MEDIA_MAX_BYTES,
                 Origin::BuiltIn,
             ),
+            fetch_private_hosts: Vec::new(),
+            alert_targets: Vec::new(),
         }
     }
 
@@ -99,6 +113,21 @@ impl Settings {
             let enable: Vec<Sourced<String>> =
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
+        }
+        if let Some(hosts) = s
+            .fetch
+            .as_ref()
+            .and_then(|f| f.allow_private_hosts.as_ref())
+        {
+            self.fetch_private_hosts = hosts.iter().map(|h| f.sourced(h)).collect();
+        }
+        for (name, t) in s.alert.iter().flat_map(|a| a.targets.iter().flatten()) {
+            self.alert_targets.retain(|x| &x.name != name);
+            self.alert_targets.push(AlertTargetSetting {
+                name: name.clone(),
+                url_env: f.sourced(&t.url_env),
+                token_env: t.token_env.as_ref().map(|e| f.sourced(e)),
+            });
         }
         if let Some(o) = &s.tool_output {
             if let Some(l) = &o.lines {
