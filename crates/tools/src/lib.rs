@@ -10,11 +10,19 @@
 //! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
+pub mod delete_file;
+pub mod edit;
+pub mod edit_file;
+pub mod glob;
+pub mod grep;
 pub mod list;
 pub mod list_dir;
 pub mod page;
 pub mod read_file;
+pub mod read_many_files;
 pub mod stat;
+pub mod walk;
+pub mod write_file;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,9 +31,14 @@ use tackle_fs::{FsError, RelPath, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
+pub use delete_file::DeleteFile;
+pub use edit_file::EditFile;
+
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
+
 pub use stat::Stat;
+pub use write_file::WriteFile;
 
 /// Every built-in tool name of the standard catalog (DESIGN.md §5), implemented or not. Used to
 /// validate `--disable-tools`/`tools.disable` (a typo fails loudly) and to drop description
@@ -65,7 +78,14 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     let _ = config;
-    vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+    vec![
+        Arc::new(ReadFile::new()),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(DeleteFile),
+        Arc::new(Stat),
+        Arc::new(ListDir),
+    ]
 }
 
 /// What the built-in tools are configured with. Each tool that needs settings reads its own
@@ -92,6 +112,11 @@ pub(crate) fn resolve(tool: &str, root: &Path, input: &str) -> Result<RelPath, T
     open_root(tool, root)?
         .resolve(input)
         .map_err(|e| fs_error(tool, e))
+}
+
+/// A blocking worker that panicked or was cancelled, as a tool result.
+pub(crate) fn worker_failed(tool: &str, e: &tokio::task::JoinError) -> ToolError {
+    ToolError::new(ErrorCode::INTERNAL, format!("{tool}: worker failed: {e}"))
 }
 
 /// A `tackle-fs` refusal as a tool result, keeping its code (`path_outside_root`, ...).
