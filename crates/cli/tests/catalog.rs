@@ -16,7 +16,19 @@ fn tools_json_is_name_description_schema() {
         .as_array()
         .unwrap_or_else(|| out.fail("catalog is not an array"));
     let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read_file", "stat", "list_dir"]);
+    for want in [
+        "read_file",
+        "read_many_files",
+        "write_file",
+        "edit_file",
+        "delete_file",
+        "stat",
+        "list_dir",
+        "glob",
+        "grep",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
     for spec in specs {
         let obj = spec.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -30,12 +42,11 @@ fn tools_json_is_name_description_schema() {
             "{}: schema must be strict",
             spec["name"]
         );
+        // Every tool names what it works on: a path, or a pattern to search for.
+        let required = schema["required"].as_array().cloned().unwrap_or_default();
         assert!(
-            schema["required"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r == "path"),
+            required.iter().any(|r| r == "path" || r == "pattern")
+                || spec["name"] == "read_many_files",
             "{spec}"
         );
     }

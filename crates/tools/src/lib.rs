@@ -33,9 +33,12 @@ use tackle_tool::{DynTool, ToolError};
 
 pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
+pub use glob::Glob;
+pub use grep::Grep;
 
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
+pub use read_many_files::ReadManyFiles;
 
 pub use stat::Stat;
 pub use write_file::WriteFile;
@@ -80,11 +83,14 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     let _ = config;
     vec![
         Arc::new(ReadFile::new()),
+        Arc::new(ReadManyFiles),
         Arc::new(WriteFile),
         Arc::new(EditFile),
         Arc::new(DeleteFile),
         Arc::new(Stat),
         Arc::new(ListDir),
+        Arc::new(Glob),
+        Arc::new(Grep),
     ]
 }
 
