@@ -101,7 +101,8 @@ fn disabled_tools_leave_the_catalog_and_cannot_be_called() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["read_file", "list_dir"]);
+    assert!(!names.iter().any(|n| n == "stat"), "{names:?}");
+    assert!(names.iter().any(|n| n == "list_dir"), "{names:?}");
     p.tackle(["call", "stat", r#"{"path":"."}"#])
         .run()
         .code(1)
@@ -111,12 +112,19 @@ fn disabled_tools_leave_the_catalog_and_cannot_be_called() {
         .tackle(["--enable-tools", "stat", "tools", "--json"])
         .run()
         .json();
-    assert_eq!(names.as_array().unwrap().len(), 3);
+    assert!(
+        names
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "stat")
+    );
 }
 
 #[test]
 fn descriptions_never_name_a_built_in_that_is_not_registered() {
     let p = Project::new();
+    p.config("[tools]\ndisable = [\"grep\", \"glob\", \"write_file\", \"edit_file\"]\n");
     let tools = p.tackle(["tools", "--json"]).run().json();
     for t in tools.as_array().unwrap() {
         let d = t["description"].as_str().unwrap();

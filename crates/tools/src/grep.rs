@@ -79,11 +79,10 @@ impl Tool for Grep {
              `find | xargs grep` in bash. Searches `path` recursively (a file searches just that \
              file), skipping hidden and vendored directories, .gitignored files and binary \
              files. Returns `path:line:text` for each matching line, sorted by path, at most 1000 \
-             (the result says when there were more: narrow the pattern, `path` or `glob`). RE2 \
-             syntax; pass `literal: true` to search for text containing regex characters, \
-             `case_insensitive: true` to ignore case, and `glob` (e.g. `*.rs`) to restrict the \
-             files. To find files by name use glob; to read around a match use read_file with \
-             an offset.",
+             (the result says when there were more: narrow the pattern or the files searched). \
+             RE2 syntax; pass `literal: true` to search for text containing regex characters \
+             and `case_insensitive: true` to ignore case. To find files by name use glob. To \
+             read around a match use read_file with an offset.",
         )
     }
 

@@ -67,7 +67,7 @@ impl Tool for ReadManyFiles {
     fn description(&self) -> Cow<'static, str> {
         Cow::Borrowed(
             "Read several text files in one call: list them in `paths`, or select them with a \
-             glob `pattern` (under `path`). Prefer this over several read_file calls when you \
+             `pattern` such as `*.rs` (under `path`). Prefer this over several read_file calls when you \
              know the set of files up front. Files that cannot be read come back as `skipped` \
              entries with the reason; the rest are still returned. Each file shows at most 1000 \
              lines or 32 KiB and the whole result at most 256 KiB and 100 files; the output says \
