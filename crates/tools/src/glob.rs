@@ -144,6 +144,13 @@ fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) 
     found.truncate(MAX_GLOB_RESULTS);
     let path = plan.start.rel.as_str();
     let mut text = String::with_capacity(found.iter().map(|p| p.len() + 1).sum::<usize>() + 128);
+    // The note comes first, so a preview cut short still shows it.
+    if truncated {
+        text.push_str(&format!(
+            "[truncated: showing the first {MAX_GLOB_RESULTS} of {total} files; narrow the \
+             pattern or path]\n"
+        ));
+    }
     for p in &found {
         text.push_str(p);
         text.push('\n');
@@ -152,10 +159,6 @@ fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) 
         text.push_str(&format!(
             "[no files match `{}` under {path}]\n",
             plan.pattern_text
-        ));
-    } else if truncated {
-        text.push_str(&format!(
-            "[truncated: showing {MAX_GLOB_RESULTS} of {total} files; narrow the pattern or path]\n"
         ));
     }
     ToolCompletion::single(text).with_metadata(json!({

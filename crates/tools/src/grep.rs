@@ -330,6 +330,17 @@ fn search(root: &Root, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
 
 fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
     let mut text = String::new();
+    let total = found.total_matches;
+    let truncated = total > MAX_GREP_MATCHES as u64;
+    // The note comes first, so a preview cut short still shows it.
+    if truncated {
+        let _ = writeln!(
+            text,
+            "[truncated: showing the first {MAX_GREP_MATCHES} of {total} matching lines in {} \
+             files; narrow the pattern, path or glob]",
+            found.files.len()
+        );
+    }
     let mut matches = Vec::new();
     let mut shown = 0usize;
     'files: for f in &found.files {
@@ -345,21 +356,12 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             shown += 1;
         }
     }
-    let total = found.total_matches;
-    let truncated = total > shown as u64;
     let path = plan.start.rel.as_str();
     if total == 0 {
         let _ = writeln!(
             text,
             "[no matches for `{}` under {path} ({} files searched)]",
             plan.pattern, found.files_searched
-        );
-    } else if truncated {
-        let _ = writeln!(
-            text,
-            "[truncated: showing {shown} of {total} matching lines in {} files; narrow the \
-             pattern, path or glob]",
-            found.files.len()
         );
     }
     ToolCompletion::single(text).with_metadata(json!({
