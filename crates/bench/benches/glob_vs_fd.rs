@@ -17,7 +17,7 @@ use tackle_tools::Glob;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-const RUNS: usize = 15;
+const RUNS: usize = 31;
 
 fn fd() -> &'static str {
     if Command::new("fd").arg("--version").output().is_ok() {

@@ -17,7 +17,7 @@ use tackle_tools::Grep;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-const RUNS: usize = 15;
+const RUNS: usize = 31;
 
 fn main() -> BenchResult<()> {
     if std::env::args()

@@ -22,7 +22,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_fs::{ReadOptions, ReadTarget, Root};
+use tackle_fs::{ReadOptions, Root};
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
     ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
@@ -251,12 +251,9 @@ impl FileVisitor for Worker<'_> {
             return;
         };
         // Opened through the root handle: beneath the root, no final link out, no FIFO.
-        let file = match root
-            .resolve(found.rel)
-            .and_then(|rel| root.open_read(&rel, ReadOptions::default()))
-        {
-            Ok(ReadTarget::File { file, .. }) => file,
-            _ => {
+        let file = match root.open_walked_file(found.rel, ReadOptions::default()) {
+            Ok(file) => file,
+            Err(_) => {
                 self.unreadable += 1;
                 return;
             }
