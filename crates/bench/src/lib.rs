@@ -1,6 +1,9 @@
 //! Shared measurement helpers for tackle's benchmarks (`crates/bench/benches/`), each of which
 //! runs tackle beside its peer in one process run and prints the ratio.
 
+pub mod corpus;
+pub mod direct;
+
 use std::time::Duration;
 
 /// Median, mean and 99th percentile of a set of timings.

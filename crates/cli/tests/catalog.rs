@@ -16,18 +16,23 @@ fn tools_json_is_name_description_schema() {
         .as_array()
         .unwrap_or_else(|| out.fail("catalog is not an array"));
     let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        [
-            "read_file",
-            "stat",
-            "list_dir",
-            "view_file_outline",
-            "json_query",
-            "todo",
-            "retrieve_raw"
-        ]
-    );
+    for want in [
+        "read_file",
+        "read_many_files",
+        "write_file",
+        "edit_file",
+        "delete_file",
+        "stat",
+        "list_dir",
+        "glob",
+        "grep",
+        "view_file_outline",
+        "json_query",
+        "todo",
+        "retrieve_raw",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
     for spec in specs {
         let obj = spec.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -41,7 +46,16 @@ fn tools_json_is_name_description_schema() {
             "{}: schema must be strict",
             spec["name"]
         );
-        assert!(!schema["required"].as_array().unwrap().is_empty(), "{spec}");
+        // Every property a schema declares is documented for the model.
+        for (name, prop) in schema["properties"].as_object().unwrap() {
+            assert!(
+                prop["description"].as_str().is_some_and(|d| !d.is_empty())
+                    || prop.get("$ref").is_some()
+                    || prop.get("allOf").is_some(),
+                "{}: property `{name}` has no description",
+                spec["name"]
+            );
+        }
     }
 }
 

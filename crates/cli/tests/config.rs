@@ -125,6 +125,7 @@ fn disabled_tools_leave_the_catalog_and_cannot_be_called() {
 #[test]
 fn descriptions_never_name_a_built_in_that_is_not_registered() {
     let p = Project::new();
+    p.config("[tools]\ndisable = [\"grep\", \"glob\", \"write_file\", \"edit_file\"]\n");
     let tools = p.tackle(["tools", "--json"]).run().json();
     for t in tools.as_array().unwrap() {
         let d = t["description"].as_str().unwrap();

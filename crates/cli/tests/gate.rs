@@ -135,13 +135,12 @@ fn a_tool_no_rule_can_allow_is_not_advertised() {
             .filter(|n| ["read_file", "stat", "list_dir"].contains(&n.as_str()))
             .collect()
     };
-    assert_eq!(names(&[]), ["read_file", "stat", "list_dir"]);
-    assert_eq!(names(&["--deny", "tool.stat"]), ["read_file", "list_dir"]);
+    let all = names(&[]);
+    assert!(all.iter().any(|n| n == "stat"), "{all:?}");
+    let without: Vec<String> = all.iter().filter(|n| *n != "stat").cloned().collect();
+    assert_eq!(names(&["--deny", "tool.stat"]), without);
     // A narrower deny does not hide the tool: other paths can still be allowed.
-    assert_eq!(
-        names(&["--deny", "read:secrets/**"]),
-        ["read_file", "stat", "list_dir"]
-    );
+    assert_eq!(names(&["--deny", "read:secrets/**"]), all);
 }
 
 #[test]

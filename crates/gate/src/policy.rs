@@ -204,6 +204,16 @@ impl Policy {
         }
     }
 
+    /// Whether a path a tool found by walking (beneath a directory the call was allowed to
+    /// read) may be read as part of that call: only when `read:<path>` is allowed outright by
+    /// the scope, the rules and the defaults. A path whose key would be denied *or would ask*
+    /// is left out: the approval covered the directory, not files a rule singles out, and the
+    /// model can still read such a file by name, which asks. Grants and modes do not widen it.
+    pub fn admits_walked_read(&self, path: &str) -> bool {
+        let key = format!("read:{path}");
+        self.key_verdict(&key, &mut Vec::new()).0 == Effect::Allow
+    }
+
     /// The effect of one key from scopes, rules and defaults (modes and grants come after).
     fn key_verdict(&self, key: &str, scratch: &mut Vec<usize>) -> (Effect, Reason) {
         if let Some((_, path)) = key::path_key(key)

@@ -383,6 +383,7 @@ impl Runtime {
             artifacts,
             output: OutputSink::new(output.clone()),
             cancel: cancel.clone(),
+            read_scope: self.gate.read_scope(),
         };
         let started = Instant::now();
         let tool_for_task = tool.clone();

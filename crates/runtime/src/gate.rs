@@ -3,7 +3,9 @@
 //! The policy engine itself lives in its own crate; the runtime only needs a verdict per call.
 //! Until a policy is wired, [`AllowAll`] admits everything, and says so in its name.
 
-use tackle_tool::PermissionResource;
+use std::sync::Arc;
+
+use tackle_tool::{AdmitAll, PermissionResource, ReadScope};
 
 /// What the gate is asked about one call.
 pub struct GateRequest<'a> {
@@ -37,6 +39,12 @@ pub trait GateHook: Send + Sync {
 
     /// Remember an approval "for this session": these exact keys no longer ask.
     fn grant_session(&self, _keys: &[String]) {}
+
+    /// Which paths a walking tool may read beneath the directory the gate allowed: the gate's
+    /// per-file answer for `read:<path>`, applied by the tool at execute. Default: all.
+    fn read_scope(&self) -> Arc<dyn ReadScope> {
+        Arc::new(AdmitAll)
+    }
 }
 
 /// Admits every call. Used where no policy is configured yet (and in tests of other layers).

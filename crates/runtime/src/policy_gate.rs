@@ -1,22 +1,23 @@
 //! The gate hook backed by a [`tackle_gate::Policy`], with the session's approval grants.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tackle_gate::{Decision, Grants, Policy, Request};
+use tackle_tool::ReadScope;
 
 use crate::gate::{GateHook, GateRequest, GateVerdict};
 
 /// Evaluates every call against a compiled policy; "for this session" approvals are remembered
 /// here, as exact keys.
 pub struct PolicyGate {
-    policy: Policy,
+    policy: Arc<Policy>,
     grants: Mutex<Grants>,
 }
 
 impl PolicyGate {
     pub fn new(policy: Policy) -> Self {
         Self {
-            policy,
+            policy: Arc::new(policy),
             grants: Mutex::new(Grants::new()),
         }
     }
@@ -51,11 +52,25 @@ impl GateHook for PolicyGate {
         }
     }
 
+    fn read_scope(&self) -> Arc<dyn ReadScope> {
+        Arc::new(WalkedReads(self.policy.clone()))
+    }
+
     fn grant_session(&self, keys: &[String]) {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
         for k in keys {
             grants.grant_session(k.clone());
         }
+    }
+}
+
+/// Files a walking tool finds are read only if their own `read:<path>` key is allowed outright
+/// ([`Policy::admits_walked_read`]).
+struct WalkedReads(Arc<Policy>);
+
+impl ReadScope for WalkedReads {
+    fn admits(&self, path: &str) -> bool {
+        self.0.admits_walked_read(path)
     }
 }
 

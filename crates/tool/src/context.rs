@@ -30,4 +30,25 @@ pub struct ExecuteContext {
     /// Cancelled when the batch is cancelled or the call times out. Long-running tools should
     /// select on it; the runtime also drops the future.
     pub cancel: CancellationToken,
+    /// Which paths a walk may read. The gate saw only the walked directory (`read:<dir>`); a
+    /// tool that finds files itself (grep, glob, read_many_files with a pattern) passes each
+    /// one through this before reading or listing it.
+    pub read_scope: Arc<dyn ReadScope>,
+}
+
+/// The runtime's answer to "may this call read `path`?" for paths a tool discovers while
+/// executing, decided by the gate from the `read:<path>` key (deny rules and the path scope).
+/// The tool applies it; it never decides it.
+pub trait ReadScope: Send + Sync {
+    /// `path` is root-relative and normalized, as in a `read:<path>` key.
+    fn admits(&self, path: &str) -> bool;
+}
+
+/// Admits every path: for runtimes without a policy, and for tests.
+pub struct AdmitAll;
+
+impl ReadScope for AdmitAll {
+    fn admits(&self, _: &str) -> bool {
+        true
+    }
 }

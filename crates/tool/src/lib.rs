@@ -22,7 +22,7 @@ mod schema;
 pub mod time;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
-pub use context::{ExecuteContext, PrepareContext};
+pub use context::{AdmitAll, ExecuteContext, PrepareContext, ReadScope};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;
 pub use output::{

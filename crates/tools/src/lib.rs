@@ -11,7 +11,12 @@
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
 pub mod alert;
+pub mod delete_file;
+pub mod edit;
+pub mod edit_file;
 pub mod fetch_url;
+pub mod glob;
+pub mod grep;
 pub mod json_query;
 pub mod list;
 pub mod list_dir;
@@ -21,8 +26,11 @@ pub mod net;
 pub mod outline;
 pub mod page;
 pub mod read_file;
+pub mod read_many_files;
 pub mod stat;
 pub mod todo;
+pub mod walk;
+pub mod write_file;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -32,12 +40,19 @@ use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
 pub use alert::{Alert, AlertTarget};
+pub use delete_file::DeleteFile;
+pub use edit_file::EditFile;
 pub use fetch_url::{FetchSettings, FetchUrl};
+pub use glob::Glob;
+pub use grep::Grep;
 pub use json_query::JsonQuery;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
+pub use read_many_files::ReadManyFiles;
+
 pub use stat::Stat;
 pub use todo::Todo;
+pub use write_file::WriteFile;
 
 /// Every built-in tool name of the standard catalog (DESIGN.md §5), implemented or not. Used to
 /// validate `--disable-tools`/`tools.disable` (a typo fails loudly) and to drop description
@@ -78,8 +93,14 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     let mut tools: Vec<Arc<dyn DynTool>> = vec![
         Arc::new(ReadFile::new().with_media_limit(config.media_max_bytes)),
+        Arc::new(ReadManyFiles),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(DeleteFile),
         Arc::new(Stat),
         Arc::new(ListDir),
+        Arc::new(Glob),
+        Arc::new(Grep),
     ];
     #[cfg(feature = "outline")]
     tools.push(Arc::new(outline::ViewFileOutline));
@@ -143,6 +164,11 @@ pub(crate) fn resolve(tool: &str, root: &Path, input: &str) -> Result<RelPath, T
     open_root(tool, root)?
         .resolve(input)
         .map_err(|e| fs_error(tool, e))
+}
+
+/// A blocking worker that panicked or was cancelled, as a tool result.
+pub(crate) fn worker_failed(tool: &str, e: &tokio::task::JoinError) -> ToolError {
+    ToolError::new(ErrorCode::INTERNAL, format!("{tool}: worker failed: {e}"))
 }
 
 /// A `tackle-fs` refusal as a tool result, keeping its code (`path_outside_root`, ...).

@@ -1,0 +1,172 @@
+//! `glob`: file paths by name pattern (seed 003, "Search").
+//!
+//! A pattern without `/` matches file names at any depth (`*.rs`, like `filepath.Match` on the
+//! basename); one with `/` matches the path below `path` (`src/**/*.rs`). The walk is the
+//! shared one in [`crate::walk`]: parallel, hidden and vendored directories and `.gitignore`d
+//! files skipped. Results are regular files, sorted bytewise, at most [`MAX_GLOB_RESULTS`]; the
+//! result says how many were found in all and whether it was cut (`truncated`).
+
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_tool::protocol::Concurrency;
+use tackle_tool::{
+    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
+    ToolError,
+};
+
+use crate::walk::{FileVisitor, Found, NamePattern, WalkStart, check_start, walk_files};
+use crate::{fs_error, open_root};
+
+/// The most paths a result lists; the total is still counted and reported.
+pub const MAX_GLOB_RESULTS: usize = 1000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// A glob. Without `/` it matches file names at any depth (`*.rs`, `Cargo.toml`); with `/` it matches the path below `path` (`src/**/*.rs`).
+    pub pattern: String,
+    /// Directory to search, relative to the project root. Default `.`.
+    pub path: Option<String>,
+}
+
+pub struct GlobPlan {
+    pattern: NamePattern,
+    pattern_text: String,
+    start: WalkStart,
+}
+
+pub struct Glob;
+
+impl Tool for Glob {
+    type Args = GlobArgs;
+    type Plan = GlobPlan;
+
+    fn name(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "Find files by name. `*.rs` matches file names at any depth; a pattern with `/` such \
+             as `src/**/*.rs` matches paths below `path`. Skips hidden and vendored directories \
+             and files ignored by .gitignore. Returns sorted paths relative to the project \
+             root, at most 1000 (the result says when there were more: narrow the pattern or \
+             path). Use this instead of `find` or `fd` in bash, and use grep to search file \
+             contents.",
+        )
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &["read"]
+    }
+
+    fn prepare(
+        &self,
+        args: GlobArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<GlobPlan>, ToolError> {
+        let pattern = NamePattern::new("glob", &args.pattern)?;
+        let root = open_root("glob", cx.root)?;
+        let rel = root
+            .resolve(args.path.as_deref().unwrap_or("."))
+            .map_err(|e| fs_error("glob", e))?;
+        let start = check_start("glob", &root, &rel)?;
+        let routing = Routing {
+            resources: vec![PermissionResource::read(rel.as_str())],
+        };
+        Ok(Prepared::new(
+            routing,
+            GlobPlan {
+                pattern,
+                pattern_text: args.pattern,
+                start,
+            },
+        ))
+    }
+
+    async fn execute(
+        &self,
+        plan: GlobPlan,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
+        tokio::task::spawn_blocking(move || {
+            let (found, total, excluded) = run(&cx, &plan);
+            Ok(render(&plan, found, total, excluded))
+        })
+        .await
+        .map_err(|e| crate::worker_failed("glob", &e))?
+    }
+}
+
+/// Every matching path, sorted, the total found, and the files the scope left out.
+fn run(cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, u64) {
+    struct Collect<'a> {
+        pattern: &'a NamePattern,
+        start: &'a str,
+        out: Vec<String>,
+    }
+    impl FileVisitor for Collect<'_> {
+        type Output = Vec<String>;
+        fn visit(&mut self, found: Found<'_>) {
+            if self.pattern.matches(self.start, found.rel) {
+                self.out.push(found.rel.to_owned());
+            }
+        }
+        fn finish(self) -> Vec<String> {
+            self.out
+        }
+    }
+    let start = plan.start.rel.as_str();
+    let (parts, counts) = walk_files(&cx.root, &plan.start, &*cx.read_scope, || Collect {
+        pattern: &plan.pattern,
+        start,
+        out: Vec::new(),
+    });
+    let mut all: Vec<String> = parts.into_iter().flatten().collect();
+    all.sort_unstable();
+    let total = all.len();
+    (all, total, counts.excluded_by_scope)
+}
+
+fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) -> ToolCompletion {
+    let truncated = total > MAX_GLOB_RESULTS;
+    found.truncate(MAX_GLOB_RESULTS);
+    let path = plan.start.rel.as_str();
+    let mut text = String::with_capacity(found.iter().map(|p| p.len() + 1).sum::<usize>() + 128);
+    // The note comes first, so a preview cut short still shows it.
+    if truncated {
+        text.push_str(&format!(
+            "[truncated: showing the first {MAX_GLOB_RESULTS} of {total} files; narrow the \
+             pattern or path]\n"
+        ));
+    }
+    for p in &found {
+        text.push_str(p);
+        text.push('\n');
+    }
+    if total == 0 {
+        text.push_str(&format!(
+            "[no files match `{}` under {path}]\n",
+            plan.pattern_text
+        ));
+    }
+    ToolCompletion::single(text).with_metadata(json!({
+        "pattern": plan.pattern_text,
+        "path": path,
+        "files": found,
+        "total": total,
+        "truncated": truncated,
+        "excluded_by_scope": excluded,
+    }))
+}

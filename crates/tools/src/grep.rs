@@ -1,0 +1,376 @@
+//! `grep`: lines matching a regular expression, across a tree or in one file (seed 003,
+//! "Search").
+//!
+//! Built on ripgrep's own crates: `grep-regex` (Rust's `regex`, RE2 syntax: no backreferences or
+//! look-around, linear time), `grep-searcher` (line-oriented search with binary detection) and
+//! the shared parallel walk in [`crate::walk`] (`.gitignore`, hidden and vendored directories
+//! skipped). Each walker thread keeps its own searcher and matcher, and matches are appended to
+//! one byte buffer per matching file, so a match costs no allocation of its own.
+//!
+//! Files are opened through the root handle (`tackle_fs::Root`), never by absolute name. A file
+//! that turns out to be binary (a NUL byte) stops being searched there, like ripgrep; matches
+//! before the NUL are kept. Results are sorted by path and line so the output is
+//! deterministic whatever order the threads finished in; at most [`MAX_GREP_MATCHES`] are shown
+//! (`truncated` says when there were more) and lines are cut at [`MAX_MATCH_LINE_BYTES`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io;
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_fs::{ReadOptions, Root};
+use tackle_tool::protocol::Concurrency;
+use tackle_tool::{
+    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
+    ToolError,
+};
+
+use crate::walk::{
+    FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkStart, check_start, walk_files,
+};
+use crate::{fs_error, open_root};
+
+/// The most matching lines a result shows; all are counted.
+pub const MAX_GREP_MATCHES: usize = 1000;
+/// A matching line longer than this is cut, so one minified line cannot fill the result.
+pub const MAX_MATCH_LINE_BYTES: usize = 500;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// A regular expression in RE2 syntax (Rust regex): no backreferences or look-around. Escape regex metacharacters, or pass literal: true.
+    pub pattern: String,
+    /// A directory to search recursively, or a single file. Relative to the project root; default `.`.
+    pub path: Option<String>,
+    /// Only search files matching this glob: `*.rs` matches names at any depth, `src/**/*.ts` matches paths below `path`.
+    pub glob: Option<String>,
+    /// Match without regard to case. Default false.
+    #[serde(default)]
+    pub case_insensitive: bool,
+    /// Treat the pattern as a literal string, not a regex. Default false.
+    #[serde(default)]
+    pub literal: bool,
+}
+
+pub struct GrepPlan {
+    matcher: RegexMatcher,
+    pattern: String,
+    glob: Option<NamePattern>,
+    start: WalkStart,
+}
+
+pub struct Grep;
+
+impl Tool for Grep {
+    type Args = GrepArgs;
+    type Plan = GrepPlan;
+
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "Search file contents with a regular expression. Use this instead of grep, rg, ag or \
+             `find | xargs grep` in bash. Searches `path` recursively (a file searches just that \
+             file), skipping hidden and vendored directories, .gitignored files and binary \
+             files. Returns `path:line:text` for each matching line, sorted by path, at most 1000 \
+             (the result says when there were more: narrow the pattern or the files searched). \
+             RE2 syntax; pass `literal: true` to search for text containing regex characters \
+             and `case_insensitive: true` to ignore case. To find files by name use glob. To \
+             read around a match use read_file with an offset.",
+        )
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &["read"]
+    }
+
+    fn prepare(
+        &self,
+        args: GrepArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<GrepPlan>, ToolError> {
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(args.case_insensitive)
+            .fixed_strings(args.literal)
+            .line_terminator(Some(b'\n'))
+            .build(&args.pattern)
+            .map_err(|e| {
+                ToolError::new(
+                    INVALID_PATTERN,
+                    format!(
+                        "grep: invalid regular expression: {e}\nThe syntax is RE2 (no \
+                         backreferences or look-around); escape metacharacters with `\\`, or \
+                         pass literal: true to search for the text as written"
+                    ),
+                )
+            })?;
+        let glob = args
+            .glob
+            .as_deref()
+            .map(|g| NamePattern::new("grep", g))
+            .transpose()?;
+        let root = open_root("grep", cx.root)?;
+        let rel = root
+            .resolve(args.path.as_deref().unwrap_or("."))
+            .map_err(|e| fs_error("grep", e))?;
+        let start = check_start("grep", &root, &rel)?;
+        let routing = Routing {
+            resources: vec![PermissionResource::read(rel.as_str())],
+        };
+        Ok(Prepared::new(
+            routing,
+            GrepPlan {
+                matcher,
+                pattern: args.pattern,
+                glob,
+                start,
+            },
+        ))
+    }
+
+    async fn execute(
+        &self,
+        plan: GrepPlan,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
+        tokio::task::spawn_blocking(move || {
+            let root = open_root("grep", &cx.root)?;
+            let found = search(&root, &cx, &plan);
+            Ok(render(&plan, found))
+        })
+        .await
+        .map_err(|e| crate::worker_failed("grep", &e))?
+    }
+}
+
+/// The matching lines of one file, in one buffer.
+#[derive(Default)]
+struct FileMatches {
+    path: String,
+    /// Every match's (cut) line text, back to back.
+    text: Vec<u8>,
+    /// (line number, end offset in `text`, whether the line was cut).
+    lines: Vec<(u64, u32, bool)>,
+}
+
+impl FileMatches {
+    fn line(&self, i: usize) -> (u64, &[u8], bool) {
+        let start = if i == 0 {
+            0
+        } else {
+            self.lines[i - 1].1 as usize
+        };
+        let (n, end, cut) = self.lines[i];
+        (n, &self.text[start..end as usize], cut)
+    }
+}
+
+/// Everything found by one search.
+struct SearchOutcome {
+    files: Vec<FileMatches>,
+    total_matches: u64,
+    files_searched: u64,
+    binary_files: u64,
+    unreadable: u64,
+    excluded_by_scope: u64,
+}
+
+struct Worker<'a> {
+    root: Option<Root>,
+    searcher: Searcher,
+    matcher: RegexMatcher,
+    glob: Option<&'a NamePattern>,
+    start: &'a str,
+    current: FileMatches,
+    out: Vec<FileMatches>,
+    searched: u64,
+    binary: u64,
+    unreadable: u64,
+}
+
+struct Collect<'a> {
+    current: &'a mut FileMatches,
+    binary: bool,
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let mut line = m.bytes();
+        line = line.strip_suffix(b"\n").unwrap_or(line);
+        line = line.strip_suffix(b"\r").unwrap_or(line);
+        let cut = line.len() > MAX_MATCH_LINE_BYTES;
+        if cut {
+            let mut end = MAX_MATCH_LINE_BYTES;
+            // Back off to a UTF-8 character boundary.
+            while end > 0 && (line[end] & 0xC0) == 0x80 {
+                end -= 1;
+            }
+            line = &line[..end];
+        }
+        self.current.text.extend_from_slice(line);
+        self.current.lines.push((
+            m.line_number().unwrap_or(0),
+            self.current.text.len() as u32,
+            cut,
+        ));
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+impl FileVisitor for Worker<'_> {
+    type Output = (Vec<FileMatches>, u64, u64, u64);
+
+    fn visit(&mut self, found: Found<'_>) {
+        if let Some(g) = self.glob
+            && !g.matches(self.start, found.rel)
+        {
+            return;
+        }
+        let Some(root) = self.root.as_ref() else {
+            return;
+        };
+        // Opened through the root handle: beneath the root, no final link out, no FIFO.
+        let file = match root.open_walked_file(found.rel, ReadOptions::default()) {
+            Ok(file) => file,
+            Err(_) => {
+                self.unreadable += 1;
+                return;
+            }
+        };
+        self.searched += 1;
+        let mut sink = Collect {
+            current: &mut self.current,
+            binary: false,
+        };
+        let ok = self
+            .searcher
+            .search_file(&self.matcher, &file, &mut sink)
+            .is_ok();
+        if sink.binary {
+            self.binary += 1;
+        }
+        if !ok {
+            self.unreadable += 1;
+        }
+        if !self.current.lines.is_empty() {
+            let mut done = std::mem::take(&mut self.current);
+            done.path = found.rel.to_owned();
+            self.out.push(done);
+        }
+    }
+
+    fn finish(self) -> Self::Output {
+        (self.out, self.searched, self.binary, self.unreadable)
+    }
+}
+
+fn searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .build()
+}
+
+fn search(root: &Root, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
+    let start = plan.start.rel.as_str();
+    let (parts, counts) = walk_files(&cx.root, &plan.start, &*cx.read_scope, || Worker {
+        root: Root::open(root.path()).ok(),
+        searcher: searcher(),
+        matcher: plan.matcher.clone(),
+        glob: plan.glob.as_ref(),
+        start,
+        current: FileMatches::default(),
+        out: Vec::new(),
+        searched: 0,
+        binary: 0,
+        unreadable: 0,
+    });
+    let mut found = SearchOutcome {
+        files: Vec::new(),
+        total_matches: 0,
+        files_searched: 0,
+        binary_files: 0,
+        unreadable: 0,
+        excluded_by_scope: counts.excluded_by_scope,
+    };
+    for (files, searched, binary, unreadable) in parts {
+        found.files.extend(files);
+        found.files_searched += searched;
+        found.binary_files += binary;
+        found.unreadable += unreadable;
+    }
+    found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    found.total_matches = found.files.iter().map(|f| f.lines.len() as u64).sum();
+    found
+}
+
+fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
+    let mut text = String::new();
+    let total = found.total_matches;
+    let truncated = total > MAX_GREP_MATCHES as u64;
+    // The note comes first, so a preview cut short still shows it.
+    if truncated {
+        let _ = writeln!(
+            text,
+            "[truncated: showing the first {MAX_GREP_MATCHES} of {total} matching lines in {} \
+             files; narrow the pattern, path or glob]",
+            found.files.len()
+        );
+    }
+    let mut matches = Vec::new();
+    let mut shown = 0usize;
+    'files: for f in &found.files {
+        for i in 0..f.lines.len() {
+            if shown == MAX_GREP_MATCHES {
+                break 'files;
+            }
+            let (line, bytes, cut) = f.line(i);
+            let line_text = String::from_utf8_lossy(bytes);
+            let marker = if cut { "… [line cut]" } else { "" };
+            let _ = writeln!(text, "{}:{line}:{line_text}{marker}", f.path);
+            matches.push(json!({ "path": f.path, "line": line, "text": line_text }));
+            shown += 1;
+        }
+    }
+    let path = plan.start.rel.as_str();
+    if total == 0 {
+        let _ = writeln!(
+            text,
+            "[no matches for `{}` under {path} ({} files searched)]",
+            plan.pattern, found.files_searched
+        );
+    }
+    ToolCompletion::single(text).with_metadata(json!({
+        "pattern": plan.pattern,
+        "path": path,
+        "matches": matches,
+        "total_matches": total,
+        "files_with_matches": found.files.len(),
+        "files_searched": found.files_searched,
+        "binary_files": found.binary_files,
+        "unreadable_files": found.unreadable,
+        "excluded_by_scope": found.excluded_by_scope,
+        "truncated": truncated,
+    }))
+}

@@ -1,0 +1,295 @@
+//! Directory walks for the survey tools (`glob`, `grep`, `read_many_files` with a pattern):
+//! ripgrep's `ignore` walker, in parallel, with the same skipping rules everywhere.
+//!
+//! What is skipped: hidden files and directories (a name starting with `.`), the vendored
+//! directories in [`VENDORED_DIRS`], and whatever `.gitignore`, `.git/info/exclude`, the
+//! global git excludes and `.ignore` files exclude — honoured whether or not the project is a
+//! git repository (ripgrep's and fd's `--no-require-git`). Symlinks are not followed. The start
+//! path itself is never skipped, so a model can name a hidden or vendored directory to search it.
+//!
+//! Confinement: the start path is resolved and checked through `tackle_fs::Root` (a symlink
+//! leading out of the root is refused before the walk starts), entries come from directory
+//! listings that never follow links, and files are opened by the tools through the root handle,
+//! so contents never come from outside the root. What remains is a race on names only: if the
+//! start directory is swapped for a link out *while* being walked, names (not contents) from
+//! outside could be listed.
+//!
+//! Path scope: the gate saw only `read:<start>`. Each file found is passed through the call's
+//! [`ReadScope`] (the gate's per-file answer) before it is matched, read or listed; excluded
+//! files are counted, never shown.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::{WalkBuilder, WalkState};
+use tackle_fs::{EntryKind, FsError, RelPath, Root};
+use tackle_tool::protocol::ErrorCode;
+use tackle_tool::{ReadScope, ToolError};
+
+use crate::fs_error;
+
+/// Directory names skipped below the start of a walk: dependency trees nobody here wrote.
+pub const VENDORED_DIRS: &[&str] = &["node_modules", "vendor"];
+
+/// Where a walk starts: a directory, or a single file (which is then the only entry).
+pub struct WalkStart {
+    pub rel: RelPath,
+    pub is_dir: bool,
+}
+
+/// Checks that `rel` exists beneath the root and says whether it is a directory.
+pub fn check_start(tool: &str, root: &Root, rel: &RelPath) -> Result<WalkStart, ToolError> {
+    let meta = root.metadata(rel).map_err(|e| fs_error(tool, e))?;
+    let shown = rel.as_str();
+    let kind = match meta {
+        None => {
+            return Err(ToolError::new(
+                ErrorCode::NOT_FOUND,
+                format!(
+                    "{tool}: {shown} does not exist; pass a directory inside the project, or . for all of it"
+                ),
+            ));
+        }
+        Some(m) if m.kind == EntryKind::Symlink => {
+            // Stays inside (metadata refuses links out); find what it points to.
+            match root.open_read(
+                rel,
+                tackle_fs::ReadOptions {
+                    allow_hardlinked: true,
+                },
+            ) {
+                Ok(tackle_fs::ReadTarget::Dir(_)) => EntryKind::Dir,
+                Ok(tackle_fs::ReadTarget::File { .. }) => EntryKind::File,
+                Err(e) => return Err(fs_error(tool, e)),
+            }
+        }
+        Some(m) => m.kind,
+    };
+    match kind {
+        EntryKind::Dir => Ok(WalkStart {
+            rel: rel.clone(),
+            is_dir: true,
+        }),
+        EntryKind::File => Ok(WalkStart {
+            rel: rel.clone(),
+            is_dir: false,
+        }),
+        _ => Err(fs_error(
+            tool,
+            FsError::NotRegularFile {
+                path: shown.to_owned(),
+                kind: "not a regular file or directory",
+            },
+        )),
+    }
+}
+
+/// What a walk hands each per-thread visitor.
+pub struct Found<'a> {
+    /// Absolute path, beneath the root.
+    pub abs: &'a Path,
+    /// Root-relative, as in a `read:<path>` key.
+    pub rel: &'a str,
+}
+
+/// One walker thread's worker: visits files, then yields what it collected.
+pub trait FileVisitor: Send {
+    type Output: Send;
+    fn visit(&mut self, found: Found<'_>);
+    fn finish(self) -> Self::Output;
+}
+
+/// The outcome of a walk besides what the visitors collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkCounts {
+    /// Files left out because the gate would not let this call read them.
+    pub excluded_by_scope: u64,
+}
+
+/// Walks from `start` (beneath `root_abs`, canonical) in parallel; every regular file the
+/// skipping rules and `scope` admit goes to a visitor made by `make`, one per thread.
+pub fn walk_files<V: FileVisitor>(
+    root_abs: &Path,
+    start: &WalkStart,
+    scope: &dyn ReadScope,
+    make: impl Fn() -> V + Sync,
+) -> (Vec<V::Output>, WalkCounts) {
+    let start_abs: PathBuf = if start.rel.is_root() {
+        root_abs.to_path_buf()
+    } else {
+        root_abs.join(start.rel.as_path())
+    };
+    let Some(root_str) = root_abs.to_str() else {
+        // A root whose own path is not UTF-8 cannot produce `read:<path>` keys; nothing is found.
+        return (Vec::new(), WalkCounts::default());
+    };
+    let outputs = Mutex::new(Vec::new());
+    let excluded = std::sync::atomic::AtomicU64::new(0);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(12);
+    let mut builder = WalkBuilder::new(&start_abs);
+    builder
+        .hidden(true)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .threads(threads)
+        .filter_entry(|e| {
+            !(e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| VENDORED_DIRS.contains(&n)))
+        });
+    builder.build_parallel().run(|| {
+        let mut slot = Slot {
+            visitor: Some(make()),
+            outputs: &outputs,
+        };
+        let excluded = &excluded;
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let abs = entry.path();
+            let Some(rel) = relative(root_str, abs) else {
+                return WalkState::Continue;
+            };
+            if !scope.admits(rel) {
+                excluded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return WalkState::Continue;
+            }
+            if let Some(v) = slot.visitor.as_mut() {
+                v.visit(Found { abs, rel });
+            }
+            WalkState::Continue
+        })
+    });
+    let outputs = outputs.into_inner().unwrap_or_else(|p| p.into_inner());
+    (
+        outputs,
+        WalkCounts {
+            excluded_by_scope: excluded.into_inner(),
+        },
+    )
+}
+
+/// Hands a visitor's output over when its walker thread is done with it.
+struct Slot<'a, V: FileVisitor> {
+    visitor: Option<V>,
+    outputs: &'a Mutex<Vec<V::Output>>,
+}
+
+impl<V: FileVisitor> Drop for Slot<'_, V> {
+    fn drop(&mut self) {
+        if let Some(v) = self.visitor.take() {
+            let out = v.finish();
+            self.outputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(out);
+        }
+    }
+}
+
+/// `abs` relative to the root, as a normalized `/`-separated string; `None` for a name that
+/// is not UTF-8 (it could not be passed back as a path).
+fn relative<'a>(root: &str, abs: &'a Path) -> Option<&'a str> {
+    let s = abs.to_str()?;
+    let rest = s.strip_prefix(root)?;
+    match rest.strip_prefix('/') {
+        Some(r) if !r.is_empty() => Some(r),
+        _ if rest.is_empty() => Some("."),
+        _ => None,
+    }
+}
+
+/// A compiled `glob` pattern: one without `/` matches the file name at any depth (`*.rs`); one
+/// with `/` matches the path relative to the walk's start (`src/**/*.rs`).
+#[derive(Clone, Debug)]
+pub struct NamePattern {
+    matcher: globset::GlobMatcher,
+    by_path: bool,
+}
+
+pub const INVALID_PATTERN: ErrorCode = ErrorCode::new("invalid_pattern");
+
+impl NamePattern {
+    pub fn new(tool: &str, pattern: &str) -> Result<NamePattern, ToolError> {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| {
+                ToolError::new(
+                    INVALID_PATTERN,
+                    format!(
+                        "{tool}: invalid glob {pattern:?}: {}; use `*` within a name, `**` across \
+                         directories, `?` for one character, `[abc]` for a set",
+                        e.kind()
+                    ),
+                )
+            })?;
+        Ok(NamePattern {
+            matcher: glob.compile_matcher(),
+            by_path: pattern.contains('/'),
+        })
+    }
+
+    /// Whether `found` matches, for a walk that started at `start_rel`.
+    pub fn matches(&self, start_rel: &str, rel: &str) -> bool {
+        if self.by_path {
+            let below = if start_rel == "." {
+                rel
+            } else {
+                rel.strip_prefix(start_rel)
+                    .and_then(|r| r.strip_prefix('/'))
+                    .unwrap_or(rel)
+            };
+            self.matcher.is_match(below)
+        } else {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            self.matcher.is_match(name)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // a failed test should panic loudly
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative("/r", Path::new("/r/a/b")), Some("a/b"));
+        assert_eq!(relative("/r", Path::new("/r")), Some("."));
+        assert_eq!(relative("/r", Path::new("/rx/a")), None);
+    }
+
+    #[test]
+    fn name_patterns() {
+        let p = NamePattern::new("glob", "*.rs").unwrap();
+        assert!(p.matches(".", "a/b/c.rs"));
+        assert!(!p.matches(".", "a/b/c.rsx"));
+        let p = NamePattern::new("glob", "src/**/*.rs").unwrap();
+        assert!(p.matches(".", "src/a/b.rs"));
+        assert!(p.matches(".", "src/b.rs"));
+        assert!(!p.matches(".", "other/src/b.rs"));
+        let p = NamePattern::new("glob", "*/x.rs").unwrap();
+        assert!(p.matches("crates", "crates/a/x.rs"));
+        assert!(!p.matches("crates", "crates/a/b/x.rs"));
+        assert_eq!(
+            NamePattern::new("glob", "a[").unwrap_err().code,
+            INVALID_PATTERN
+        );
+    }
+}
