@@ -14,6 +14,7 @@ pub mod list;
 pub mod list_dir;
 pub mod page;
 pub mod read_file;
+pub mod shell;
 pub mod stat;
 
 use std::path::Path;
