@@ -72,6 +72,10 @@ pub struct PolicyArgs {
     /// Put disabled tools back, comma-separated.
     #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
     pub enable_tools: Vec<String>,
+    /// The bash search gate: enforce (refuse bash grep/rg/find when the grep or glob tool
+    /// exists; the default), warn (run, with advice attached) or allow (off). Holds in every mode.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub bash_search_gate: Option<String>,
 }
 
 impl PolicyArgs {
@@ -83,6 +87,7 @@ impl PolicyArgs {
             mode: self.mode.clone(),
             disable_tools: self.disable_tools.clone(),
             enable_tools: self.enable_tools.clone(),
+            bash_search_gate: self.bash_search_gate.clone(),
         }
     }
 }

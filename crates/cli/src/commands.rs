@@ -93,6 +93,18 @@ fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Co
 /// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
 /// rule could ever allow, with descriptions rewritten to name only what is registered.
 fn catalog(config: &Config) -> anyhow::Result<Catalog> {
+    let tools_config = builtin_config(config);
+    let registered = tools_config.registered.clone();
+    let tools = tackle_tools::builtin_tools(&tools_config)
+        .into_iter()
+        .filter(|t| registered.iter().any(|r| r == t.name()))
+        .collect();
+    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
+        .map_err(|e| anyhow!("building the catalog: {e}"))
+}
+
+/// The built-in tools' configuration, with the names of the tools that will be offered.
+pub fn builtin_config(config: &Config) -> BuiltinConfig {
     let disabled: Vec<&str> = config
         .settings
         .disabled_tools
@@ -109,13 +121,12 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
         .filter(|t| offered(t))
         .map(|t| t.name().to_owned())
         .collect();
-    let tools_config = BuiltinConfig { registered };
-    let tools = tackle_tools::builtin_tools(&tools_config)
-        .into_iter()
-        .filter(offered)
-        .collect();
-    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
-        .map_err(|e| anyhow!("building the catalog: {e}"))
+    BuiltinConfig {
+        registered,
+        bash_search_gate: config.search_gate,
+        process_env: config.process_env.clone(),
+        ..BuiltinConfig::default()
+    }
 }
 
 fn tools(config: &Config, json: bool) -> Result<u8, Failure> {

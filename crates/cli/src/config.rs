@@ -8,6 +8,8 @@ use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
 use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+use tackle_process::EnvPolicy;
+use tackle_tools::SearchGateMode;
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
@@ -20,6 +22,10 @@ pub struct Config {
     pub settings: Settings,
     /// The files that were read, lowest layer first.
     pub files: Vec<PathBuf>,
+    /// `[safety] bash_search_gate`.
+    pub search_gate: SearchGateMode,
+    /// What commands inherit of the environment (`[bash]`).
+    pub process_env: EnvPolicy,
 }
 
 /// `$XDG_CONFIG_HOME/tackle/config.toml`, else `~/.config/tackle/config.toml`.
@@ -86,12 +92,26 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         ..RuntimeConfig::default()
     };
     let policy = policy(&settings)?;
+    let gate = &settings.bash_search_gate;
+    let search_gate: SearchGateMode = gate
+        .value
+        .parse()
+        .map_err(|e| anyhow::anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))?;
+    let mut process_env = EnvPolicy::default();
+    process_env
+        .deny
+        .extend(settings.bash_env_deny.iter().map(|d| d.value.clone()));
+    process_env
+        .pass
+        .extend(settings.bash_env_pass.iter().map(|d| d.value.clone()));
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
         policy,
         settings,
         files,
+        search_gate,
+        process_env,
     })
 }
 

@@ -98,6 +98,9 @@ pub struct ToolCompletion {
     pub metadata: serde_json::Value,
     /// Final UI display text (replaces live display; at most 64 KiB; never shown to the model).
     pub display: Option<String>,
+    /// A short status line the model sees above the output (`exit 0 · 12 ms`); the details
+    /// belong in `metadata`.
+    pub summary: Option<String>,
 }
 
 impl ToolCompletion {
@@ -106,6 +109,7 @@ impl ToolCompletion {
             output: CompletionOutput::Single(text.into()),
             metadata: serde_json::Value::Null,
             display: None,
+            summary: None,
         }
     }
 
@@ -114,11 +118,17 @@ impl ToolCompletion {
             output: CompletionOutput::Streamed,
             metadata: serde_json::Value::Null,
             display: None,
+            summary: None,
         }
     }
 
     pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
         self.metadata = metadata;
+        self
+    }
+
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
         self
     }
 }

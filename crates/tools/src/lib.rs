@@ -10,6 +10,7 @@
 //! `prepare` (so the gate sees the normalized root-relative path), and `execute` opens it only
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
+pub mod bash;
 pub mod list;
 pub mod list_dir;
 pub mod page;
@@ -24,6 +25,7 @@ use tackle_fs::{FsError, RelPath, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
+pub use bash::{Bash, SearchGate, SearchGateMode};
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use stat::Stat;
@@ -65,8 +67,16 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
 
 /// The standard catalog's built-in tools, in catalog order.
 pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
-    let _ = config;
-    vec![Arc::new(ReadFile::new()), Arc::new(Stat), Arc::new(ListDir)]
+    vec![
+        Arc::new(ReadFile::new()),
+        Arc::new(Stat),
+        Arc::new(ListDir),
+        Arc::new(Bash::new(
+            config.search_gate(),
+            config.process_env.clone(),
+            config.stdin.clone(),
+        )),
+    ]
 }
 
 /// What the built-in tools are configured with. Each tool that needs settings reads its own
@@ -78,6 +88,20 @@ pub struct BuiltinConfig {
     /// name one that is absent. Empty means "not known yet" (the first of the binary's two
     /// passes, which only collects names).
     pub registered: Vec<String>,
+    /// `[safety] bash_search_gate` (default enforce).
+    pub bash_search_gate: SearchGateMode,
+    /// What commands inherit of tackle's environment (default: all but
+    /// [`tackle_process::DEFAULT_ENV_DENY`]).
+    pub process_env: tackle_process::EnvPolicy,
+    /// Live stdin of interactive bash calls; a front end keeps a clone to send input.
+    pub stdin: tackle_process::StdinRegistry,
+}
+
+impl BuiltinConfig {
+    /// The bash search gate as armed by the registered tools.
+    pub fn search_gate(&self) -> SearchGate {
+        SearchGate::new(self.bash_search_gate, &self.registered)
+    }
 }
 
 pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");

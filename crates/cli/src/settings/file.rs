@@ -44,6 +44,26 @@ pub struct SettingsFile {
     pub url_scope: Option<UrlScopeSection>,
     pub tools: Option<ToolsSection>,
     pub tool_output: Option<ToolOutputSection>,
+    pub safety: Option<SafetySection>,
+    pub bash: Option<BashSection>,
+}
+
+/// `[safety]`: gates that hold in every permission mode.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetySection {
+    /// `enforce` (default), `warn` or `allow`.
+    pub bash_search_gate: Option<Spanned<String>>,
+}
+
+/// `[bash]`: what commands inherit.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashSection {
+    /// Environment variable name patterns withheld from commands, added to the built-in list.
+    pub env_deny: Option<Vec<Spanned<String>>>,
+    /// Exact variable names passed through even when a deny pattern matches.
+    pub env_pass: Option<Vec<Spanned<String>>>,
 }
 
 /// `[permissions]`

@@ -20,6 +20,7 @@ pub struct Flags {
     pub mode: Option<String>,
     pub disable_tools: Vec<String>,
     pub enable_tools: Vec<String>,
+    pub bash_search_gate: Option<String>,
 }
 
 /// The effective settings, each value with its origin.
@@ -40,6 +41,12 @@ pub struct Settings {
     pub enabled_tools: Vec<Sourced<String>>,
     pub preview_lines: Sourced<usize>,
     pub preview_bytes: Sourced<usize>,
+    /// `[safety] bash_search_gate`.
+    pub bash_search_gate: Sourced<String>,
+    /// Accumulated across layers, on top of the built-in denylist.
+    pub bash_env_deny: Vec<Sourced<String>>,
+    /// Accumulated across layers.
+    pub bash_env_pass: Vec<Sourced<String>>,
 }
 
 impl Settings {
@@ -54,6 +61,9 @@ impl Settings {
             enabled_tools: Vec::new(),
             preview_lines: Sourced::new(preview_lines, Origin::BuiltIn),
             preview_bytes: Sourced::new(preview_bytes, Origin::BuiltIn),
+            bash_search_gate: Sourced::new("enforce".to_owned(), Origin::BuiltIn),
+            bash_env_deny: Vec::new(),
+            bash_env_pass: Vec::new(),
         }
     }
 
@@ -91,6 +101,15 @@ impl Settings {
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
         }
+        if let Some(g) = s.safety.as_ref().and_then(|x| x.bash_search_gate.as_ref()) {
+            self.bash_search_gate = f.sourced(g);
+        }
+        if let Some(b) = &s.bash {
+            self.bash_env_deny
+                .extend(b.env_deny.iter().flatten().map(|d| f.sourced(d)));
+            self.bash_env_pass
+                .extend(b.env_pass.iter().flatten().map(|d| f.sourced(d)));
+        }
         if let Some(o) = &s.tool_output {
             if let Some(l) = &o.lines {
                 self.preview_lines = f.sourced(l);
@@ -105,6 +124,14 @@ impl Settings {
     pub fn apply_flags(&mut self, flags: &Flags) {
         if let Some(m) = &flags.mode {
             self.mode = Sourced::new(m.clone(), Origin::Flag { flag: "--mode" });
+        }
+        if let Some(g) = &flags.bash_search_gate {
+            self.bash_search_gate = Sourced::new(
+                g.clone(),
+                Origin::Flag {
+                    flag: "--bash-search-gate",
+                },
+            );
         }
         for (effect, list, flag) in [
             (RuleEffect::Allow, &flags.allow, "--allow"),

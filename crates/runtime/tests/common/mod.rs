@@ -619,6 +619,7 @@ impl Tool for Scripted {
             output: script.completion,
             metadata: json!({"scripted": true}),
             display: script.display,
+            summary: None,
         })
     }
 }
