@@ -93,10 +93,9 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
     };
     let policy = policy(&settings)?;
     let gate = &settings.bash_search_gate;
-    let search_gate: SearchGateMode = gate
-        .value
-        .parse()
-        .map_err(|e| anyhow::anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))?;
+    let search_gate: SearchGateMode = gate.value.parse().map_err(|e| {
+        anyhow::anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin)
+    })?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny

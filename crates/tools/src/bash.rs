@@ -15,9 +15,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_process::{
-    Ended, EnvPolicy, OutputStream, RunSpec, StdinRegistry, run as run_process,
-};
+use tackle_process::{Ended, EnvPolicy, OutputStream, RunSpec, StdinRegistry, run as run_process};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
     Action, ExecuteContext, OutputSink, PermissionResource, PrepareContext, Prepared, Routing,
@@ -220,9 +218,7 @@ impl Tool for Bash {
         );
         if self.gate.armed() && self.gate.mode == SearchGateMode::Enforce {
             if self.gate.grep {
-                d.push_str(
-                    " Searching with grep, rg, ag or ack is REFUSED: use the grep tool.",
-                );
+                d.push_str(" Searching with grep, rg, ag or ack is REFUSED: use the grep tool.");
             }
             if self.gate.glob {
                 d.push_str(" Listing files with find or fd is REFUSED: use the glob tool.");
@@ -298,7 +294,9 @@ impl Tool for Bash {
             .collect();
         for path in &analysis.writes {
             if let Some(key) = write_key(cx.root, path)
-                && !resources.iter().any(|r| r.action == Action::Write && r.target == key)
+                && !resources
+                    .iter()
+                    .any(|r| r.action == Action::Write && r.target == key)
             {
                 resources.push(PermissionResource::write(key));
             }
@@ -314,7 +312,11 @@ impl Tool for Bash {
         ))
     }
 
-    async fn execute(&self, plan: BashPlan, cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+    async fn execute(
+        &self,
+        plan: BashPlan,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
         let (registration, stdin) = if plan.interactive {
             let (reg, rx) = self.stdin.register(&cx.session.0, &cx.call_id.0);
             (Some(reg), Some(rx))
@@ -522,6 +524,117 @@ mod tests {
         assert!(!g.armed());
         let g = SearchGate::new(SearchGateMode::Allow, &names(&["grep"]));
         assert!(!g.armed());
+    }
+
+    struct NoArtifacts;
+    impl tackle_tool::ArtifactSource for NoArtifacts {
+        fn open(
+            &self,
+            _: &tackle_tool::protocol::ArtifactUri,
+        ) -> Result<tackle_tool::OpenedArtifact, ToolError> {
+            Err(ToolError::new(ErrorCode::NOT_FOUND, "no artifacts here"))
+        }
+    }
+
+    fn prepare(
+        mode: SearchGateMode,
+        registered: &[&str],
+        command: &str,
+    ) -> Result<Prepared<BashPlan>, ToolError> {
+        let registered: Vec<String> = registered.iter().map(|s| (*s).to_owned()).collect();
+        let bash = Bash::new(
+            SearchGate::new(mode, &registered),
+            EnvPolicy::default(),
+            StdinRegistry::new(),
+        );
+        let cx = PrepareContext {
+            root: Path::new("/work/proj"),
+            session: &tackle_tool::protocol::SessionId("s".into()),
+            call_id: &tackle_tool::protocol::CallId("c".into()),
+            artifacts: &NoArtifacts,
+        };
+        let args = BashArgs {
+            command: command.to_owned(),
+            timeout: None,
+            interactive: None,
+        };
+        bash.prepare(args, &cx)
+    }
+
+    /// The search gate with grep and glob registered, through `prepare` (which runs before the
+    /// permission gate, so no mode can skip it).
+    #[test]
+    fn search_gate_modes_through_prepare() {
+        let all = ["bash", "grep", "glob"];
+        let err = prepare(SearchGateMode::Enforce, &all, "make && grep -rn TODO .")
+            .err()
+            .unwrap();
+        assert_eq!(err.code, SEARCH_GATE_REFUSED);
+        assert!(
+            err.message.contains("use the native `grep` tool"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("--bash-search-gate"),
+            "{}",
+            err.message
+        );
+        let err = prepare(SearchGateMode::Enforce, &all, "/usr/bin/find . -name x")
+            .err()
+            .unwrap();
+        assert!(err.message.contains("`glob`"), "{}", err.message);
+        let warned = prepare(SearchGateMode::Warn, &all, "grep -rn TODO .")
+            .ok()
+            .unwrap();
+        assert!(warned.plan.notice.is_some());
+        let allowed = prepare(SearchGateMode::Allow, &all, "grep -rn TODO .")
+            .ok()
+            .unwrap();
+        assert!(allowed.plan.notice.is_none());
+        assert!(prepare(SearchGateMode::Enforce, &all, "cargo test | grep FAIL").is_ok());
+        assert!(prepare(SearchGateMode::Enforce, &["bash"], "grep -rn TODO .").is_ok());
+    }
+
+    #[test]
+    fn routing_has_a_key_per_command_and_write() {
+        let p = prepare(
+            SearchGateMode::Enforce,
+            &["bash"],
+            "git add . && git commit -m 'x' > log.txt; cat $(ls) >> /work/proj/b/../all.txt",
+        )
+        .ok()
+        .unwrap();
+        let keys: Vec<String> = p.routing.resources.iter().map(|r| r.key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "tool.bash.cmd:git add .",
+                "tool.bash.cmd:git commit -m x",
+                "tool.bash.cmd:ls",
+                "tool.bash.cmd:cat $(ls)",
+                "write:log.txt",
+                "write:all.txt",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_description_says_refused_only_when_armed() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let d = |mode, reg: &[&str]| {
+            Bash::new(
+                SearchGate::new(mode, &names(reg)),
+                EnvPolicy::default(),
+                StdinRegistry::new(),
+            )
+            .description()
+            .into_owned()
+        };
+        assert!(d(SearchGateMode::Enforce, &["grep", "glob"]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Enforce, &[]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Warn, &["grep"]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Allow, &["grep"]).contains("REFUSED"));
     }
 
     #[test]
