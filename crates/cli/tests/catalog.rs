@@ -16,7 +16,7 @@ fn tools_json_is_name_description_schema() {
         .as_array()
         .unwrap_or_else(|| out.fail("catalog is not an array"));
     let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read_file", "stat", "list_dir"]);
+    assert_eq!(names, ["read_file", "stat", "list_dir", "bash"]);
     for spec in specs {
         let obj = spec.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -35,7 +35,7 @@ fn tools_json_is_name_description_schema() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|r| r == "path"),
+                .any(|r| r == "path" || r == "command"),
             "{spec}"
         );
     }

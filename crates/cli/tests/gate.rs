@@ -133,12 +133,19 @@ fn a_tool_no_rule_can_allow_is_not_advertised() {
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(names(&[]), ["read_file", "stat", "list_dir"]);
-    assert_eq!(names(&["--deny", "tool.stat"]), ["read_file", "list_dir"]);
+    assert_eq!(names(&[]), ["read_file", "stat", "list_dir", "bash"]);
+    assert_eq!(
+        names(&["--deny", "tool.stat"]),
+        ["read_file", "list_dir", "bash"]
+    );
+    assert_eq!(
+        names(&["--deny", "tool.bash"]),
+        ["read_file", "stat", "list_dir"]
+    );
     // A narrower deny does not hide the tool: other paths can still be allowed.
     assert_eq!(
         names(&["--deny", "read:secrets/**"]),
-        ["read_file", "stat", "list_dir"]
+        ["read_file", "stat", "list_dir", "bash"]
     );
 }
 

@@ -213,8 +213,8 @@ impl Tool for Bash {
              sh -c, env, sudo…) is checked by the permission gate as tool.bash.cmd:<command>, \
              and redirections as write:<path>. stdout and stderr come back as separate streams \
              with the exit code; long output is kept whole and can be paged with read_file. \
-             Prefer read_file over cat/head/tail, list_dir over ls, stat over test -e, \
-             write_file and edit_file over echo > or sed -i.",
+             Prefer read_file over cat, head or tail. Prefer list_dir over ls. Prefer stat over \
+             test -e. Prefer write_file over echo > or cat <<EOF. Prefer edit_file over sed -i.",
         );
         if self.gate.armed() && self.gate.mode == SearchGateMode::Enforce {
             if self.gate.grep {
@@ -225,7 +225,9 @@ impl Tool for Bash {
             }
             d.push_str(" Piping output into grep is allowed.");
         } else {
-            d.push_str(" Prefer the grep tool over grep/rg and the glob tool over find/fd.");
+            d.push_str(
+                " Prefer the grep tool over grep or rg. Prefer the glob tool over find or fd.",
+            );
         }
         Cow::Owned(d)
     }

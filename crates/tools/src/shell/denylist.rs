@@ -123,7 +123,7 @@ fn fork_bomb(script: &str) -> bool {
     let mut rest = squeezed.as_str();
     while let Some(at) = rest.find("(){") {
         let name_start = rest[..at]
-            .rfind(|c: char| matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'))
+            .rfind([';', '&', '|', '(', ')', '{', '}'])
             .map_or(0, |i| i + 1);
         let name = rest[name_start..at].trim_start_matches("function");
         if !name.is_empty() {
