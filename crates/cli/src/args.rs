@@ -76,6 +76,10 @@ pub struct PolicyArgs {
     /// digest, and do not offer retrieve_raw (also `[tool_output] digests = false`).
     #[arg(long, global = true)]
     pub no_digest: bool,
+    /// The bash search gate: enforce (refuse bash grep/rg/find when the grep or glob tool
+    /// exists; the default), warn (run, with advice attached) or allow (off). Holds in every mode.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub bash_search_gate: Option<String>,
 }
 
 impl PolicyArgs {
@@ -88,6 +92,7 @@ impl PolicyArgs {
             disable_tools: self.disable_tools.clone(),
             enable_tools: self.enable_tools.clone(),
             no_digest: self.no_digest,
+            bash_search_gate: self.bash_search_gate.clone(),
         }
     }
 }

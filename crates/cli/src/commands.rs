@@ -102,6 +102,30 @@ fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Co
 /// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
 /// rule could ever allow, with descriptions rewritten to name only what is registered.
 fn catalog(config: &Config) -> anyhow::Result<Catalog> {
+    let tools_config = builtin_config(config);
+    let registered = tools_config.registered.clone();
+    let tools = with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
+        .into_iter()
+        .filter(|t| registered.iter().any(|r| r == t.name()))
+        .collect();
+    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
+        .map_err(|e| anyhow!("building the catalog: {e}"))
+}
+
+/// The tools the runtime itself provides, added to the built-ins: retrieve_raw undoes digests,
+/// so it exists exactly when digests are on.
+fn with_runtime_tools(
+    config: &Config,
+    mut tools: Vec<Arc<dyn tackle_tool::DynTool>>,
+) -> Vec<Arc<dyn tackle_tool::DynTool>> {
+    if config.runtime.digests {
+        tools.push(Arc::new(tackle_runtime::RetrieveRaw));
+    }
+    tools
+}
+
+/// The built-in tools' configuration, with the names of the tools that will be offered.
+pub fn builtin_config(config: &Config) -> BuiltinConfig {
     let disabled: Vec<&str> = config
         .settings
         .disabled_tools
@@ -113,26 +137,13 @@ fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     };
     // Two passes: learn which tools will be offered, then build them knowing that, so no tool
     // refers the model to one that is absent.
-    let with_runtime_tools = |mut tools: Vec<Arc<dyn tackle_tool::DynTool>>| {
-        // retrieve_raw undoes digests, so it exists exactly when digests are on.
-        if config.runtime.digests {
-            tools.push(Arc::new(tackle_runtime::RetrieveRaw));
-        }
-        tools
-    };
     let base = config.builtin();
-    let registered: Vec<String> = with_runtime_tools(tackle_tools::builtin_tools(&base))
+    let registered: Vec<String> = with_runtime_tools(config, tackle_tools::builtin_tools(&base))
         .iter()
         .filter(|t| offered(t))
         .map(|t| t.name().to_owned())
         .collect();
-    let tools_config = BuiltinConfig { registered, ..base };
-    let tools = with_runtime_tools(tackle_tools::builtin_tools(&tools_config))
-        .into_iter()
-        .filter(offered)
-        .collect();
-    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
-        .map_err(|e| anyhow!("building the catalog: {e}"))
+    BuiltinConfig { registered, ..base }
 }
 
 fn tools(config: &Config, json: bool) -> Result<u8, Failure> {

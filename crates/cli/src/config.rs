@@ -8,6 +8,8 @@ use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
 use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+use tackle_process::EnvPolicy;
+use tackle_tools::SearchGateMode;
 use tackle_tools::net::PrivateHost;
 use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings};
 
@@ -28,6 +30,10 @@ pub struct Config {
     pub alert_targets: Vec<AlertTarget>,
     /// Configured targets dropped at start-up, with the variable that is unset.
     pub undeliverable_targets: Vec<(String, String)>,
+    /// `[safety] bash_search_gate`.
+    pub search_gate: SearchGateMode,
+    /// What commands inherit of the environment (`[bash]`).
+    pub process_env: EnvPolicy,
 }
 
 impl Config {
@@ -42,6 +48,9 @@ impl Config {
                 ..FetchSettings::default()
             },
             alert_targets: self.alert_targets.clone(),
+            bash_search_gate: self.search_gate,
+            process_env: self.process_env.clone(),
+            stdin: tackle_process::StdinRegistry::default(),
         }
     }
 }
@@ -121,6 +130,17 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
     let (alert_targets, undeliverable_targets) = alert_targets(&settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
+    let gate = &settings.bash_search_gate;
+    let search_gate: SearchGateMode = gate.value.parse().map_err(|e| {
+        anyhow::anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin)
+    })?;
+    let mut process_env = EnvPolicy::default();
+    process_env
+        .deny
+        .extend(settings.bash_env_deny.iter().map(|d| d.value.clone()));
+    process_env
+        .pass
+        .extend(settings.bash_env_pass.iter().map(|d| d.value.clone()));
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
@@ -130,6 +150,8 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         private_hosts,
         alert_targets,
         undeliverable_targets,
+        search_gate,
+        process_env,
     })
 }
 

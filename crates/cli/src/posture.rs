@@ -63,10 +63,16 @@ pub fn line(config: &Config) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let tools = crate::commands::builtin_config(config);
+    let search_gate = if tools.registered.iter().any(|t| t == "bash") {
+        tools.search_gate().posture()
+    } else {
+        "bash search gate: inert (no bash tool)".to_owned()
+    };
     let rules = |e| s.rules.iter().filter(|(x, _)| *x == e).count();
     use crate::settings::RuleEffect::*;
     format!(
-        "posture: mode {} · paths: {scope} · fetch: {fetch} · alert: {alert} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · bash search gate: inert (no bash tool)",
+        "posture: mode {} · paths: {scope} · fetch: {fetch} · alert: {alert} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · {search_gate}",
         s.mode.value,
         rules(Allow),
         rules(Ask),

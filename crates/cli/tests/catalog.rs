@@ -26,6 +26,7 @@ fn tools_json_is_name_description_schema() {
         "list_dir",
         "glob",
         "grep",
+        "bash",
         "view_file_outline",
         "json_query",
         "todo",

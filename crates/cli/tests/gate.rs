@@ -141,6 +141,8 @@ fn a_tool_no_rule_can_allow_is_not_advertised() {
     assert_eq!(names(&["--deny", "tool.stat"]), without);
     // A narrower deny does not hide the tool: other paths can still be allowed.
     assert_eq!(names(&["--deny", "read:secrets/**"]), all);
+    let without_bash: Vec<String> = all.iter().filter(|n| *n != "bash").cloned().collect();
+    assert_eq!(names(&["--deny", "tool.bash"]), without_bash);
 }
 
 #[test]

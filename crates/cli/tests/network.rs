@@ -92,8 +92,24 @@ fn fetch_url_is_offered_only_with_a_url_scope_and_a_rule() {
         .unwrap();
     let description = spec["description"].as_str().unwrap();
     assert!(description.contains("https://docs.rs/*"), "{description}");
-    // No bash here, so the sentence pointing away from curl in bash is dropped.
-    assert!(!description.contains("curl"), "{description}");
+    // The sentence pointing away from curl in bash is there while bash is offered, and is
+    // dropped when it is not.
+    assert!(description.contains("curl"), "{description}");
+    let without_bash = p
+        .tackle(["--disable-tools", "bash", "tools", "--json"])
+        .run()
+        .json();
+    let fetch = without_bash
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "fetch_url")
+        .cloned()
+        .unwrap();
+    assert!(
+        !fetch["description"].as_str().unwrap().contains("curl"),
+        "{fetch}"
+    );
     assert_eq!(spec["input_schema"]["additionalProperties"], false);
     // An empty URL scope wins over any rule.
     p.config("[permissions]\nallow = [\"fetch:*\"]\n");

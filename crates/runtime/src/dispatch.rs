@@ -493,17 +493,21 @@ fn shape(
         timeout,
     } = shaping;
     let mut attachments = Vec::new();
-    let (terminal, metadata, display, failure) = match ending {
+    let (terminal, metadata, display, failure, summary) = match ending {
         Ending::Completed(c) => {
             attachments = c.attachments;
-            (Some(c.output), c.metadata, c.display, None)
+            (Some(c.output), c.metadata, c.display, None, c.summary)
         }
-        Ending::Failed(e) => (
-            None,
-            serde_json::Value::Null,
-            None,
-            Some((CallStatus::Error, e)),
-        ),
+        Ending::Failed(e) => {
+            // A tool that enforces its own time limit, or notices cancellation, ends the same
+            // way the runtime's would.
+            let status = match &e.code {
+                c if *c == ErrorCode::TIMEOUT => CallStatus::TimedOut,
+                c if *c == ErrorCode::CANCELLED => CallStatus::Cancelled,
+                _ => CallStatus::Error,
+            };
+            (None, serde_json::Value::Null, None, Some((status, e)), None)
+        }
         Ending::TimedOut => (
             None,
             serde_json::Value::Null,
@@ -519,6 +523,7 @@ fn shape(
                     ),
                 ),
             )),
+            None,
         ),
         Ending::Cancelled => (
             None,
@@ -531,6 +536,7 @@ fn shape(
                     "the call was cancelled; output captured so far is kept",
                 ),
             )),
+            None,
         ),
     };
     let (finished, failure) = match output.finish(terminal, store) {
@@ -571,6 +577,14 @@ fn shape(
         }
     }
     let display = display.map(|d| sanitize_final_display(&d));
+    let rendered_text = match summary {
+        Some(line) => format!("{}\n{}", line.trim_end(), rendered.text),
+        None => rendered.text,
+    };
+    let rendered = crate::retention::render::Rendered {
+        text: rendered_text,
+        retained: rendered.retained,
+    };
     match failure {
         None => ToolResult {
             call_id: call.id.clone(),

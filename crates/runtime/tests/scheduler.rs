@@ -240,16 +240,30 @@ async fn every_call_is_recorded_exactly_once_at_each_end() {
         call("invalid", "step", json!({"id": 3})),
         call("prepare", "bad_prepare", json!({})),
         call("panic", "panics", json!({})),
-        call(
-            "timeout",
-            "hang",
-            json!({"id": "timeout", "before": "partial\n"}),
-        ),
     ];
-    let first_ids: Vec<String> = first.iter().map(|c| c.id.0.clone()).collect();
-    let results = guarded(short.run_batch(&h.session, first, CancellationToken::new()))
-        .await
-        .unwrap();
+    // Only the hanging call runs under the short timeout: a panic's backtrace printing must
+    // never race a deadline.
+    let timing_out = vec![call(
+        "timeout",
+        "hang",
+        json!({"id": "timeout", "before": "partial\n"}),
+    )];
+    let first_ids: Vec<String> = first
+        .iter()
+        .chain(&timing_out)
+        .map(|c| c.id.0.clone())
+        .collect();
+    let mut results = guarded(
+        h.runtime
+            .run_batch(&h.session, first, CancellationToken::new()),
+    )
+    .await
+    .unwrap();
+    results.extend(
+        guarded(short.run_batch(&h.session, timing_out, CancellationToken::new()))
+            .await
+            .unwrap(),
+    );
     let got: Vec<(&str, CallStatus, Option<&str>)> = results
         .iter()
         .map(|r| (r.call_id.0.as_str(), r.status, code(r)))

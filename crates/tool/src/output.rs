@@ -101,6 +101,9 @@ pub struct ToolCompletion {
     /// Media the model should receive beside the text; the runtime retains each as an artifact
     /// and shows it as an attachment content block.
     pub attachments: Vec<Attachment>,
+    /// A short status line the model sees above the output (`exit 0 · 12 ms`); the details
+    /// belong in `metadata`.
+    pub summary: Option<String>,
 }
 
 /// Bytes a tool returns as an attachment (already sniffed and validated by the tool).
@@ -117,6 +120,7 @@ impl ToolCompletion {
             metadata: serde_json::Value::Null,
             display: None,
             attachments: Vec::new(),
+            summary: None,
         }
     }
 
@@ -126,6 +130,7 @@ impl ToolCompletion {
             metadata: serde_json::Value::Null,
             display: None,
             attachments: Vec::new(),
+            summary: None,
         }
     }
 
@@ -136,6 +141,12 @@ impl ToolCompletion {
 
     pub fn with_attachment(mut self, attachment: Attachment) -> Self {
         self.attachments.push(attachment);
+        self
+    }
+
+    /// A short status line shown to the model above the output.
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
         self
     }
 }

@@ -11,6 +11,7 @@
 //! through a `tackle_fs::Root` handle, which refuses symlinks and races that lead outside.
 
 pub mod alert;
+pub mod bash;
 pub mod delete_file;
 pub mod edit;
 pub mod edit_file;
@@ -27,6 +28,7 @@ pub mod outline;
 pub mod page;
 pub mod read_file;
 pub mod read_many_files;
+pub mod shell;
 pub mod stat;
 pub mod todo;
 pub mod walk;
@@ -40,6 +42,7 @@ use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
 pub use alert::{Alert, AlertTarget};
+pub use bash::{Bash, SearchGate, SearchGateMode};
 pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
 pub use fetch_url::{FetchSettings, FetchUrl};
@@ -106,6 +109,11 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     tools.push(Arc::new(outline::ViewFileOutline));
     tools.push(Arc::new(JsonQuery));
     tools.push(Arc::new(Todo::new()));
+    tools.push(Arc::new(Bash::new(
+        config.search_gate(),
+        config.process_env.clone(),
+        config.stdin.clone(),
+    )));
     // Offered only when the URL scope allows something (the catalog also asks the policy).
     if !config.url_scope.is_empty() {
         tools.push(Arc::new(FetchUrl::new(
@@ -137,6 +145,13 @@ pub struct BuiltinConfig {
     pub fetch: FetchSettings,
     /// `[alert.targets]` whose environment variables are set. Empty: no `alert` tool.
     pub alert_targets: Vec<AlertTarget>,
+    /// `[safety] bash_search_gate` (default enforce).
+    pub bash_search_gate: SearchGateMode,
+    /// What commands inherit of tackle's environment (default: all but
+    /// [`tackle_process::DEFAULT_ENV_DENY`]).
+    pub process_env: tackle_process::EnvPolicy,
+    /// Live stdin of interactive bash calls; a front end keeps a clone to send input.
+    pub stdin: tackle_process::StdinRegistry,
 }
 
 impl Default for BuiltinConfig {
@@ -147,7 +162,17 @@ impl Default for BuiltinConfig {
             url_scope: Vec::new(),
             fetch: FetchSettings::default(),
             alert_targets: Vec::new(),
+            bash_search_gate: SearchGateMode::default(),
+            process_env: tackle_process::EnvPolicy::default(),
+            stdin: tackle_process::StdinRegistry::default(),
         }
+    }
+}
+
+impl BuiltinConfig {
+    /// The bash search gate as armed by the registered tools.
+    pub fn search_gate(&self) -> SearchGate {
+        SearchGate::new(self.bash_search_gate, &self.registered)
     }
 }
 

@@ -46,6 +46,8 @@ pub struct SettingsFile {
     pub tool_output: Option<ToolOutputSection>,
     pub fetch: Option<FetchSection>,
     pub alert: Option<AlertSection>,
+    pub safety: Option<SafetySection>,
+    pub bash: Option<BashSection>,
 }
 
 /// `[fetch]`: how fetch_url reaches the network beyond the URL scope.
@@ -70,6 +72,24 @@ pub struct AlertSection {
 pub struct AlertTargetSection {
     pub url_env: Spanned<String>,
     pub token_env: Option<Spanned<String>>,
+}
+
+/// `[safety]`: gates that hold in every permission mode.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetySection {
+    /// `enforce` (default), `warn` or `allow`.
+    pub bash_search_gate: Option<Spanned<String>>,
+}
+
+/// `[bash]`: what commands inherit.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashSection {
+    /// Environment variable name patterns withheld from commands, added to the built-in list.
+    pub env_deny: Option<Vec<Spanned<String>>>,
+    /// Exact variable names passed through even when a deny pattern matches.
+    pub env_pass: Option<Vec<Spanned<String>>>,
 }
 
 /// `[permissions]`

@@ -22,6 +22,7 @@ pub struct Flags {
     pub enable_tools: Vec<String>,
     /// `--no-digest`: survey results are shown raw and retrieve_raw is not offered.
     pub no_digest: bool,
+    pub bash_search_gate: Option<String>,
 }
 
 /// The effective settings, each value with its origin.
@@ -48,6 +49,12 @@ pub struct Settings {
     pub fetch_private_hosts: Vec<Sourced<String>>,
     /// `[alert.targets]`, by name; a later layer replaces a target of the same name.
     pub alert_targets: Vec<AlertTargetSetting>,
+    /// `[safety] bash_search_gate`.
+    pub bash_search_gate: Sourced<String>,
+    /// Accumulated across layers, on top of the built-in denylist.
+    pub bash_env_deny: Vec<Sourced<String>>,
+    /// Accumulated across layers.
+    pub bash_env_pass: Vec<Sourced<String>>,
 }
 
 /// One configured alert target (deliverable or not: that depends on the environment).
@@ -77,6 +84,9 @@ impl Settings {
             ),
             fetch_private_hosts: Vec::new(),
             alert_targets: Vec::new(),
+            bash_search_gate: Sourced::new("enforce".to_owned(), Origin::BuiltIn),
+            bash_env_deny: Vec::new(),
+            bash_env_pass: Vec::new(),
         }
     }
 
@@ -129,6 +139,15 @@ impl Settings {
                 token_env: t.token_env.as_ref().map(|e| f.sourced(e)),
             });
         }
+        if let Some(g) = s.safety.as_ref().and_then(|x| x.bash_search_gate.as_ref()) {
+            self.bash_search_gate = f.sourced(g);
+        }
+        if let Some(b) = &s.bash {
+            self.bash_env_deny
+                .extend(b.env_deny.iter().flatten().map(|d| f.sourced(d)));
+            self.bash_env_pass
+                .extend(b.env_pass.iter().flatten().map(|d| f.sourced(d)));
+        }
         if let Some(o) = &s.tool_output {
             if let Some(l) = &o.lines {
                 self.preview_lines = f.sourced(l);
@@ -157,6 +176,14 @@ impl Settings {
         }
         if let Some(m) = &flags.mode {
             self.mode = Sourced::new(m.clone(), Origin::Flag { flag: "--mode" });
+        }
+        if let Some(g) = &flags.bash_search_gate {
+            self.bash_search_gate = Sourced::new(
+                g.clone(),
+                Origin::Flag {
+                    flag: "--bash-search-gate",
+                },
+            );
         }
         for (effect, list, flag) in [
             (RuleEffect::Allow, &flags.allow, "--allow"),

@@ -621,6 +621,7 @@ impl Tool for Scripted {
             metadata: json!({"scripted": true}),
             display: script.display,
             attachments: Vec::new(),
+            summary: None,
         })
     }
 }

@@ -1,0 +1,178 @@
+//! bash through the runtime beside its floors:
+//!
+//! 1. `true` end to end (resolve, parse, prepare with the shell parser, gate hook, spawn in a
+//!    process group, stream, end the group, publish two empty streams and a manifest, two
+//!    durable event appends) beside a bare `Command::new("/bin/sh").arg("-c").arg("true")
+//!    .output()`, with the breakdown: the process runner alone and the two appends alone.
+//! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
+//!    bytes in memory with sha2; peak resident memory of the bench process is reported.
+//!
+//! Run: `cargo bench -p tackle-bench --bench bash`
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tackle_bench::{Stats, ratio};
+use tackle_protocol::{CallId, ToolCall};
+use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+use tackle_store::EventLog;
+use tackle_tools::{BuiltinConfig, builtin_tools};
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+const SPAWNS: usize = 300;
+const GIB: u64 = 1 << 30;
+const BIG_RUNS: usize = 3;
+/// A realistic line (55 bytes + newline), repeated to 1 GiB.
+const LINE: &str = "the quick brown fox jumps over the lazy dog 0123456789";
+
+fn main() -> BenchResult<()> {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| !arg.starts_with('-') && !"bash".contains(arg.as_str()))
+    {
+        return Ok(());
+    }
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
+    std::fs::create_dir_all(&base)?;
+    let project = tempfile::tempdir_in(&base)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let tools = builtin_tools(&BuiltinConfig {
+        registered: vec!["bash".into()],
+        ..BuiltinConfig::default()
+    })
+    .into_iter()
+    .filter(|t| t.name() == "bash")
+    .collect();
+    let runtime = Runtime::new(
+        Catalog::new(tools)?,
+        Arc::new(AllowAll),
+        RuntimeConfig::default(),
+    );
+    let session = Session::open(project.path())?;
+    let call = |command: &str| ToolCall {
+        id: CallId("c".into()),
+        name: "bash".into(),
+        arguments: serde_json::json!({ "command": command }),
+    };
+
+    // 1. Spawn overhead, interleaved so both sides see the same machine state.
+    let (mut tackle, mut bare, mut runner) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..SPAWNS {
+        let start = Instant::now();
+        let r =
+            rt.block_on(runtime.run_batch(&session, vec![call("true")], CancellationToken::new()))?;
+        tackle.push(start.elapsed());
+        if r[0].is_error {
+            return Err(format!("bash true failed: {}", r[0].text()).into());
+        }
+        let start = Instant::now();
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg("true")
+            .output()?;
+        bare.push(start.elapsed());
+        assert!(out.status.success());
+        let start = Instant::now();
+        rt.block_on(tackle_process::run(
+            tackle_process::RunSpec {
+                program: "/bin/sh".into(),
+                args: vec![OsString::from("-c"), OsString::from("true")],
+                cwd: project.path().to_path_buf(),
+                env: tackle_process::EnvPolicy::default(),
+                timeout: Duration::from_secs(60),
+                grace: Duration::from_secs(2),
+                stdin: None,
+            },
+            |_, _| Ok::<(), ()>(()),
+            CancellationToken::new(),
+        ))?;
+        runner.push(start.elapsed());
+    }
+    let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
+    let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
+    let finished = serde_json::json!({"type":"call_finished","call_id":"c","tool":"bash","status":"ok","at_ms":2,
+        "queued_us":3,"ran_us":900,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
+        "label":{"trust":"trusted","privacy":"private"}});
+    let mut appends = Vec::new();
+    for _ in 0..SPAWNS {
+        let start = Instant::now();
+        log.append(&started)?;
+        log.append(&finished)?;
+        appends.push(start.elapsed());
+    }
+    let (tackle, bare, runner, appends) = (
+        Stats::of(&mut tackle),
+        Stats::of(&mut bare),
+        Stats::of(&mut runner),
+        Stats::of(&mut appends),
+    );
+    println!("bash `true` through the runtime:      {tackle}");
+    println!("bare Command sh -c true .output():    {bare}");
+    println!("  process runner alone (group, pipes): {runner}");
+    println!("  the call's two event appends alone:  {appends}");
+    println!(
+        "ratio tackle / bare: {:.2}x (median); without the two durable appends: {:.2}x",
+        ratio(tackle.median, bare.median),
+        ratio(tackle.median.saturating_sub(appends.median), bare.median)
+    );
+
+    // 2. 1 GiB through capture + hash + retain, beside the sha2 floor on the same bytes.
+    let script = format!("yes '{LINE}' | head -c {GIB}");
+    let mut floor_bytes = Vec::with_capacity(GIB as usize);
+    while (floor_bytes.len() as u64) < GIB {
+        floor_bytes.extend_from_slice(LINE.as_bytes());
+        floor_bytes.push(b'\n');
+    }
+    floor_bytes.truncate(GIB as usize);
+    let (mut big, mut floor) = (Vec::new(), Vec::new());
+    let rss_before = peak_rss_kib();
+    for _ in 0..BIG_RUNS {
+        let start = Instant::now();
+        let r = rt.block_on(runtime.run_batch(
+            &session,
+            vec![call(&script)],
+            CancellationToken::new(),
+        ))?;
+        big.push(start.elapsed());
+        if r[0].is_error || r[0].retained_output.iter().all(|o| o.bytes != GIB) {
+            return Err(format!("1 GiB run failed: {}", r[0].text()).into());
+        }
+        let start = Instant::now();
+        let digest = Sha256::digest(&floor_bytes);
+        floor.push(start.elapsed());
+        std::hint::black_box(digest);
+    }
+    drop(floor_bytes);
+    let (big, floor) = (Stats::of(&mut big), Stats::of(&mut floor));
+    println!("1 GiB stdout via bash (capture+hash+retain): {big}");
+    println!("sha2 over the same 1 GiB in memory:          {floor}");
+    println!(
+        "ratio: {:.2}x (median); {:.0} MiB/s",
+        ratio(big.median, floor.median),
+        GIB as f64 / (1 << 20) as f64 / big.median.as_secs_f64()
+    );
+    println!(
+        "peak RSS of the bench process: {} MiB before the 1 GiB runs (includes the 1 GiB floor buffer), {} MiB after",
+        rss_before / 1024,
+        peak_rss_kib() / 1024
+    );
+    Ok(())
+}
+
+/// VmHWM from /proc/self/status, in KiB.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}

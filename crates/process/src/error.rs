@@ -1,0 +1,25 @@
+//! Why a program could not be run or watched.
+
+/// A failure of the runner itself; a program that runs and fails is a [`crate::RunOutcome`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProcessError {
+    #[error("cannot start `{program}`: {source}; check that it exists and is executable")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading the output of `{program}`: {source}")]
+    Read {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("waiting for `{program}`: {source}")]
+    Wait {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,31 @@
+//! Child processes for tools that run programs: `bash` now, `run` pipelines later (seed 004).
+//!
+//! Owns: spawning a program in a process group of its own, with stdin/stdout/stderr as three
+//! separate pipes, streaming both output streams to a caller's handler as bytes arrive, a
+//! per-call timeout, cancellation, and ending the *whole group* (SIGTERM, then SIGKILL after a
+//! grace) so nothing the program started outlives the call. Also: the inherited environment
+//! minus a denylist of secrets ([`EnvPolicy`]), and the registry through which a front end
+//! feeds bytes or EOF to an interactive call's stdin ([`StdinRegistry`]).
+//!
+//! Refuses to own: shells, quoting, permission decisions, truncation and retention. The caller
+//! hands over an argv, a working directory and a handler; what the bytes mean is its business.
+//!
+//! Key decision: the child is waited for with `waitid(WNOWAIT)`, which observes its exit without
+//! reaping it, so its pid (the group id) cannot be reused while the group is being signalled;
+//! only after the group has been ended is the child reaped. Leftover members of the group after
+//! the program exits (`sleep 100 &`) are ended too: a call owns everything it started.
+//! Rejected: `tokio::process::Child::wait`, which reaps first and leaves a window where
+//! `kill(-pgid)` could hit an unrelated group.
+
+mod env;
+mod error;
+mod group;
+mod run;
+mod stdin;
+
+pub use env::{DEFAULT_ENV_DENY, EnvPolicy};
+pub use error::ProcessError;
+pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
+pub use stdin::{StdinError, StdinInput, StdinRegistration, StdinRegistry};
+
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,273 @@
+//! The runner against real programs: groups end whole, streams never deadlock, bytes arrive
+//! exactly, stdin reaches interactive children, cancellation ends the run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use tackle_process::{
+    CancellationToken, Ended, EnvPolicy, OutputStream, RunOutcome, RunSpec, StdinInput,
+    StdinRegistry, run,
+};
+
+fn spec(script: &str, dir: &Path, timeout: Duration) -> RunSpec {
+    RunSpec {
+        program: "/bin/sh".into(),
+        args: vec![OsString::from("-c"), OsString::from(script)],
+        cwd: dir.to_path_buf(),
+        env: EnvPolicy::default(),
+        timeout,
+        grace: Duration::from_millis(200),
+        stdin: None,
+    }
+}
+
+struct Collected {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    outcome: RunOutcome<()>,
+}
+
+async fn collect(spec: RunSpec, cancel: CancellationToken) -> Collected {
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let outcome = run(
+        spec,
+        |s, b: &[u8]| {
+            match s {
+                OutputStream::Stdout => stdout.extend_from_slice(b),
+                OutputStream::Stderr => stderr.extend_from_slice(b),
+            }
+            Ok::<(), ()>(())
+        },
+        cancel,
+    )
+    .await
+    .unwrap();
+    Collected {
+        stdout,
+        stderr,
+        outcome,
+    }
+}
+
+/// Whether `pid` is a running process. A zombie counts as gone: orphaned grandchildren are
+/// reparented to pid 1, whose reaping is not ours (and some container inits never reap).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+fn pids(text: &[u8]) -> Vec<i32> {
+    String::from_utf8_lossy(text)
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn exit_status_streams_and_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collect(
+        spec(
+            "pwd; echo err >&2; exit 3",
+            dir.path(),
+            Duration::from_secs(30),
+        ),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.outcome.ended, Ended::Exited);
+    assert_eq!(c.outcome.status.code, Some(3));
+    assert_eq!(
+        String::from_utf8(c.stdout).unwrap().trim_end(),
+        dir.path().canonicalize().unwrap().to_str().unwrap()
+    );
+    assert_eq!(c.stderr, b"err\n");
+    let c = collect(
+        spec("kill -9 $$", dir.path(), Duration::from_secs(30)),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.outcome.status.signal, Some(libc::SIGKILL));
+    assert_eq!(c.outcome.status.code, None);
+}
+
+#[tokio::test]
+async fn timeout_ends_the_whole_group_including_sigterm_ignorers_and_grandchildren() {
+    let dir = tempfile::tempdir().unwrap();
+    // The shell prints its own pid, a child that ignores SIGTERM, and a grandchild, then waits.
+    let script = "trap '' TERM; \
+                  sh -c 'trap \"\" TERM; sleep 600 & echo $!; wait' & \
+                  sleep 600 & echo $!; echo $$; \
+                  wait";
+    let c = collect(
+        spec(script, dir.path(), Duration::from_millis(500)),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.outcome.ended, Ended::TimedOut);
+    let pids = pids(&c.stdout);
+    assert_eq!(pids.len(), 3, "{:?}", String::from_utf8_lossy(&c.stdout));
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} outlived the timeout");
+    }
+    assert!(!alive(c.outcome.pid as i32));
+}
+
+#[tokio::test]
+async fn background_leftovers_are_ended_when_the_program_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collect(
+        spec(
+            "sleep 600 >/dev/null 2>&1 & echo $!",
+            dir.path(),
+            Duration::from_secs(30),
+        ),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.outcome.ended, Ended::Exited);
+    for pid in pids(&c.stdout) {
+        assert!(!alive(pid), "background pid {pid} was left running");
+    }
+}
+
+#[tokio::test]
+async fn huge_output_on_both_streams_does_not_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    // 32 MiB on each stream, written concurrently: a reader draining one pipe at a time would
+    // block the writer on the other.
+    let script = "head -c 33554432 /dev/zero & head -c 33554432 /dev/zero >&2; wait";
+    let c = collect(
+        spec(script, dir.path(), Duration::from_secs(120)),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.outcome.ended, Ended::Exited);
+    assert_eq!(c.stdout.len(), 32 << 20);
+    assert_eq!(c.stderr.len(), 32 << 20);
+    assert_eq!(c.outcome.stdout_bytes, 32 << 20);
+}
+
+#[tokio::test]
+async fn binary_output_arrives_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collect(
+        spec(
+            "printf '\\000\\377\\376abc\\200\\n'",
+            dir.path(),
+            Duration::from_secs(30),
+        ),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(c.stdout, b"\x00\xff\xfeabc\x80\n");
+}
+
+#[tokio::test]
+async fn interactive_stdin_gets_bytes_and_eof() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = StdinRegistry::new();
+    let (registration, rx) = registry.register("s1", "call-1");
+    let mut spec = spec("cat; echo done", dir.path(), Duration::from_secs(30));
+    spec.stdin = Some(rx);
+    assert!(registry.is_live("s1", "call-1"));
+    registry
+        .send("s1", "call-1", StdinInput::Bytes(b"hello\n".to_vec()))
+        .unwrap();
+    registry.send("s1", "call-1", StdinInput::Eof).unwrap();
+    let c = collect(spec, CancellationToken::new()).await;
+    assert_eq!(c.stdout, b"hello\ndone\n");
+    drop(registration);
+    assert!(
+        registry
+            .send("s1", "call-1", StdinInput::Eof)
+            .unwrap_err()
+            .to_string()
+            .contains("no interactive call")
+    );
+}
+
+#[tokio::test]
+async fn non_interactive_stdin_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = collect(
+        spec("wc -c", dir.path(), Duration::from_secs(30)),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(String::from_utf8(c.stdout).unwrap().trim(), "0");
+}
+
+#[tokio::test]
+async fn cancellation_mid_run_ends_the_group_and_keeps_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    let (mut stdout, trigger) = (Vec::new(), cancel.clone());
+    let outcome = run(
+        spec(
+            "echo $$; sleep 600 & echo $!; wait",
+            dir.path(),
+            Duration::from_secs(600),
+        ),
+        |_, b: &[u8]| {
+            stdout.extend_from_slice(b);
+            // Cancel once both pids have been printed.
+            if pids(&stdout).len() == 2 {
+                trigger.cancel();
+            }
+            Ok::<(), ()>(())
+        },
+        cancel,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.ended, Ended::Cancelled);
+    for pid in pids(&stdout) {
+        assert!(!alive(pid), "pid {pid} outlived cancellation");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_handler_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(
+        spec("yes", dir.path(), Duration::from_secs(600)),
+        |_, _: &[u8]| Err("sink full"),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.ended, Ended::Stopped("sink full"));
+}
+
+#[tokio::test]
+async fn secrets_do_not_reach_the_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = spec("env", dir.path(), Duration::from_secs(30));
+    s.env = EnvPolicy {
+        deny: vec!["PATH".into()],
+        pass: vec![],
+    };
+    let c = collect(s, CancellationToken::new()).await;
+    let env = String::from_utf8(c.stdout).unwrap();
+    assert!(!env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_spawn_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = spec("", dir.path(), Duration::from_secs(30));
+    s.program = "/nonexistent/prog".into();
+    let err = run(s, |_, _: &[u8]| Ok::<(), ()>(()), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/prog"), "{err}");
+}

@@ -1,0 +1,652 @@
+//! `bash`: run a command line with `/bin/sh -c` in the project root (seed 003, "Shell"; seed
+//! 000, "Bash").
+//!
+//! `prepare` reads the script without running it: the bash search gate refuses search-shaped
+//! commands when the native tool exists, the denylist refuses destructive ones, and every simple
+//! command becomes a `tool.bash.cmd:<verb> <args…>` routing key and every redirection target a
+//! `write:<path>` key, so the gate decides on what would actually run. `execute` streams stdout
+//! and stderr as two named streams through the process runner (`tackle-process`), which ends
+//! the whole process group on timeout or cancellation.
+
+use std::borrow::Cow;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_process::{Ended, EnvPolicy, OutputStream, RunSpec, StdinRegistry, run as run_process};
+use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
+use tackle_tool::{
+    Action, ExecuteContext, OutputSink, PermissionResource, PrepareContext, Prepared, Routing,
+    Tool, ToolCompletion, ToolError,
+};
+
+use crate::shell::analyze::analyze;
+use crate::shell::denylist::refusal;
+use crate::shell::keys::{BASH_CMD_ACTION, command_targets};
+use crate::shell::search_gate::find_search;
+
+/// Used when a call gives no `timeout`.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The largest `timeout` a call may ask for (ten minutes, the runtime's own call limit).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Between SIGTERM and SIGKILL when a command is stopped.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+pub const SEARCH_GATE_REFUSED: ErrorCode = ErrorCode::new("search_gate_refused");
+pub const COMMAND_REFUSED: ErrorCode = ErrorCode::new("command_refused");
+
+/// `[safety] bash_search_gate` / `--bash-search-gate` (seed 003, "The bash search gate").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchGateMode {
+    /// Refuse search-shaped commands, naming the tool to use.
+    #[default]
+    Enforce,
+    /// Run them, and attach the same advice to the result.
+    Warn,
+    /// No check.
+    Allow,
+}
+
+impl SearchGateMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enforce => "enforce",
+            Self::Warn => "warn",
+            Self::Allow => "allow",
+        }
+    }
+}
+
+impl std::str::FromStr for SearchGateMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "enforce" => Ok(Self::Enforce),
+            "warn" => Ok(Self::Warn),
+            "allow" => Ok(Self::Allow),
+            other => Err(format!(
+                "unknown bash search gate mode `{other}`; use enforce, warn or allow"
+            )),
+        }
+    }
+}
+
+/// The search gate as this catalog arms it: which redirections are possible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchGate {
+    pub mode: SearchGateMode,
+    pub grep: bool,
+    pub glob: bool,
+}
+
+impl SearchGate {
+    pub fn new(mode: SearchGateMode, registered: &[String]) -> Self {
+        Self {
+            mode,
+            grep: registered.iter().any(|n| n == "grep"),
+            glob: registered.iter().any(|n| n == "glob"),
+        }
+    }
+
+    /// Whether it can refuse anything: not `allow`, and a tool to redirect to exists.
+    pub fn armed(&self) -> bool {
+        self.mode != SearchGateMode::Allow && (self.grep || self.glob)
+    }
+
+    /// The binaries it covers (only those whose native tool is registered).
+    pub fn covered(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.grep {
+            v.extend(["grep", "egrep", "fgrep", "rgrep", "rg", "ag", "ack"]);
+        }
+        if self.glob {
+            v.extend(["find", "fd"]);
+        }
+        v
+    }
+
+    /// The startup/posture line (seed 003): names the posture and the binaries covered.
+    pub fn posture(&self) -> String {
+        match self.mode {
+            SearchGateMode::Allow => "bash search gate: allow (off)".to_owned(),
+            mode if !self.grep && !self.glob => format!(
+                "bash search gate: {} but INERT (no grep or glob tool)",
+                mode.as_str()
+            ),
+            mode => format!(
+                "bash search gate: {} (covers {})",
+                mode.as_str(),
+                self.covered().join(", ")
+            ),
+        }
+    }
+
+    /// The advice for a search-shaped command, if this gate can redirect it.
+    fn advice(&self, script: &str) -> Option<String> {
+        if !self.armed() {
+            return None;
+        }
+        let hit = find_search(script)?;
+        let redirectable = match hit.tool {
+            "grep" => self.grep,
+            _ => self.glob,
+        };
+        if !redirectable {
+            return None;
+        }
+        let what = if hit.tool == "grep" {
+            "It returns structured {path, line, text} matches, honors the permission gate and \
+             the path scope, and applies per-tool output caps."
+        } else {
+            "It lists matching paths, honors the permission gate and the path scope, and applies \
+             per-tool output caps."
+        };
+        Some(format!(
+            "bash refused: `{verb}` is a search-shaped command; use the native `{tool}` tool \
+             instead. {what} Piping into a search binary is unaffected — `go test ./... | grep -v \
+             ok` filters a stream, which the native tool does not do; so is `find` with an action \
+             such as -exec or -delete. Operator override: safety.bash_search_gate = \"warn\" or \
+             \"allow\" (CLI: --bash-search-gate).",
+            verb = hit.verb,
+            tool = hit.tool,
+        ))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command line, run with `/bin/sh -c` in the project root.
+    pub command: String,
+    /// Time limit in milliseconds (default 120000, at most 600000). On expiry the command and
+    /// everything it started are stopped; output so far is kept.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Keep stdin open so input can be sent to the running command (default false: stdin is
+    /// empty).
+    #[serde(default)]
+    pub interactive: Option<bool>,
+}
+
+pub struct BashPlan {
+    command: String,
+    timeout_ms: u64,
+    interactive: bool,
+    /// The search gate's advice in `warn` mode.
+    notice: Option<String>,
+}
+
+/// The bash tool. Build it with [`Bash::new`] from the built-in configuration.
+pub struct Bash {
+    gate: SearchGate,
+    env: EnvPolicy,
+    stdin: StdinRegistry,
+}
+
+impl Bash {
+    pub fn new(gate: SearchGate, env: EnvPolicy, stdin: StdinRegistry) -> Self {
+        Self { gate, env, stdin }
+    }
+}
+
+fn stream(name: &str) -> StreamName {
+    // Only called with "stdout" and "stderr", valid stream names by the grammar (letters only).
+    StreamName::parse(name).unwrap_or_else(|_| unreachable!("`{name}` is a valid stream name"))
+}
+
+impl Tool for Bash {
+    type Args = BashArgs;
+    type Plan = BashPlan;
+
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> Cow<'static, str> {
+        let mut d = String::from(
+            "Run a shell command line with /bin/sh -c in the project root, with a per-call \
+             timeout in milliseconds (default 120000, max 600000) and a denylist of destructive \
+             commands. Use it only for what the structured tools cannot do: builds, tests, git, \
+             formatters, package managers. Every command in the line (through ;, &&, |, $(…), \
+             sh -c, env, sudo…) is checked by the permission gate as tool.bash.cmd:<command>, \
+             and redirections as write:<path>. stdout and stderr come back as separate streams \
+             with the exit code; long output is kept whole and can be paged with read_file. \
+             Prefer read_file over cat, head or tail. Prefer list_dir over ls. Prefer stat over \
+             test -e. Prefer write_file over echo > or cat <<EOF. Prefer edit_file over sed -i.",
+        );
+        if self.gate.armed() && self.gate.mode == SearchGateMode::Enforce {
+            if self.gate.grep {
+                d.push_str(" Searching with grep, rg, ag or ack is REFUSED: use the grep tool.");
+            }
+            if self.gate.glob {
+                d.push_str(" Listing files with find or fd is REFUSED: use the glob tool.");
+            }
+            d.push_str(" Piping output into grep is allowed.");
+        } else {
+            d.push_str(
+                " Prefer the grep tool over grep or rg. Prefer the glob tool over find or fd.",
+            );
+        }
+        Cow::Owned(d)
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn read_only(&self) -> bool {
+        false
+    }
+
+    fn output(&self) -> OutputDeclaration {
+        OutputDeclaration::Named(vec![stream("stdout"), stream("stderr")])
+    }
+
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &[BASH_CMD_ACTION, "write"]
+    }
+
+    fn prepare(
+        &self,
+        args: BashArgs,
+        cx: &PrepareContext<'_>,
+    ) -> Result<Prepared<BashPlan>, ToolError> {
+        let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
+            return Err(ToolError::new(
+                ErrorCode::INVALID_ARGUMENTS,
+                format!(
+                    "bash: timeout {timeout_ms} ms is out of range; pass 1 to {MAX_TIMEOUT_MS} ms \
+                     (default {DEFAULT_TIMEOUT_MS})"
+                ),
+            ));
+        }
+        if args.command.trim().is_empty() {
+            return Err(ToolError::new(
+                ErrorCode::INVALID_ARGUMENTS,
+                "bash: command is empty; pass the command line to run",
+            ));
+        }
+        // The search gate runs here, before the permission gate, so no mode waves it through.
+        let notice = match (self.gate.advice(&args.command), self.gate.mode) {
+            (Some(advice), SearchGateMode::Enforce) => {
+                return Err(ToolError::new(SEARCH_GATE_REFUSED, advice));
+            }
+            (advice, _) => advice,
+        };
+        let analysis = analyze(&args.command);
+        if let Some(why) = refusal(&args.command, &analysis) {
+            return Err(ToolError::new(
+                COMMAND_REFUSED,
+                format!(
+                    "bash refused {why}: it is on the denylist of destructive commands and is \
+                     never run, whatever the permission rules say; do the work with a narrower \
+                     command"
+                ),
+            ));
+        }
+        let mut resources: Vec<PermissionResource> = command_targets(&analysis)
+            .into_iter()
+            .map(|target| PermissionResource {
+                action: Action::Custom(BASH_CMD_ACTION),
+                target,
+            })
+            .collect();
+        for path in &analysis.writes {
+            if let Some(key) = write_key(cx.root, path)
+                && !resources
+                    .iter()
+                    .any(|r| r.action == Action::Write && r.target == key)
+            {
+                resources.push(PermissionResource::write(key));
+            }
+        }
+        Ok(Prepared::new(
+            Routing { resources },
+            BashPlan {
+                command: args.command,
+                timeout_ms,
+                interactive: args.interactive.unwrap_or(false),
+                notice,
+            },
+        ))
+    }
+
+    async fn execute(
+        &self,
+        plan: BashPlan,
+        cx: ExecuteContext,
+    ) -> Result<ToolCompletion, ToolError> {
+        let (registration, stdin) = if plan.interactive {
+            let (reg, rx) = self.stdin.register(&cx.session.0, &cx.call_id.0);
+            (Some(reg), Some(rx))
+        } else {
+            (None, None)
+        };
+        let spec = RunSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), plan.command.clone().into()],
+            cwd: cx.root.to_path_buf(),
+            env: self.env.clone(),
+            timeout: Duration::from_millis(plan.timeout_ms),
+            grace: KILL_GRACE,
+            stdin,
+        };
+        let mut out = Utf8Stream::new(cx.output.clone(), stream("stdout"));
+        let mut err = Utf8Stream::new(cx.output.clone(), stream("stderr"));
+        let outcome = run_process(
+            spec,
+            |s, bytes| match s {
+                OutputStream::Stdout => out.push(bytes),
+                OutputStream::Stderr => err.push(bytes),
+            },
+            cx.cancel.clone(),
+        )
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::IO, format!("bash: {e}")))?;
+        drop(registration);
+        let flushed = out.finish().and_then(|()| err.finish());
+        let duration_ms = outcome.duration.as_millis() as u64;
+        let metadata = json!({
+            "exit_code": outcome.status.code,
+            "signal": outcome.status.signal,
+            "duration_ms": duration_ms,
+            "timed_out": outcome.ended == Ended::TimedOut,
+            "stdout_bytes": outcome.stdout_bytes,
+            "stderr_bytes": outcome.stderr_bytes,
+            "notice": plan.notice,
+        });
+        match outcome.ended {
+            Ended::Exited => {}
+            Ended::TimedOut => {
+                return Err(ToolError::new(
+                    ErrorCode::TIMEOUT,
+                    format!(
+                        "bash: the command did not finish within {} ms and was stopped \
+                         (SIGTERM to its process group, SIGKILL after {} s); all output so far is \
+                         kept. Pass a larger \"timeout\" (up to {MAX_TIMEOUT_MS} ms), or run it in \
+                         the background with its output redirected to a file",
+                        plan.timeout_ms,
+                        KILL_GRACE.as_secs()
+                    ),
+                )
+                .with_metadata(metadata));
+            }
+            Ended::Cancelled => {
+                return Err(ToolError::new(
+                    ErrorCode::CANCELLED,
+                    "bash: the call was cancelled and the command stopped; output so far is kept",
+                )
+                .with_metadata(metadata));
+            }
+            Ended::Stopped(e) => return Err(e),
+        }
+        flushed?;
+        let status = match (outcome.status.code, outcome.status.signal) {
+            (Some(code), _) => format!("exit {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "exit unknown".to_owned(),
+        };
+        let mut summary = format!("{status} · {duration_ms} ms");
+        if let Some(n) = &plan.notice {
+            summary.push_str("\nnotice: ");
+            summary.push_str(n);
+        }
+        Ok(ToolCompletion::streamed()
+            .with_metadata(metadata)
+            .with_summary(summary))
+    }
+}
+
+/// The `write:` key of a redirection target: root-relative and normalized when inside the
+/// root, absolute and normalized otherwise; `None` for `/dev/null` and the standard streams.
+pub fn write_key(root: &Path, target: &str) -> Option<String> {
+    if matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr") {
+        return None;
+    }
+    let joined = if target.starts_with('/') {
+        PathBuf::from(target)
+    } else {
+        root.join(target)
+    };
+    let mut normal = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::Normal(p) => normal.push(p),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    match normal.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => Some(".".to_owned()),
+        Ok(rel) => Some(rel.to_string_lossy().into_owned()),
+        Err(_) => Some(normal.to_string_lossy().into_owned()),
+    }
+}
+
+/// Bytes from a pipe → text for a named stream: UTF-8 sequences split across reads are joined,
+/// and invalid bytes become U+FFFD (the sink carries text).
+struct Utf8Stream {
+    sink: OutputSink,
+    name: StreamName,
+    carry: Vec<u8>,
+}
+
+impl Utf8Stream {
+    fn new(sink: OutputSink, name: StreamName) -> Self {
+        Self {
+            sink,
+            name,
+            carry: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
+        if self.carry.is_empty() {
+            return self.emit(bytes);
+        }
+        let mut joined = std::mem::take(&mut self.carry);
+        joined.extend_from_slice(bytes);
+        self.emit(&joined)
+    }
+
+    fn emit(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
+        let mut rest = bytes;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => return self.sink.write(Some(&self.name), text),
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    // The first `valid_up_to` bytes are valid UTF-8 by definition.
+                    let text = std::str::from_utf8(valid).unwrap_or_default();
+                    self.sink.write(Some(&self.name), text)?;
+                    match e.error_len() {
+                        Some(bad) => {
+                            self.sink.write(Some(&self.name), "\u{fffd}")?;
+                            rest = &after[bad..];
+                        }
+                        None => {
+                            // An incomplete sequence at the end: wait for the next read.
+                            self.carry = after.to_vec();
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), ToolError> {
+        if self.carry.is_empty() {
+            return Ok(());
+        }
+        let rest = std::mem::take(&mut self.carry);
+        self.sink
+            .write(Some(&self.name), &String::from_utf8_lossy(&rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_keys_are_root_relative_and_normalized() {
+        let root = Path::new("/work/proj");
+        for (target, want) in [
+            ("out.txt", Some("out.txt")),
+            ("./a/../b/c.log", Some("b/c.log")),
+            ("/work/proj/x", Some("x")),
+            ("../escape", Some("/work/escape")),
+            ("/etc/passwd", Some("/etc/passwd")),
+            ("/dev/null", None),
+            ("/dev/stderr", None),
+        ] {
+            assert_eq!(write_key(root, target).as_deref(), want, "{target}");
+        }
+    }
+
+    #[test]
+    fn posture_lines() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let g = SearchGate::new(SearchGateMode::Enforce, &names(&["grep", "glob", "bash"]));
+        assert_eq!(
+            g.posture(),
+            "bash search gate: enforce (covers grep, egrep, fgrep, rgrep, rg, ag, ack, find, fd)"
+        );
+        let g = SearchGate::new(SearchGateMode::Enforce, &names(&["bash"]));
+        assert_eq!(
+            g.posture(),
+            "bash search gate: enforce but INERT (no grep or glob tool)"
+        );
+        assert!(!g.armed());
+        let g = SearchGate::new(SearchGateMode::Allow, &names(&["grep"]));
+        assert!(!g.armed());
+    }
+
+    struct NoArtifacts;
+    impl tackle_tool::ArtifactSource for NoArtifacts {
+        fn open(
+            &self,
+            _: &tackle_tool::protocol::ArtifactUri,
+        ) -> Result<tackle_tool::OpenedArtifact, ToolError> {
+            Err(ToolError::new(ErrorCode::NOT_FOUND, "no artifacts here"))
+        }
+    }
+
+    fn prepare(
+        mode: SearchGateMode,
+        registered: &[&str],
+        command: &str,
+    ) -> Result<Prepared<BashPlan>, ToolError> {
+        let registered: Vec<String> = registered.iter().map(|s| (*s).to_owned()).collect();
+        let bash = Bash::new(
+            SearchGate::new(mode, &registered),
+            EnvPolicy::default(),
+            StdinRegistry::new(),
+        );
+        let cx = PrepareContext {
+            root: Path::new("/work/proj"),
+            session: &tackle_tool::protocol::SessionId("s".into()),
+            call_id: &tackle_tool::protocol::CallId("c".into()),
+            artifacts: &NoArtifacts,
+        };
+        let args = BashArgs {
+            command: command.to_owned(),
+            timeout: None,
+            interactive: None,
+        };
+        bash.prepare(args, &cx)
+    }
+
+    /// The search gate with grep and glob registered, through `prepare` (which runs before the
+    /// permission gate, so no mode can skip it).
+    #[test]
+    fn search_gate_modes_through_prepare() {
+        let all = ["bash", "grep", "glob"];
+        let err = prepare(SearchGateMode::Enforce, &all, "make && grep -rn TODO .")
+            .err()
+            .unwrap();
+        assert_eq!(err.code, SEARCH_GATE_REFUSED);
+        assert!(
+            err.message.contains("use the native `grep` tool"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("--bash-search-gate"),
+            "{}",
+            err.message
+        );
+        let err = prepare(SearchGateMode::Enforce, &all, "/usr/bin/find . -name x")
+            .err()
+            .unwrap();
+        assert!(err.message.contains("`glob`"), "{}", err.message);
+        let warned = prepare(SearchGateMode::Warn, &all, "grep -rn TODO .")
+            .ok()
+            .unwrap();
+        assert!(warned.plan.notice.is_some());
+        let allowed = prepare(SearchGateMode::Allow, &all, "grep -rn TODO .")
+            .ok()
+            .unwrap();
+        assert!(allowed.plan.notice.is_none());
+        assert!(prepare(SearchGateMode::Enforce, &all, "cargo test | grep FAIL").is_ok());
+        assert!(prepare(SearchGateMode::Enforce, &["bash"], "grep -rn TODO .").is_ok());
+    }
+
+    #[test]
+    fn routing_has_a_key_per_command_and_write() {
+        let p = prepare(
+            SearchGateMode::Enforce,
+            &["bash"],
+            "git add . && git commit -m 'x' > log.txt; cat $(ls) >> /work/proj/b/../all.txt",
+        )
+        .ok()
+        .unwrap();
+        let keys: Vec<String> = p.routing.resources.iter().map(|r| r.key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "tool.bash.cmd:git add .",
+                "tool.bash.cmd:git commit -m x",
+                "tool.bash.cmd:ls",
+                "tool.bash.cmd:cat $(ls)",
+                "write:log.txt",
+                "write:all.txt",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_description_says_refused_only_when_armed() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let d = |mode, reg: &[&str]| {
+            Bash::new(
+                SearchGate::new(mode, &names(reg)),
+                EnvPolicy::default(),
+                StdinRegistry::new(),
+            )
+            .description()
+            .into_owned()
+        };
+        assert!(d(SearchGateMode::Enforce, &["grep", "glob"]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Enforce, &[]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Warn, &["grep"]).contains("REFUSED"));
+        assert!(!d(SearchGateMode::Allow, &["grep"]).contains("REFUSED"));
+    }
+
+    #[test]
+    fn the_gate_refuses_only_what_it_can_redirect() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let only_grep = SearchGate::new(SearchGateMode::Enforce, &names(&["grep"]));
+        assert!(only_grep.advice("grep -rn x .").is_some());
+        assert!(only_grep.advice("find . -name x").is_none());
+        let only_glob = SearchGate::new(SearchGateMode::Enforce, &names(&["glob"]));
+        assert!(only_glob.advice("rg x").is_none());
+        assert!(only_glob.advice("fd x").is_some());
+    }
+}

@@ -1,0 +1,138 @@
+//! Commands bash refuses before spawning anything, whatever the permission rules say: defence in
+//! depth against a model (or a rule like `tool.bash.cmd:*`) wiping a disk or the home directory.
+//!
+//! It checks every simple command the analysis found, wrappers included (`sudo rm -rf /`), and
+//! the raw script for a fork bomb. It is a backstop, not the boundary: the gate is.
+
+use super::analyze::{Analysis, SimpleCommand};
+use super::keys::basename;
+
+/// Top-level directories whose recursive removal or permission change is refused.
+const SYSTEM_DIRS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
+    "/sbin", "/srv", "/sys", "/usr", "/var",
+];
+
+/// Block devices and kernel memory: writes to these destroy data.
+const DEVICE_PREFIXES: &[&str] = &[
+    "/dev/sd",
+    "/dev/hd",
+    "/dev/vd",
+    "/dev/xvd",
+    "/dev/nvme",
+    "/dev/mmcblk",
+    "/dev/disk",
+    "/dev/mapper/",
+    "/dev/md",
+    "/dev/dm-",
+    "/dev/loop",
+    "/dev/mem",
+    "/dev/kmem",
+    "/dev/port",
+];
+
+/// Why `script` is refused, or `None`.
+pub fn refusal(script: &str, a: &Analysis) -> Option<String> {
+    if fork_bomb(script) {
+        return Some("a fork bomb".to_owned());
+    }
+    for path in &a.writes {
+        if is_device(path) {
+            return Some(format!("a write to the block device `{path}`"));
+        }
+    }
+    a.commands.iter().find_map(command)
+}
+
+fn is_device(path: &str) -> bool {
+    DEVICE_PREFIXES.iter().any(|p| path.starts_with(p))
+}
+
+/// `/`, `/*`, a system directory, or the home directory however spelt.
+fn is_precious(arg: &str) -> bool {
+    let trimmed = arg.trim_end_matches("/*").trim_end_matches('/');
+    let trimmed = if trimmed.is_empty() { "/" } else { trimmed };
+    SYSTEM_DIRS.contains(&trimmed)
+        || matches!(
+            trimmed,
+            "~" | "$HOME" | "${HOME}" | "\"$HOME\"" | "\"${HOME}\""
+        )
+        || arg == "/*"
+}
+
+fn recursive_flag(c: &SimpleCommand) -> bool {
+    c.words[1..].iter().any(|w| {
+        let w = w.shown();
+        w == "--recursive"
+            || (w.starts_with('-') && !w.starts_with("--") && (w.contains('r') || w.contains('R')))
+    })
+}
+
+fn command(c: &SimpleCommand) -> Option<String> {
+    let verb = basename(c.words[0].shown());
+    let args = || c.words[1..].iter().map(|w| w.shown());
+    let shown = || {
+        c.words
+            .iter()
+            .map(|w| w.shown())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match verb {
+        "rm" if recursive_flag(c) && args().any(|a| !a.starts_with('-') && is_precious(a)) => {
+            Some(format!(
+                "`{}` (recursive removal of a system or home directory)",
+                shown()
+            ))
+        }
+        "rm" if args().any(|a| a == "--no-preserve-root") => {
+            Some(format!("`{}` (--no-preserve-root)", shown()))
+        }
+        "chmod" | "chown" | "chgrp"
+            if recursive_flag(c) && args().any(|a| !a.starts_with('-') && is_precious(a)) =>
+        {
+            Some(format!(
+                "`{}` (recursive permission change of a system or home directory)",
+                shown()
+            ))
+        }
+        v if v == "mkfs"
+            || v.starts_with("mkfs.")
+            || matches!(v, "mke2fs" | "mkswap" | "wipefs") =>
+        {
+            Some(format!("`{}` (formats a file system)", shown()))
+        }
+        "dd" if args().any(|a| {
+            a.strip_prefix("of=")
+                .is_some_and(|p| p.starts_with("/dev/") && p != "/dev/null")
+        }) =>
+        {
+            Some(format!("`{}` (writes to a device)", shown()))
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            Some(format!("`{}` (stops the machine)", shown()))
+        }
+        _ => None,
+    }
+}
+
+/// `:(){ :|:& };:` and its renamings: a function that pipes itself into itself in the
+/// background.
+fn fork_bomb(script: &str) -> bool {
+    let squeezed: String = script.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut rest = squeezed.as_str();
+    while let Some(at) = rest.find("(){") {
+        let name_start = rest[..at]
+            .rfind([';', '&', '|', '(', ')', '{', '}'])
+            .map_or(0, |i| i + 1);
+        let name = rest[name_start..at].trim_start_matches("function");
+        if !name.is_empty() {
+            let body = &rest[at + 3..];
+            if body.contains(&format!("{name}|{name}&")) {
+                return true;
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    false
+}

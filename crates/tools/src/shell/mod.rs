@@ -1,0 +1,21 @@
+//! Reading shell scripts without running them: the simple commands and redirection targets a
+//! script contains ([`analyze`]), the permission keys they yield ([`keys`]), the bash search
+//! gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
+//!
+//! Refuses to own: deciding. This module says what a script would run and write; the gate
+//! decides whether it may, and the bash tool refuses what the search gate or the denylist name.
+//!
+//! Key decision: scripts are parsed with a real bash grammar (`brush-parser`) and every word is
+//! decoded as bash would decode it (quotes, backslashes, `$'…'`), so `c\url`, `'c'url` and
+//! `cu''rl` are all `curl`. Whatever cannot be known without running the script — a verb built
+//! from an expansion, a parse error, an absurd number of commands — is reported as unresolved,
+//! which becomes the key `tool.bash.cmd:?` that no allow rule matches. Rejected: splitting on
+//! `;`/`&&`/`|` with a regex, which every quoting trick defeats.
+
+pub mod analyze;
+pub mod denylist;
+pub mod keys;
+pub mod search_gate;
+
+#[cfg(test)]
+mod corpus;
