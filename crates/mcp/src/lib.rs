@@ -22,7 +22,7 @@ pub mod http;
 pub mod server;
 
 pub use http::{HttpOptions, HttpServeError, serve_http};
-pub use server::{McpServer, ServerOptions, serve_stdio};
+pub use server::{McpServer, ServerOptions, serve_io, serve_stdio};
 
 /// The largest JSON-RPC message accepted, on stdio (one line) and over HTTP (one body).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
