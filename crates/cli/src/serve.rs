@@ -35,6 +35,14 @@ pub fn run(
             "--token-env: the token is empty; set a non-empty token"
         )));
     }
+    if let Some(addr) = http
+        && !addr.ip().is_loopback()
+        && bearer_token.is_none()
+    {
+        return Err(Failure::Usage(anyhow!(
+            "refusing to serve on {addr}, which is not a loopback address, without a bearer token; pass --token-env VAR with the token in VAR, or bind 127.0.0.1"
+        )));
+    }
     let runtime = Runtime::new(
         catalog(config)?,
         Arc::new(PolicyGate::new(config.policy.clone())),
