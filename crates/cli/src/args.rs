@@ -12,6 +12,8 @@ Examples:
   tackle artifacts ls                           retained output in this project
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
+  tackle serve                                  MCP server on stdio (claude mcp add tackle -- tackle serve)
+  tackle serve --http 127.0.0.1:8123            MCP server over Streamable HTTP
   tackle --deny 'read:secrets/**' call read_file '{\"path\":\"secrets/key\"}'
 
 Project root: --root, else the nearest ancestor of the working directory holding .agents/ or
@@ -126,6 +128,18 @@ pub enum Command {
     Config {
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the catalog to MCP clients: over stdio (default; for `claude mcp add tackle --
+    /// tackle serve`) or Streamable HTTP with --http. Every call passes the same gate as
+    /// `tackle call`; approvals go to the client when it supports elicitation.
+    Serve {
+        /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8123) instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Environment variable holding the bearer token HTTP clients must send; required to
+        /// bind a non-loopback address.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        token_env: Option<String>,
     },
     /// Inspect and collect retained output.
     Artifacts {

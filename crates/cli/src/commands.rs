@@ -18,7 +18,7 @@ use crate::settings::Flags;
 use tackle_tools::BuiltinConfig;
 
 /// A failure that maps to an exit code.
-enum Failure {
+pub(crate) enum Failure {
     Usage(anyhow::Error),
     Engine(anyhow::Error),
 }
@@ -56,6 +56,8 @@ pub fn run(cli: Cli) -> ExitCode {
             crate::show_config::print(&c, &posture, json)?;
             Ok(exit::OK)
         }),
+        Command::Serve { http, token_env } => setup(cli.root.as_deref(), &flags)
+            .and_then(|c| crate::serve::run(&c, http, token_env, is_headless(cli.policy.headless))),
         Command::Artifacts { command } => {
             setup(cli.root.as_deref(), &flags).and_then(|c| artifacts(&c, command))
         }
@@ -101,7 +103,7 @@ fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Co
 
 /// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
 /// rule could ever allow, with descriptions rewritten to name only what is registered.
-fn catalog(config: &Config) -> anyhow::Result<Catalog> {
+pub(crate) fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     let tools_config = builtin_config(config);
     let registered = tools_config.registered.clone();
     let tools = with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
@@ -165,10 +167,13 @@ fn tools(config: &Config, json: bool) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
+/// `--headless` or `TACKLE_HEADLESS` (non-empty, not `0`).
+pub(crate) fn is_headless(flag: bool) -> bool {
+    flag || std::env::var_os("TACKLE_HEADLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
-    let env_headless =
-        std::env::var_os("TACKLE_HEADLESS").is_some_and(|v| !v.is_empty() && v != "0");
-    if headless || env_headless {
+    if is_headless(headless) {
         Arc::new(tackle_runtime::HeadlessApprover)
     } else {
         Arc::new(crate::approve::TerminalApprover::from_tty())

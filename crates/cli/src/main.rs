@@ -7,6 +7,7 @@ mod config;
 mod exit;
 mod posture;
 mod root;
+mod serve;
 mod settings;
 mod show_config;
 

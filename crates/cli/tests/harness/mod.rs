@@ -235,6 +235,20 @@ impl TestCommand {
         self
     }
 
+    /// Start the process with piped stdin, stdout and stderr, for tests that talk to it while it
+    /// runs (`tackle serve`). The caller kills it; [`KillOnDrop`] does so on panic too.
+    pub fn spawn(&mut self) -> KillOnDrop {
+        let described = describe(&self.cmd);
+        let child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {described}: {e}"));
+        KillOnDrop(child)
+    }
+
     /// Run to completion and capture everything.
     pub fn run(&mut self) -> Output {
         use std::io::Write;
@@ -278,6 +292,16 @@ impl TestCommand {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
+    }
+}
+
+/// A running process that is killed when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

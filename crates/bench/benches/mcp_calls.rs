@@ -1,0 +1,290 @@
+//! MCP: `tackle serve` beside peers, each a child process over stdio driven by the Rust SDK
+//! client.
+//!
+//! 1. Sequential calls/s of a trivial tool (tackle's `stat`) against a minimal rmcp echo server
+//!    written here (this benchmark re-executes itself as that server). Every tackle call also
+//!    appends two durable events (fdatasync each), which the echo server does not.
+//! 2. `read_file` of a 100 KiB file against the reference Node filesystem server's
+//!    `read_text_file`, and `glob` of `**/*.rs` over the vendored dependency corpus against its
+//!    `search_files` (glob only when tackle's catalog has it; it says so otherwise). The Node
+//!    server is installed with npm into `target/node-fs` on first run; without npm that part is
+//!    skipped with a message.
+//!
+//! Run: `cargo bench -p tackle-bench --bench mcp_calls`
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tackle_bench::{Stats, ratio};
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+const ECHO_ENV: &str = "TACKLE_BENCH_MCP_ECHO";
+const CALLS: usize = 2000;
+
+/// The peer for calls/s: one `echo` tool returning its text argument.
+#[derive(Clone)]
+struct Echo;
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+    async fn list_tools(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+            Tool::new("echo", "echo", Arc::new(schema)),
+        ]))
+    }
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let text = request
+            .arguments
+            .and_then(|a| a.get("text").and_then(|t| t.as_str()).map(str::to_owned))
+            .unwrap_or_default();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn spawn(mut cmd: tokio::process::Command) -> BenchResult<(Client, Duration)> {
+    cmd.stderr(std::process::Stdio::null());
+    let t = Instant::now();
+    let client = ().serve(TokioChildProcess::new(cmd)?).await?;
+    client.list_all_tools().await?;
+    Ok((client, t.elapsed()))
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> BenchResult<CallToolResult> {
+    let Value::Object(args) = args else {
+        return Err("arguments must be an object".into());
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await?;
+    if r.is_error == Some(true) {
+        return Err(format!("{tool} failed: {:?}", r.content).into());
+    }
+    Ok(r)
+}
+
+async fn time_calls(
+    client: &Client,
+    tool: &str,
+    args: Value,
+    n: usize,
+) -> BenchResult<(Stats, f64)> {
+    for _ in 0..n / 10 {
+        call(client, tool, args.clone()).await?;
+    }
+    let mut samples = Vec::with_capacity(n);
+    let all = Instant::now();
+    for _ in 0..n {
+        let t = Instant::now();
+        call(client, tool, args.clone()).await?;
+        samples.push(t.elapsed());
+    }
+    let per_s = n as f64 / all.elapsed().as_secs_f64();
+    Ok((Stats::of(&mut samples), per_s))
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tackle_binary() -> BenchResult<PathBuf> {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q", "-p", "tackle-cli"])
+        .current_dir(workspace())
+        .status()?;
+    if !status.success() {
+        return Err("building tackle failed".into());
+    }
+    Ok(workspace().join("target/release/tackle"))
+}
+
+fn tackle_cmd(bin: &Path, root: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.arg("--root").arg(root).arg("--headless").arg("serve");
+    cmd.env("XDG_CONFIG_HOME", "/nonexistent/tackle-bench-user-config");
+    cmd
+}
+
+fn node_server() -> Option<PathBuf> {
+    let dir = workspace().join("target/node-fs");
+    let entry = dir.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    if !entry.exists() {
+        let ok = Command::new("npm")
+            .args(["install", "-q", "--prefix"])
+            .arg(&dir)
+            .arg("@modelcontextprotocol/server-filesystem")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+    }
+    entry.exists().then_some(entry)
+}
+
+fn corpus() -> BenchResult<PathBuf> {
+    let dir = workspace().join("target/bench-vendor");
+    if !dir.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["vendor", "-q", "--versioned-dirs"])
+            .arg(&dir)
+            .current_dir(workspace())
+            .stdout(std::process::Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err("cargo vendor failed".into());
+        }
+    }
+    Ok(dir)
+}
+
+fn text_of(r: &CallToolResult) -> usize {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.len())
+        .sum()
+}
+
+async fn bench() -> BenchResult<()> {
+    let bin = tackle_binary()?;
+    let project = tempfile::tempdir()?;
+    std::fs::create_dir(project.path().join(".agents"))?;
+    std::fs::write(project.path().join("f.txt"), "x\n")?;
+    let line = format!(
+        "{}\n",
+        "abcdefghij".repeat(7).chars().take(63).collect::<String>()
+    );
+    std::fs::write(project.path().join("big.txt"), line.repeat(1600))?; // 100 KiB
+
+    // 1. Calls/s.
+    let mut echo_cmd = tokio::process::Command::new(std::env::current_exe()?);
+    echo_cmd.env(ECHO_ENV, "1");
+    let (echo, echo_start) = spawn(echo_cmd).await?;
+    let (tackle, tackle_start) = spawn(tackle_cmd(&bin, project.path())).await?;
+    let (e, e_rate) = time_calls(&echo, "echo", json!({"text": "x"}), CALLS).await?;
+    let (t, t_rate) = time_calls(&tackle, "stat", json!({"path": "f.txt"}), CALLS).await?;
+    println!("mcp sequential calls over stdio ({CALLS} calls each)");
+    println!(
+        "  start-up to first tools/list: tackle {tackle_start:.1?}, rmcp echo {echo_start:.1?}"
+    );
+    println!("  rmcp echo server        {e}   {e_rate:>8.0} calls/s");
+    println!("  tackle serve (stat)     {t}   {t_rate:>8.0} calls/s");
+    println!(
+        "  tackle / echo calls/s: {:.2}x (target >= 0.9x; each tackle call appends two fdatasync'd events)",
+        t_rate / e_rate
+    );
+    echo.cancel().await?;
+
+    // 2. The reference filesystem server.
+    let Some(node) = node_server() else {
+        println!(
+            "read/glob vs @modelcontextprotocol/server-filesystem: skipped (npm install failed)"
+        );
+        tackle.cancel().await?;
+        return Ok(());
+    };
+    let mut node_cmd = tokio::process::Command::new("node");
+    node_cmd.arg(&node).arg(project.path());
+    let (fs, _) = spawn(node_cmd).await?;
+    let big = project.path().join("big.txt");
+    let n = 300;
+    let (nr, _) = time_calls(&fs, "read_text_file", json!({"path": big}), n).await?;
+    let (tr, _) = time_calls(
+        &tackle,
+        "read_file",
+        json!({"path": "big.txt", "limit": 2000}),
+        n,
+    )
+    .await?;
+    let tr_bytes = text_of(
+        &call(
+            &tackle,
+            "read_file",
+            json!({"path": "big.txt", "limit": 2000}),
+        )
+        .await?,
+    );
+    println!("read of a 100 KiB file ({n} calls each; tackle returned {tr_bytes} bytes)");
+    println!("  node read_text_file     {nr}");
+    println!("  tackle read_file        {tr}");
+    println!(
+        "  tackle / node: {:.3}x (target <= 0.3x)",
+        ratio(tr.median, nr.median)
+    );
+    fs.cancel().await?;
+    tackle.cancel().await?;
+
+    let corpus = corpus()?;
+    let (tackle, _) = spawn(tackle_cmd(&bin, &corpus)).await?;
+    let has_glob = tackle
+        .list_all_tools()
+        .await?
+        .iter()
+        .any(|t| t.name == "glob");
+    let mut node_cmd = tokio::process::Command::new("node");
+    node_cmd.arg(&node).arg(&corpus);
+    let (fs, _) = spawn(node_cmd).await?;
+    let n = 5;
+    let (ng, _) = time_calls(
+        &fs,
+        "search_files",
+        json!({"path": corpus, "pattern": "**/*.rs"}),
+        n,
+    )
+    .await?;
+    println!("glob **/*.rs over the vendored corpus ({n} calls each)");
+    println!("  node search_files       {ng}");
+    if has_glob {
+        let (tg, _) = time_calls(&tackle, "glob", json!({"pattern": "**/*.rs"}), n).await?;
+        println!("  tackle glob             {tg}");
+        println!(
+            "  tackle / node: {:.3}x (target <= 0.05x)",
+            ratio(tg.median, ng.median)
+        );
+    } else {
+        println!("  tackle glob: not in this build's catalog; no ratio");
+    }
+    fs.cancel().await?;
+    tackle.cancel().await?;
+    Ok(())
+}
+
+fn main() -> BenchResult<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if std::env::var_os(ECHO_ENV).is_some() {
+        return rt.block_on(async {
+            let server = Echo.serve(rmcp::transport::stdio()).await?;
+            server.waiting().await?;
+            Ok(())
+        });
+    }
+    rt.block_on(bench())
+}

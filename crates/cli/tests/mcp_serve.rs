@@ -1,0 +1,282 @@
+//! `tackle serve` end to end: the official MCP Python SDK as the client over stdio and
+//! Streamable HTTP, the HTTP front door's refusals, and stdio hygiene (nothing but protocol on
+//! stdout, exit on stdin EOF).
+//!
+//! The Python SDK lives in a venv at `target/mcp-venv` (`.ci/run` builds it). Under `CI` a
+//! missing venv fails the test with the command to fix it; elsewhere the test builds it on first
+//! use. Progress and cancellation are tested at the Rust level with test-only tools
+//! (`crates/mcp/tests/server.rs`), so the shipped binary carries no test tools.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns: a failure should panic loudly
+
+mod harness;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use harness::{KillOnDrop, Project};
+use serde_json::Value;
+
+fn venv_python() -> PathBuf {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv");
+            let python = venv.join("bin/python");
+            let ready = |p: &PathBuf| {
+                Command::new(p)
+                    .args(["-c", "import mcp.client.session"])
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if ready(&python) {
+                return python;
+            }
+            if std::env::var_os("CI").is_some() {
+                panic!(
+                    "the MCP Python SDK venv is missing at {}; .ci/run builds it with: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0",
+                    venv.display()
+                );
+            }
+            let built = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success())
+                && Command::new(venv.join("bin/pip"))
+                    .args(["install", "-q", "mcp==2.3.0"])
+                    .status()
+                    .is_ok_and(|s| s.success());
+            assert!(built && ready(&python), "could not build the MCP Python SDK venv at {}", venv.display());
+            python
+        })
+        .clone()
+}
+
+fn client_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py")
+}
+
+fn project() -> Project {
+    let p = Project::new();
+    p.write("hello.txt", "hello\nworld\n");
+    p.write("secret.txt", "s3cret\n");
+    p
+}
+
+/// What every transport must show the Python client.
+fn assert_interop(out: &Value) {
+    assert_eq!(out["server"], "tackle", "{out:#}");
+    assert_eq!(out["tools"]["read_file"]["read_only"], true, "{out:#}");
+    assert_eq!(out["tools"]["read_file"]["destructive"], false, "{out:#}");
+    assert_eq!(out["read"]["is_error"], false, "{out:#}");
+    assert!(
+        out["read"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("hello\nworld\n"),
+        "{out:#}"
+    );
+    assert_eq!(out["read"]["structured"]["total_lines"], 2, "{out:#}");
+    assert_eq!(out["denied"]["is_error"], true, "{out:#}");
+    assert_eq!(
+        out["denied"]["structured"]["code"], "permission_denied",
+        "{out:#}"
+    );
+    assert_eq!(out["bad_args"]["is_error"], true, "{out:#}");
+    assert_eq!(
+        out["bad_args"]["structured"]["code"], "invalid_arguments",
+        "{out:#}"
+    );
+    assert_eq!(out["bad_args"]["structured"]["path"], "$.path", "{out:#}");
+    assert!(
+        out["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `no_such_tool`"),
+        "{out:#}"
+    );
+    assert_eq!(out["after_errors"]["is_error"], false, "{out:#}");
+}
+
+fn run_client(args: &[&str]) -> Value {
+    let out = Command::new(venv_python())
+        .arg(client_script())
+        .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent/tackle-tests-user-config")
+        .env("TACKLE_HEADLESS", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python client failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("client output is not JSON ({e}): {stdout}"))
+}
+
+#[test]
+fn python_sdk_over_stdio() {
+    let p = project();
+    let root = p.path().to_str().unwrap().to_owned();
+    let out = run_client(&[
+        "stdio",
+        env!("CARGO_BIN_EXE_tackle"),
+        "--root",
+        &root,
+        "--deny",
+        "read:secret.txt",
+        "serve",
+    ]);
+    assert_interop(&out);
+}
+
+/// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound.
+fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
+    let mut child = p
+        .tackle([
+            "--deny",
+            "read:secret.txt",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .spawn();
+    let stderr = child.0.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("tackle serve exited before listening"))
+            .unwrap();
+        if let Some(rest) = line.strip_prefix("tackle serve: listening on http://") {
+            break rest.trim_end_matches("/mcp").parse().unwrap();
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+#[test]
+fn python_sdk_over_http() {
+    let p = project();
+    let (_server, addr) = serve_http(&p);
+    let out = run_client(&["http", &format!("http://{addr}/mcp")]);
+    assert_interop(&out);
+}
+
+/// One raw HTTP/1.1 POST; returns the status code.
+fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut response = String::new();
+    let _ = s.read_to_string(&mut response);
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {response:?}"))
+}
+
+#[test]
+fn http_refuses_foreign_origins_hosts_and_oversized_bodies() {
+    let p = project();
+    let (_server, addr) = serve_http(&p);
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let port = addr.port().to_string();
+    let same_origin = format!("http://127.0.0.1:{port}");
+    let rebinding_with_port = format!("evil.example:{port}");
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+    let table: &[Case] = &[
+        ("same origin", vec![("Origin", same_origin.as_str())], 200),
+        ("no origin (a non-browser client)", vec![], 200),
+        (
+            "foreign origin",
+            vec![("Origin", "http://evil.example")],
+            403,
+        ),
+        (
+            "foreign origin on a loopback port",
+            vec![("Origin", "http://127.0.0.1:1")],
+            403,
+        ),
+        ("rebinding host", vec![("Host", "evil.example")], 403),
+        (
+            "rebinding host with our port",
+            vec![("Host", rebinding_with_port.as_str())],
+            403,
+        ),
+    ];
+    for (what, headers, want) in table {
+        assert_eq!(post(addr, headers, init), *want, "{what}");
+    }
+    let huge = vec![b' '; tackle_mcp::MAX_MESSAGE_BYTES + 1];
+    assert_eq!(post(addr, &[], &huge), 413, "oversized body");
+}
+
+#[test]
+fn http_refuses_a_public_bind_without_a_token() {
+    let p = project();
+    p.tackle(["serve", "--http", "0.0.0.0:0"])
+        .run()
+        .code(2)
+        .stderr_contains("not a loopback address, without a bearer token");
+}
+
+#[test]
+fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
+    let p = project();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"bogus"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let out = p.tackle(["serve"]).stdin(input).run();
+    out.success().stderr_contains("posture: mode ask");
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in out.stdout.lines() {
+        let msg: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| out.fail(&format!("stdout line is not JSON ({e}): {line:?}")));
+        if msg["jsonrpc"] != "2.0" {
+            out.fail(&format!("stdout line is not JSON-RPC: {line:?}"));
+        }
+        if let Some(id) = msg["id"].as_u64() {
+            by_id.insert(id, msg);
+        }
+    }
+    assert!(
+        by_id[&1]["result"]["serverInfo"]["name"] == "tackle",
+        "{by_id:#?}"
+    );
+    assert!(
+        by_id[&2]["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
+    assert_eq!(by_id[&3]["error"]["code"], -32601);
+    assert_eq!(by_id[&4]["error"]["code"], -32602);
+    assert_eq!(by_id[&5]["result"]["isError"], false);
+}

@@ -1,0 +1,152 @@
+//! `tackle serve --http`: Streamable HTTP, safe to run on a developer's machine.
+//!
+//! Loopback by default. `Host` must name the bound address (or `localhost`), and a request
+//! carrying a foreign `Origin` is refused with 403, so a web page cannot reach the server
+//! through DNS rebinding. Binding anything but loopback requires a bearer token (from an
+//! environment variable the operator names), checked on every request before the SDK sees it.
+//! Bodies over [`crate::MAX_MESSAGE_BYTES`] get 413.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::McpServer;
+
+/// How to serve HTTP.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// The bearer token clients must present (`Authorization: Bearer <token>`). Required when
+    /// `addr` is not loopback.
+    pub bearer_token: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpServeError {
+    #[error(
+        "refusing to serve on {addr}, which is not a loopback address, without a bearer token; set the token's environment variable or bind 127.0.0.1"
+    )]
+    NonLoopbackWithoutToken { addr: SocketAddr },
+    #[error("binding {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Bind, then serve until `shutdown` is cancelled. `on_bound` receives the bound address (the
+/// port is chosen by the system when `addr` has port 0) before the first request is accepted.
+pub async fn serve_http(
+    server: McpServer,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    on_bound: impl FnOnce(SocketAddr),
+) -> Result<(), HttpServeError> {
+    let addr = options.addr;
+    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
+        return Err(HttpServeError::NonLoopbackWithoutToken { addr });
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    let port = bound.port();
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        format!("localhost:{port}"),
+        bound.ip().to_string(),
+        bound.to_string(),
+    ];
+    if bound.ip().is_loopback() {
+        hosts.extend([
+            "127.0.0.1".to_owned(),
+            format!("127.0.0.1:{port}"),
+            "[::1]".to_owned(),
+            format!("[::1]:{port}"),
+        ]);
+    }
+    let origins = vec![
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
+        .with_cancellation_token(shutdown.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let token: Option<Arc<str>> = options.bearer_token.map(Into::into);
+    on_bound(bound);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // A failed accept (out of descriptors, a reset) loses one connection, not the server.
+                Err(_) => continue,
+            },
+            () = shutdown.cancelled() => return Ok(()),
+        };
+        let service = service.clone();
+        let token = token.clone();
+        let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let mut service = service.clone();
+            let token = token.clone();
+            async move {
+                if let Some(refusal) = check_token(&req, token.as_deref()) {
+                    return Ok::<_, std::convert::Infallible>(refusal);
+                }
+                let response = tower_service::Service::call(&mut service, req).await?;
+                Ok(response.map(|b| b.boxed_unsync()))
+            }
+        });
+        tokio::spawn(async move {
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
+}
+
+type Body = UnsyncBoxBody<Bytes, std::convert::Infallible>;
+
+/// `Some(401)` when a token is required and the request does not carry it.
+fn check_token<B>(req: &Request<B>, token: Option<&str>) -> Option<Response<Body>> {
+    let token = token?;
+    let presented = req
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+        return None;
+    }
+    let mut response = Response::new(
+        Full::new(Bytes::from_static(
+            b"unauthorized: send Authorization: Bearer <token>",
+        ))
+        .boxed_unsync(),
+    );
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    Some(response)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

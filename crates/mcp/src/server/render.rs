@@ -1,0 +1,208 @@
+//! A tackle [`ToolResult`] as an MCP `CallToolResult`.
+//!
+//! Text content is the model-facing rendering, unchanged. Structured metadata (next_offset,
+//! exists, …) becomes `structuredContent` and is mirrored as a JSON text block, as MCP asks
+//! for clients that ignore structure. Every truncated stream adds a `resource_link` to its
+//! `artifact://<digest>` so a client can page the rest (`resources/read` or read_file).
+//! Attachments (media a tool retained as an artifact) travel as MCP image or audio blocks, or as
+//! an embedded blob resource for other types (PDF, video), with the bytes loaded from the store.
+
+use rmcp::model::{CallToolResult, ContentBlock as McpBlock, Resource};
+use tackle_protocol::{ContentBlock, ToolResult};
+
+/// `load` returns the bytes of a stored artifact (`artifact://sha256/<hex>`), verified.
+pub(crate) fn call_tool_result(
+    result: &ToolResult,
+    load: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> CallToolResult {
+    use base64::Engine as _;
+    let mut content = Vec::with_capacity(result.content.len() + 2);
+    for block in &result.content {
+        match block {
+            ContentBlock::Text { text } => content.push(McpBlock::text(text.clone())),
+            ContentBlock::Attachment {
+                mime_type,
+                bytes,
+                artifact,
+            } => match load(artifact) {
+                Some(data) => {
+                    let data = base64::engine::general_purpose::STANDARD.encode(data);
+                    let public = artifact.replace("artifact://sha256/", "artifact://");
+                    content.push(if mime_type.starts_with("image/") {
+                        McpBlock::image(data, mime_type.clone())
+                    } else if mime_type.starts_with("audio/") {
+                        McpBlock::audio(data, mime_type.clone())
+                    } else {
+                        McpBlock::resource(
+                            rmcp::model::ResourceContents::blob(data, public)
+                                .with_mime_type(mime_type.clone()),
+                        )
+                    });
+                }
+                None => content.push(McpBlock::text(format!(
+                    "[attachment {mime_type}, {bytes} bytes, {artifact}: no longer in the store]"
+                ))),
+            },
+        }
+    }
+    for retained in result.retained_output.iter().filter(|r| r.truncated) {
+        let Some(hex) = retained.artifact.strip_prefix("artifact://sha256/") else {
+            continue;
+        };
+        let name = retained
+            .stream
+            .as_ref()
+            .map_or_else(|| "output".to_owned(), |s| s.as_str().to_owned());
+        let link = Resource::new(format!("artifact://{hex}"), name)
+            .with_mime_type("text/plain")
+            .with_size(retained.bytes)
+            .with_description(format!(
+                "the whole output ({} lines); page it with read_file {{\"path\": \"artifact://{hex}\", \"offset\": N}}",
+                retained.lines
+            ));
+        content.push(McpBlock::resource_link(link));
+    }
+    let structured = structured(result);
+    if let Some(s) = &structured {
+        content.push(McpBlock::text(s.to_string()));
+    }
+    let mut out = if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    out.structured_content = structured;
+    out
+}
+
+/// The result's structure: its metadata (an object, as MCP requires), plus the error code of a
+/// failed call. `None` when there is none.
+fn structured(result: &ToolResult) -> Option<serde_json::Value> {
+    let mut object = match &result.metadata {
+        serde_json::Value::Null => serde_json::Map::new(),
+        serde_json::Value::Object(m) => m.clone(),
+        other => {
+            let mut m = serde_json::Map::new();
+            m.insert("value".to_owned(), other.clone());
+            m
+        }
+    };
+    if let Some(code) = &result.code {
+        object.insert(
+            "code".to_owned(),
+            serde_json::Value::String(code.to_string()),
+        );
+    }
+    (!object.is_empty()).then_some(serde_json::Value::Object(object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_protocol::{CallId, CallStatus, ErrorCode, Label, RetainedOutput};
+
+    fn result(is_error: bool, metadata: serde_json::Value) -> ToolResult {
+        ToolResult {
+            call_id: CallId("c".into()),
+            tool: "t".into(),
+            status: if is_error {
+                CallStatus::Error
+            } else {
+                CallStatus::Ok
+            },
+            is_error,
+            code: is_error.then_some(ErrorCode::INVALID_ARGUMENTS),
+            content: vec![ContentBlock::Text {
+                text: "hello".into(),
+            }],
+            metadata,
+            retained_output: vec![],
+            incomplete: false,
+            label: Label::LOCAL,
+            display: None,
+            digested: false,
+        }
+    }
+
+    #[test]
+    fn attachments_travel_as_media_blocks_with_their_bytes() {
+        let mut r = result(false, serde_json::Value::Null);
+        r.content.push(ContentBlock::Attachment {
+            mime_type: "image/png".into(),
+            bytes: 3,
+            artifact: "artifact://sha256/ab".into(),
+        });
+        r.content.push(ContentBlock::Attachment {
+            mime_type: "application/pdf".into(),
+            bytes: 3,
+            artifact: "artifact://sha256/cd".into(),
+        });
+        let out = call_tool_result(&r, &|uri| {
+            (uri == "artifact://sha256/ab").then(|| b"png".to_vec())
+        });
+        let v = serde_json::to_value(&out).unwrap();
+        let content = v["content"].as_array().unwrap();
+        assert_eq!(content[1]["type"], "image");
+        assert_eq!(content[1]["mimeType"], "image/png");
+        assert_eq!(content[1]["data"], "cG5n");
+        // Gone from the store: said so, never silently dropped.
+        assert!(
+            content[2]["text"]
+                .as_str()
+                .unwrap()
+                .contains("no longer in the store")
+        );
+    }
+
+    #[test]
+    fn plain_text_has_no_structure() {
+        let r = call_tool_result(&result(false, serde_json::Value::Null), &|_| None);
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(r.content.len(), 1);
+        assert!(r.structured_content.is_none());
+    }
+
+    #[test]
+    fn metadata_is_structured_and_mirrored() {
+        let r = call_tool_result(&result(true, serde_json::json!({"path": "$.x"})), &|_| None);
+        assert_eq!(r.is_error, Some(true));
+        let s = r.structured_content.clone().unwrap();
+        assert_eq!(s["path"], "$.x");
+        assert_eq!(s["code"], "invalid_arguments");
+        let mirrored = r.content[1].as_text().unwrap().text.clone();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&mirrored).unwrap(),
+            s
+        );
+    }
+
+    #[test]
+    fn truncated_streams_become_resource_links() {
+        let mut res = result(false, serde_json::Value::Null);
+        let hex = "a".repeat(64);
+        res.retained_output = vec![
+            RetainedOutput {
+                stream: None,
+                artifact: format!("artifact://sha256/{hex}"),
+                bytes: 10,
+                lines: 2,
+                truncated: true,
+            },
+            RetainedOutput {
+                stream: None,
+                artifact: format!("artifact://sha256/{}", "b".repeat(64)),
+                bytes: 1,
+                lines: 1,
+                truncated: false,
+            },
+        ];
+        let r = call_tool_result(&res, &|_| None);
+        let links: Vec<_> = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_resource_link())
+            .collect();
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].uri, format!("artifact://{hex}"));
+    }
+}

@@ -1,0 +1,485 @@
+//! The MCP server driven by the official Rust SDK's client over an in-memory pipe: the
+//! catalog, results, protocol errors, progress, cancellation and elicitation approvals.
+//!
+//! Cancellation and progress are tested here, at the Rust level, with test-only tools (`slow`
+//! waits for cancellation after reporting progress), so the shipped binary carries no test
+//! tools. The same behaviour through the real binary and the Python SDK is in
+//! `crates/cli/tests/mcp_interop.rs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, PaginatedRequestParams,
+    ProgressNotificationParam, Request, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tackle_mcp::{McpServer, ServerOptions};
+use tackle_protocol::{CallStatus, Concurrency, Event};
+use tackle_runtime::{
+    Catalog, EventObserver, GateHook, GateRequest, GateVerdict, Runtime, RuntimeConfig, Session,
+};
+use tackle_tool::{
+    ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+    ToolProgress,
+};
+use tokio::sync::mpsc;
+
+// ---------------------------------------------------------------------------------------------
+// Test tools and gate.
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// Reports progress, then waits until the call is cancelled.
+struct Slow;
+
+impl Tool for Slow {
+    type Args = NoArgs;
+    type Plan = ();
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn description(&self) -> Cow<'static, str> {
+        "Test tool: reports progress and waits to be cancelled.".into()
+    }
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn prepare(&self, _: NoArgs, _: &PrepareContext<'_>) -> Result<Prepared<()>, ToolError> {
+        Ok(Prepared::new(Routing::default(), ()))
+    }
+    async fn execute(&self, _: (), cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        cx.output.progress(ToolProgress {
+            message: Some("started".into()),
+            ..ToolProgress::default()
+        })?;
+        cx.cancel.cancelled().await;
+        Ok(ToolCompletion::single("cancelled"))
+    }
+}
+
+/// Reports three progress steps, then finishes.
+struct Steps;
+
+impl Tool for Steps {
+    type Args = NoArgs;
+    type Plan = ();
+    fn name(&self) -> &str {
+        "steps"
+    }
+    fn description(&self) -> Cow<'static, str> {
+        "Test tool: three progress steps.".into()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn prepare(&self, _: NoArgs, _: &PrepareContext<'_>) -> Result<Prepared<()>, ToolError> {
+        Ok(Prepared::new(Routing::default(), ()))
+    }
+    async fn execute(&self, _: (), cx: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        for i in 1..=3 {
+            cx.output.progress(ToolProgress {
+                message: Some(format!("step {i}")),
+                ..ToolProgress::default()
+            })?;
+        }
+        Ok(ToolCompletion::single("done"))
+    }
+}
+
+/// A mutating test tool the gate asks about.
+struct Touch;
+
+impl Tool for Touch {
+    type Args = NoArgs;
+    type Plan = ();
+    fn name(&self) -> &str {
+        "touch"
+    }
+    fn description(&self) -> Cow<'static, str> {
+        "Test tool: a write the gate asks about.".into()
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn permission_actions(&self) -> &'static [&'static str] {
+        &["write"]
+    }
+    fn prepare(&self, _: NoArgs, _: &PrepareContext<'_>) -> Result<Prepared<()>, ToolError> {
+        Ok(Prepared::new(Routing::default(), ()))
+    }
+    async fn execute(&self, _: (), _: ExecuteContext) -> Result<ToolCompletion, ToolError> {
+        Ok(ToolCompletion::single("touched"))
+    }
+}
+
+/// Denies `stat`, asks about `touch`, allows the rest.
+struct TestGate;
+
+impl GateHook for TestGate {
+    fn check(&self, request: &GateRequest<'_>) -> GateVerdict {
+        match request.tool {
+            "stat" => GateVerdict::Deny {
+                key: "tool.stat".into(),
+                rule: "test".into(),
+                message: "tool.stat is denied by the test gate".into(),
+            },
+            "touch" => GateVerdict::Ask {
+                keys: vec!["tool.touch".into()],
+                message: "tool.touch asks (test gate)".into(),
+            },
+            _ => GateVerdict::Allow,
+        }
+    }
+}
+
+struct Events(mpsc::UnboundedSender<Event>);
+
+impl EventObserver for Events {
+    fn on_recorded(&self, _: u64, event: &Event) {
+        let _ = self.0.send(event.clone());
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    server: McpServer,
+    events: mpsc::UnboundedReceiver<Event>,
+}
+
+fn fixture(elicitation: bool) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hello\nworld\n").unwrap();
+    let mut tools = tackle_tools::builtin_tools(&tackle_tools::BuiltinConfig::default());
+    tools.push(Arc::new(Slow));
+    tools.push(Arc::new(Steps));
+    tools.push(Arc::new(Touch));
+    let (tx, events) = mpsc::unbounded_channel();
+    let runtime = Runtime::new(
+        Catalog::new(tools).unwrap(),
+        Arc::new(TestGate),
+        RuntimeConfig::default(),
+    )
+    .with_event_observer(Arc::new(Events(tx)));
+    let session = Session::open(dir.path()).unwrap();
+    Fixture {
+        _dir: dir,
+        server: McpServer::new(runtime, session, ServerOptions { elicitation }),
+        events,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A client that records progress and answers elicitations from a script.
+
+#[derive(Clone, Default)]
+struct TestClient {
+    elicitation_answer: Option<(ElicitationAction, Option<Value>)>,
+    progress: Arc<Mutex<Vec<String>>>,
+    progress_tx: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.elicitation_answer.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("tackle-test-client", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Err(ErrorData::invalid_params("expected a form", None));
+        };
+        assert!(message.contains("tool.touch"), "{message}");
+        let (action, content) = self.elicitation_answer.clone().unwrap();
+        let mut result = ElicitResult::new(action);
+        result.content = content;
+        Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        let message = params.message.unwrap_or_default();
+        self.progress.lock().unwrap().push(message.clone());
+        if let Some(tx) = &self.progress_tx {
+            let _ = tx.send(message);
+        }
+    }
+}
+
+async fn connect(server: McpServer, client: TestClient) -> RunningService<RoleClient, TestClient> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (read, write) = tokio::io::split(server_io);
+    tokio::spawn(async move {
+        let _ = tackle_mcp::serve_io(server, read, write).await;
+    });
+    client.serve(client_io).await.unwrap()
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn lists_the_catalog_with_annotations() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for want in ["read_file", "stat", "list_dir", "slow", "touch"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    let read_file = tools.iter().find(|t| t.name == "read_file").unwrap();
+    let a = read_file.annotations.as_ref().unwrap();
+    assert_eq!(a.read_only_hint, Some(true));
+    assert_eq!(a.destructive_hint, Some(false));
+    assert_eq!(
+        read_file.input_schema.get("additionalProperties"),
+        Some(&json!(false))
+    );
+    let touch = tools.iter().find(|t| t.name == "touch").unwrap();
+    assert_eq!(
+        touch.annotations.as_ref().unwrap().destructive_hint,
+        Some(true)
+    );
+}
+
+#[tokio::test]
+async fn results_errors_and_protocol_errors() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+
+    let ok = client
+        .call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(args(json!({"path": "hello.txt"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok.is_error, Some(false));
+    assert!(ok.content[0].as_text().unwrap().text.contains("hello"));
+    assert_eq!(ok.structured_content.as_ref().unwrap()["total_lines"], 2);
+
+    let bad = client
+        .call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"path": 3}))))
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert_eq!(
+        bad.structured_content.as_ref().unwrap()["code"],
+        "invalid_arguments"
+    );
+    assert_eq!(bad.structured_content.as_ref().unwrap()["path"], "$.path");
+
+    let denied = client
+        .call_tool(
+            CallToolRequestParams::new("stat").with_arguments(args(json!({"path": "hello.txt"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(denied.is_error, Some(true));
+    assert_eq!(
+        denied.structured_content.as_ref().unwrap()["code"],
+        "permission_denied"
+    );
+
+    // Without elicitation, an ask is refused as approval_unavailable.
+    let ask = client
+        .call_tool(CallToolRequestParams::new("touch"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ask.structured_content.as_ref().unwrap()["code"],
+        "approval_unavailable"
+    );
+
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("read_fil"))
+        .await
+        .unwrap_err();
+    let msg = unknown.to_string();
+    assert!(
+        msg.contains("unknown tool") && msg.contains("read_file"),
+        "{msg}"
+    );
+
+    let cursor = client
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("bogus".into())),
+        ))
+        .await
+        .unwrap_err();
+    assert!(cursor.to_string().contains("invalid cursor"), "{cursor}");
+
+    // The server still serves after every error above.
+    let again = client
+        .call_tool(
+            CallToolRequestParams::new("list_dir").with_arguments(args(json!({"path": "."}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn progress_reaches_the_client_before_the_result() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+    let handle = client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("steps"))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let result = handle.await_response().await.unwrap();
+    assert!(
+        matches!(result, ServerResult::CallToolResult(_)),
+        "{result:?}"
+    );
+    assert_eq!(
+        *client.service().progress.lock().unwrap(),
+        vec!["step 1", "step 2", "step 3"]
+    );
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_call() {
+    let mut f = fixture(false);
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let client = connect(
+        f.server,
+        TestClient {
+            progress_tx: Some(tx),
+            ..TestClient::default()
+        },
+    )
+    .await;
+    let handle = client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("slow"))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(progress.recv().await.unwrap(), "started");
+    handle.cancel(Some("test".into())).await.unwrap();
+    loop {
+        match f.events.recv().await.unwrap() {
+            Event::CallFinished(done) if done.tool == "slow" => {
+                assert_eq!(done.status, CallStatus::Cancelled);
+                break;
+            }
+            _ => {}
+        }
+    }
+    // Still serving.
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(!tools.is_empty());
+}
+
+#[tokio::test]
+async fn asks_go_to_the_client_as_elicitation() {
+    let table = [
+        (
+            ElicitationAction::Accept,
+            Some(json!({"decision": "once"})),
+            None,
+        ),
+        (
+            ElicitationAction::Accept,
+            Some(json!({"decision": "deny", "message": "not now"})),
+            Some("not now"),
+        ),
+        (ElicitationAction::Decline, None, Some("refused")),
+    ];
+    for (action, content, refusal) in table {
+        let f = fixture(true);
+        let client = connect(
+            f.server,
+            TestClient {
+                elicitation_answer: Some((action, content.clone())),
+                ..TestClient::default()
+            },
+        )
+        .await;
+        let r = client
+            .call_tool(CallToolRequestParams::new("touch"))
+            .await
+            .unwrap();
+        let text = r.content[0].as_text().unwrap().text.clone();
+        match refusal {
+            None => assert_eq!(
+                (r.is_error, text.as_str()),
+                (Some(false), "touched"),
+                "{content:?}"
+            ),
+            Some(why) => {
+                assert_eq!(r.is_error, Some(true), "{content:?}");
+                assert_eq!(
+                    r.structured_content.as_ref().unwrap()["code"],
+                    "permission_denied"
+                );
+                assert!(text.contains(why), "{text}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_2026_client_discovers_and_calls() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
+    let f = fixture(false);
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (read, write) = tokio::io::split(server_io);
+    let server = f.server;
+    tokio::spawn(async move {
+        let _ = tackle_mcp::serve_io(server, read, write).await;
+    });
+    let client = serve_client_with_lifecycle(
+        TestClient::default(),
+        client_io,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "read_file"));
+    let ok = client
+        .call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(args(json!({"path": "hello.txt"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok.is_error, Some(false));
+}
