@@ -225,6 +225,8 @@ fn glob_paths_caps_and_errors() {
     let out = call_json(&p, "glob", &json!({"pattern": "*.rs", "path": "vendor"}));
     assert_eq!(out.metadata()["files"], json!(["vendor/lib/v.rs"]));
     let many = Project::new();
+    // The raw listing, not its digest: this checks the tool's own cap.
+    many.config("[tool_output]\ndigests = false\n");
     for i in 0..1005 {
         many.write(format!("d/f{i:04}.txt"), "");
     }
@@ -294,7 +296,7 @@ fn read_many_files_skips_what_it_cannot_read_and_keeps_going() {
 #[test]
 fn read_many_files_bounds_each_file() {
     let p = Project::new();
-    p.config("[tool_output]\nlines = 5000\nbytes = 1000000\n");
+    p.config("[tool_output]\nlines = 5000\nbytes = 1000000\ndigests = false\n");
     let big: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
     p.write("big.txt", &big);
     let out = call_json(&p, "read_many_files", &json!({"paths": ["big.txt"]}));
@@ -470,4 +472,19 @@ fn delete_file_through_the_binary() {
     ])
     .run()
     .tool_error("permission_denied");
+}
+
+#[test]
+fn large_search_results_are_digests_that_retrieve_raw_undoes() {
+    let p = Project::new();
+    // 800 paths of 12 bytes: over the 8,000-byte digest threshold for glob too.
+    for i in 0..800 {
+        p.write(format!("src/m{i:03}.rs"), "fn needle() {}\n");
+    }
+    let out = call_json(&p, "grep", &json!({"pattern": "needle"}));
+    out.success();
+    assert!(out.json()["digested"] == true, "{}", out.text());
+    assert!(out.text().contains("retrieve_raw"), "{}", out.text());
+    let out = call_json(&p, "glob", &json!({"pattern": "*.rs"}));
+    assert!(out.json()["digested"] == true, "{}", out.text());
 }

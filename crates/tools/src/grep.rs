@@ -94,6 +94,11 @@ impl Tool for Grep {
         true
     }
 
+    /// A survey: large results are shown as a digest, with retrieve_raw for the whole.
+    fn survey(&self) -> bool {
+        true
+    }
+
     fn permission_actions(&self) -> &'static [&'static str] {
         &["read"]
     }
