@@ -39,6 +39,11 @@ impl Group {
     /// `kill` returns before its target has died; without this a caller could see a member
     /// alive for a moment after the call "ended" it. Zombies count as gone: they run nothing.
     pub(crate) async fn wait_until_stopped(&self, limit: Duration) {
+        // Fast path: once the leader is reaped, a group with no member at all is gone (ESRCH).
+        // SAFETY: kill with signal 0 only checks for existence; a negative pid names the group.
+        if self.reaped && unsafe { libc::kill(-self.pid, 0) } == -1 {
+            return;
+        }
         let deadline = tokio::time::Instant::now() + limit;
         while live_member(self.pid) && tokio::time::Instant::now() < deadline {
             tokio::task::yield_now().await;

@@ -246,8 +246,7 @@ where
         }
     }
     group.signal(libc::SIGKILL);
-    group.wait_until_stopped(spec.grace).await;
-    // Everything in the group is dead now; collect the leader's status and the last bytes. A
+    // Everything in the group is dead now (or about to be: see `wait_until_stopped` below); collect the leader's status and the last bytes. A
     // process that left the group (setsid) may still hold a pipe: stop after another grace.
     let last = tokio::time::sleep(spec.grace);
     tokio::pin!(last);
@@ -275,6 +274,7 @@ where
         }
     }
     group.reap();
+    group.wait_until_stopped(spec.grace).await;
     let status = exit_status.unwrap_or(ExitStatus {
         code: None,
         signal: Some(libc::SIGKILL),
