@@ -106,12 +106,44 @@ fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Co
 pub(crate) fn catalog(config: &Config) -> anyhow::Result<Catalog> {
     let tools_config = builtin_config(config);
     let registered = tools_config.registered.clone();
-    let tools = with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
-        .into_iter()
-        .filter(|t| registered.iter().any(|r| r == t.name()))
-        .collect();
+    let mut tools: Vec<Arc<dyn tackle_tool::DynTool>> =
+        with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
+            .into_iter()
+            .filter(|t| registered.iter().any(|r| r == t.name()))
+            .collect();
+    tools.extend(mcp_tools(config, &registered)?);
     Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
         .map_err(|e| anyhow!("building the catalog: {e}"))
+}
+
+/// The tools of the third-party MCP servers in `.agents/mcp.json`. A server that cannot start
+/// is reported on stderr and costs only its own tools; a malformed file is a usage error.
+fn mcp_tools(
+    config: &Config,
+    registered: &[String],
+) -> anyhow::Result<Vec<Arc<dyn tackle_tool::DynTool>>> {
+    let mut taken: Vec<&str> = registered.iter().map(String::as_str).collect();
+    taken.extend(tackle_tools::BUILTIN_TOOL_NAMES.iter().copied());
+    let (tools, problems) =
+        tackle_mcp::client::load_tools(&config.root, &taken).map_err(|e| anyhow!("{e}"))?;
+    for problem in problems {
+        eprintln!("tackle: {problem}");
+    }
+    let disabled = |name: &str| {
+        config
+            .settings
+            .disabled_tools
+            .iter()
+            .any(|t| t.value == name)
+    };
+    Ok(tools
+        .into_iter()
+        .filter(|t| {
+            use tackle_tool::DynTool;
+            !disabled(t.name()) && config.policy.advertises(&t.gate_name(), &[])
+        })
+        .map(|t| t as Arc<dyn tackle_tool::DynTool>)
+        .collect())
 }
 
 /// The tools the runtime itself provides, added to the built-ins: retrieve_raw undoes digests,

@@ -55,9 +55,19 @@ pub(crate) fn path_pattern_resource(key: &str) -> Option<&str> {
 
 /// The effect of a key no rule matches (DESIGN.md §4). Path scope and URL scope are checked
 /// before this, so a `read:` key reaching here is inside the path scope.
+///
+/// A third-party MCP tool (`tool.mcp.<server>.<tool>`) defaults to ask, not allow: what it does
+/// is unknown to tackle (it may run commands or reach the network, which ask or deny here), so
+/// it runs only once a rule or an approval says so.
 pub(crate) fn default_effect(key: &str) -> Effect {
+    if key.starts_with(MCP_TOOL_PREFIX) && !key.contains(':') {
+        return Effect::Ask;
+    }
     default_for_action(action(key))
 }
+
+/// The prefix of every MCP tool's key.
+pub(crate) const MCP_TOOL_PREFIX: &str = "tool.mcp.";
 
 /// The default effect of an action (see [`default_effect`]).
 pub(crate) fn default_for_action(action: &str) -> Effect {

@@ -1,5 +1,6 @@
 //! MCP for tackle: the server that publishes a [`tackle_runtime::Runtime`]'s gated catalog to
-//! any MCP client (`tackle serve`, over stdio or Streamable HTTP).
+//! any MCP client (`tackle serve`, over stdio or Streamable HTTP), and the client that offers
+//! third-party MCP servers' tools as tackle tools ([`client`]).
 //!
 //! Owns: everything JSON-RPC (DESIGN.md §2: only this crate knows it), the mapping between
 //! tackle's results and MCP's content blocks, tool annotations derived from declarations, MCP
@@ -18,6 +19,7 @@
 //! track two protocol generations (`initialize` and 2026-07-28 `server/discover`) by itself.
 
 pub mod annotations;
+pub mod client;
 pub mod http;
 pub mod server;
 

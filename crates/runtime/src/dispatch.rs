@@ -256,7 +256,7 @@ impl Runtime {
         .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &*p)))?
         .map_err(|e| (CallStatus::Error, e))?;
 
-        let mut keys = vec![format!("tool.{}", call.name)];
+        let mut keys = vec![format!("tool.{}", tool.gate_name())];
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
         let request = GateRequest {
             tool: &call.name,

@@ -16,10 +16,16 @@ pub type ErasedPlan = Box<dyn Any + Send>;
 
 type ExecFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolCompletion, ToolError>> + Send + 'a>>;
 
-/// A [`Tool`] as the runtime holds it. Implemented for every `Tool`; not meant to be implemented
-/// by hand.
+/// A [`Tool`] as the runtime holds it. Implemented for every `Tool`; implemented by hand only
+/// for tools whose argument schema is known at run time (MCP tools wrapping a remote server).
 pub trait DynTool: Send + Sync + 'static {
     fn name(&self) -> &str;
+    /// The name in the tool's permission key `tool.<gate_name>`: the model-facing name unless
+    /// the tool says otherwise (an MCP tool `mcp__github__create_issue` is gated as
+    /// `tool.mcp.github.create_issue`).
+    fn gate_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self.name())
+    }
     fn description(&self) -> Cow<'static, str>;
     fn input_schema(&self) -> Result<Value, SchemaError>;
     fn concurrency(&self) -> Concurrency;

@@ -1,0 +1,207 @@
+//! One configured server's live connection: start, list tools, call, restart after a crash.
+//!
+//! Every connection runs on one process-wide client runtime ([`client_runtime`]), not on the
+//! runtime of whoever calls: the catalog is built before any runtime exists (`tackle tools`
+//! never starts one) and the connection must outlive it. Calls hop onto the client runtime and
+//! back; dropping the caller's future aborts the hop.
+//!
+//! The service mutex serializes calls to one server (seed 000, "Execution concurrency"); the
+//! batch scheduler already orders a batch's calls to one server by their serialization key,
+//! and the mutex extends that to calls from concurrent batches. A child's stderr is discarded
+//! (a server that floods it can never block), and a transport error marks the connection dead
+//! so the next call starts the server again.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::{
+    StreamableHttpClientTransport, TokioChildProcess,
+    streamable_http_client::StreamableHttpClientTransportConfig,
+};
+use rmcp::{RoleClient, ServiceExt};
+use tokio::sync::Mutex;
+
+use super::config::{ServerConfig, Transport};
+
+/// The runtime every MCP client connection lives on, created on first use and kept for the
+/// life of the process (a runtime cannot be dropped from inside another one, which is where
+/// the last tool handle may be released).
+pub fn client_runtime() -> &'static tokio::runtime::Handle {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tackle-mcp-client")
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            // Building a runtime fails only when the OS refuses threads; nothing can work then.
+            #[allow(clippy::panic)]
+            Err(e) => panic!("cannot start the MCP client runtime: {e}"),
+        }
+    })
+    .handle()
+}
+
+type Service = RunningService<RoleClient, ()>;
+
+/// Why a server could not be reached or a call did not get an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("header {header}: environment variable {var} is not set")]
+    MissingEnv { header: String, var: String },
+    #[error("header {header}: {message}")]
+    BadHeader { header: String, message: String },
+    #[error("the server did not complete the MCP handshake: {0}")]
+    Handshake(String),
+    #[error("the server did not start within {0} ms")]
+    StartTimeout(u128),
+    #[error("listing tools failed: {0}")]
+    List(String),
+}
+
+/// How a call failed short of a result.
+#[derive(Debug)]
+pub enum CallFailure {
+    /// The server is gone (exited, closed its stdout, connection refused); it will be started
+    /// again on the next call.
+    Unavailable(String),
+    /// The server answered with a JSON-RPC error (unknown tool, invalid params).
+    Protocol(String),
+    Timeout(Duration),
+}
+
+/// A configured server and, while it is up, its connection.
+pub struct Server {
+    pub config: ServerConfig,
+    root: PathBuf,
+    service: Mutex<Option<Service>>,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig, root: &Path) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            root: root.to_owned(),
+            service: Mutex::new(None),
+        })
+    }
+
+    /// Start the server (within its start-up timeout) and list its tools. Runs on the client
+    /// runtime; the connection stays up for calls.
+    pub async fn start_and_list(self: &Arc<Self>) -> Result<Vec<RemoteTool>, ConnectError> {
+        let limit = self.config.startup_timeout;
+        let this = self.clone();
+        let work = async move {
+            let service = this.connect().await?;
+            let tools = service
+                .list_all_tools()
+                .await
+                .map_err(|e| ConnectError::List(e.to_string()))?;
+            *this.service.lock().await = Some(service);
+            Ok(tools)
+        };
+        match tokio::time::timeout(limit, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnectError::StartTimeout(limit.as_millis())),
+        }
+    }
+
+    async fn connect(&self) -> Result<Service, ConnectError> {
+        match &self.config.transport {
+            Transport::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).current_dir(&self.root);
+                let (transport, _stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .map_err(|source| ConnectError::Spawn {
+                        command: command.clone(),
+                        source,
+                    })?;
+                ().serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+            }
+            Transport::Http { url, headers_env } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let mut custom = HashMap::new();
+                for (header, var) in headers_env {
+                    let value = std::env::var(var).map_err(|_| ConnectError::MissingEnv {
+                        header: header.clone(),
+                        var: var.clone(),
+                    })?;
+                    if header.eq_ignore_ascii_case("authorization") {
+                        let token = value.strip_prefix("Bearer ").unwrap_or(&value);
+                        config = config.auth_header(token);
+                        continue;
+                    }
+                    let bad = |message: String| ConnectError::BadHeader {
+                        header: header.clone(),
+                        message,
+                    };
+                    let name = http::HeaderName::from_bytes(header.as_bytes())
+                        .map_err(|e| bad(e.to_string()))?;
+                    let value =
+                        http::HeaderValue::from_str(&value).map_err(|e| bad(e.to_string()))?;
+                    custom.insert(name, value);
+                }
+                let transport =
+                    StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+                ().serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+            }
+        }
+    }
+
+    /// Call `tool`, starting the server first if it is down. One call at a time per server.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<CallToolResult, CallFailure> {
+        let mut guard = self.service.lock().await;
+        if guard.as_ref().is_none_or(|s| s.is_closed()) {
+            *guard = None;
+            let started = tokio::time::timeout(self.config.startup_timeout, self.connect()).await;
+            match started {
+                Ok(Ok(service)) => *guard = Some(service),
+                Ok(Err(e)) => return Err(CallFailure::Unavailable(e.to_string())),
+                Err(_) => {
+                    return Err(CallFailure::Unavailable(format!(
+                        "the server did not start within {} ms",
+                        self.config.startup_timeout.as_millis()
+                    )));
+                }
+            }
+        }
+        let Some(service) = guard.as_ref() else {
+            return Err(CallFailure::Unavailable("the server is not running".into()));
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let limit = self.config.call_timeout;
+        match tokio::time::timeout(limit, service.call_tool(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(e))) => Err(CallFailure::Protocol(e.message.into())),
+            Ok(Err(e)) => {
+                // The transport is broken: drop the connection so the next call restarts it.
+                *guard = None;
+                Err(CallFailure::Unavailable(e.to_string()))
+            }
+            Err(_) => Err(CallFailure::Timeout(limit)),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The MCP client: third-party MCP servers declared in `.agents/mcp.json`, their tools offered
+//! as tackle tools.
+//!
+//! Owns: the configuration file, starting servers (stdio children and Streamable HTTP
+//! endpoints) with a start-up timeout, naming (`mcp__<server>__<tool>` for the model,
+//! `tool.mcp.<server>.<tool>` for the gate), schema repair, calls with a per-call timeout,
+//! restarting a crashed server, and rendering results.
+//!
+//! Refuses: policy (every call goes through the runtime's gate like a built-in; with no rule
+//! an MCP tool key asks), output shaping (results are retained and truncated by the runtime),
+//! and trust (results are labelled [`tackle_protocol::Label::REMOTE`], untrusted).
+//!
+//! Key decision: a server that cannot start costs its own tools and nothing else: the failure
+//! is reported (to stderr by the binary) and the catalog is built without them.
+
+pub mod config;
+mod connection;
+mod names;
+mod tool;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use tackle_tool::DynTool;
+
+pub use config::{ConfigError, ServerConfig, Transport};
+pub use connection::client_runtime;
+pub use names::model_name;
+pub use tool::{MCP_ERROR, MCP_SERVER_UNAVAILABLE, McpTool, render, repair_schema};
+
+/// The tools of every server in `<root>/.agents/mcp.json`, and a line per problem (a server
+/// that did not start, a tool whose schema could not be used). `taken` holds the names already
+/// registered (built-ins), so a remote tool can never shadow one.
+pub fn load_tools(
+    root: &Path,
+    taken: &[&str],
+) -> Result<(Vec<Arc<McpTool>>, Vec<String>), ConfigError> {
+    let servers = config::load(root)?;
+    Ok(start_servers(servers, root, taken))
+}
+
+/// Start `servers` concurrently and collect their tools in configuration order.
+pub fn start_servers(
+    servers: Vec<ServerConfig>,
+    root: &Path,
+    taken: &[&str],
+) -> (Vec<Arc<McpTool>>, Vec<String>) {
+    if servers.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let handle = client_runtime();
+    let started: Vec<_> = servers
+        .into_iter()
+        .map(|cfg| {
+            let server = connection::Server::new(cfg, root);
+            let s = server.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            handle.spawn(async move {
+                let _ = tx.send(s.start_and_list().await);
+            });
+            (server, rx)
+        })
+        .collect();
+    let mut names: BTreeSet<String> = taken.iter().map(|t| (*t).to_owned()).collect();
+    let mut tools = Vec::new();
+    let mut problems = Vec::new();
+    for (server, rx) in started {
+        let name = server.config.name.clone();
+        let listed = rx.recv().unwrap_or_else(|_| {
+            Err(connection::ConnectError::List(
+                "the start-up task ended without an answer".into(),
+            ))
+        });
+        match listed {
+            Ok(remote_tools) => {
+                for remote in &remote_tools {
+                    let model = model_name(&name, &remote.name, &mut names);
+                    match McpTool::new(server.clone(), remote, model) {
+                        Ok(t) => tools.push(Arc::new(t)),
+                        Err(why) => problems.push(format!(
+                            "MCP server `{name}`: tool `{}` left out: {why}",
+                            remote.name
+                        )),
+                    }
+                }
+            }
+            Err(e) => problems.push(format!(
+                "MCP server `{name}` is unavailable, its tools are not offered: {e}"
+            )),
+        }
+    }
+    (tools, problems)
+}
+
+/// Erase to what the catalog holds.
+pub fn as_dyn(tools: Vec<Arc<McpTool>>) -> Vec<Arc<dyn DynTool>> {
+    tools.into_iter().map(|t| t as Arc<dyn DynTool>).collect()
+}
