@@ -146,7 +146,9 @@ mod tests {
     fn defaults_per_action() {
         let cases: &[(&str, Effect)] = &[
             ("tool.bash", Effect::Allow),
-            ("tool.mcp.github.create_issue", Effect::Allow),
+            // Third-party MCP tools ask: tackle cannot know what they do.
+            ("tool.mcp.github.create_issue", Effect::Ask),
+            ("tool.mcpish", Effect::Allow),
             ("read:src/a.rs", Effect::Allow),
             ("read:artifact://0123", Effect::Allow),
             ("read:goal:current", Effect::Allow),

@@ -262,7 +262,7 @@ fn defaults_per_action() {
     let policy = with_urls(vec![], &["https://docs.rs/*"]);
     let cases: &[(&str, Effect)] = &[
         ("tool.read_file", Effect::Allow),
-        ("tool.mcp.github.create_issue", Effect::Allow),
+        ("tool.mcp.github.create_issue", Effect::Ask),
         ("read:src/a.rs", Effect::Allow),
         ("read:artifact://0123abcd", Effect::Allow),
         ("read:goal:current", Effect::Allow),
