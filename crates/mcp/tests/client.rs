@@ -191,3 +191,21 @@ fn results_are_remote_and_errors_have_codes() {
     );
     assert_eq!(echo.input_schema["type"], "object");
 }
+
+#[test]
+fn garbage_on_a_servers_stdout_does_not_take_tackle_down() {
+    let f = fixture(&["fixture"]);
+    let first = f.run(vec![call("1", "mcp__fixture__garbage", json!({}))]);
+    // Whether the SDK skips the line or drops the connection, the call ends in a result.
+    let code = first[0].code.as_ref().map(|c| c.as_str().to_owned());
+    assert!(
+        code.is_none() || code.as_deref() == Some("mcp_server_unavailable"),
+        "{first:?}"
+    );
+    let next = f.run(vec![call(
+        "2",
+        "mcp__fixture__echo",
+        json!({ "text": "still" }),
+    )]);
+    assert_eq!(next[0].text(), "still", "{next:?}");
+}

@@ -42,7 +42,7 @@ pub struct McpTool {
 }
 
 impl McpTool {
-    /// `None` when the schema cannot be repaired into an object schema (the reason is returned).
+    /// An error (the reason) when the schema cannot be repaired into an object schema.
     pub fn new(server: Arc<Server>, remote: &RemoteTool, name: String) -> Result<Self, String> {
         let (schema, repairs) = repair_schema(Value::Object((*remote.input_schema).clone()))?;
         let server_name = server.config.name.clone();
@@ -97,9 +97,8 @@ pub fn repair_schema(mut schema: Value) -> Result<(Value, Vec<String>), String> 
     let Some(obj) = schema.as_object_mut() else {
         return Err("the argument schema is not a JSON object".into());
     };
-    if obj.remove("$schema").is_some() {
-        // Not a change a model would notice; not worth a note.
-    }
+    // Some model APIs reject `$schema`; dropping it changes nothing a model would notice.
+    obj.remove("$schema");
     match obj.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         None => {
@@ -308,4 +307,85 @@ pub fn render(tool: &str, result: CallToolResult) -> Result<ToolCompletion, Tool
         completion = completion.with_metadata(serde_json::json!({ "structured_content": s }));
     }
     Ok(completion)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::CallToolResult;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_accepted_or_repaired() {
+        let cases: Vec<(Value, Result<(Value, usize), &str>)> = vec![
+            (
+                json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+                Ok((
+                    json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+                    0,
+                )),
+            ),
+            // additionalProperties is kept as the server wrote it (absent here).
+            (
+                json!({"$schema": "x", "type": "object", "properties": {}}),
+                Ok((json!({"type": "object", "properties": {}}), 0)),
+            ),
+            (
+                json!({}),
+                Ok((json!({"type": "object", "properties": {}}), 2)),
+            ),
+            (json!({"type": "array"}), Err("not object")),
+            (json!(3), Err("not a JSON object")),
+        ];
+        for (input, want) in cases {
+            match (repair_schema(input.clone()), want) {
+                (Ok((got, repairs)), Ok((schema, n))) => {
+                    assert_eq!(got, schema, "{input}");
+                    assert_eq!(repairs.len(), n, "{input}: {repairs:?}");
+                }
+                (Err(e), Err(needle)) => assert!(e.contains(needle), "{input}: {e}"),
+                (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    fn result(v: Value) -> CallToolResult {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn results_render_text_structure_media_and_errors() {
+        let ok = render(
+            "t",
+            result(json!({
+                "content": [
+                    {"type": "text", "text": "one"},
+                    {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+                ],
+                "structuredContent": {"n": 1},
+            })),
+        )
+        .unwrap();
+        assert_eq!(
+            ok.output,
+            tackle_tool::CompletionOutput::Single(
+                "one\n[image content: image/png, 4 base64 bytes, not shown]".into()
+            )
+        );
+        assert_eq!(ok.metadata, json!({"structured_content": {"n": 1}}));
+
+        let only_structured = render("t", result(json!({"structuredContent": {"n": 2}}))).unwrap();
+        assert_eq!(
+            only_structured.output,
+            tackle_tool::CompletionOutput::Single("{\"n\":2}".into())
+        );
+
+        let err = render(
+            "t",
+            result(json!({"content": [{"type": "text", "text": "bad"}], "isError": true})),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, MCP_ERROR);
+        assert!(err.message.contains("bad"), "{}", err.message);
+    }
 }
