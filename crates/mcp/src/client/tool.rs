@@ -317,7 +317,8 @@ mod tests {
 
     #[test]
     fn schemas_are_accepted_or_repaired() {
-        let cases: Vec<(Value, Result<(Value, usize), &str>)> = vec![
+        type Want = Result<(Value, usize), &'static str>;
+        let cases: Vec<(Value, Want)> = vec![
             (
                 json!({"type": "object", "properties": {"a": {"type": "string"}}}),
                 Ok((
