@@ -53,7 +53,9 @@ pub fn run(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let store = session.store.clone();
     let outcome = rt.block_on(async move {
+        tokio::spawn(janitor(store, JANITOR_FIRST, JANITOR_EVERY));
         let server = McpServer::new(
             runtime,
             session,
@@ -89,5 +91,76 @@ pub fn run(
     match outcome {
         Ok(()) => Ok(exit::OK),
         Err(e) => Err(Failure::Engine(e)),
+    }
+}
+
+const JANITOR_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
+const JANITOR_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The idle janitor of a long-lived server (seed 000): a pass a minute after start-up, then every
+/// ten minutes. A pass does nothing while any call holds a publication guard, and removes only
+/// unreferenced artifacts past the one-hour grace, so it never races a call's output.
+async fn janitor(
+    store: Arc<tackle_store::ArtifactStore>,
+    first: std::time::Duration,
+    every: std::time::Duration,
+) {
+    let mut next = first;
+    loop {
+        tokio::time::sleep(next).await;
+        next = every;
+        let store = store.clone();
+        let pass = tokio::task::spawn_blocking(move || {
+            tackle_store::Janitor::new(&store, tackle_store::DEFAULT_GRACE)
+                .collect(std::time::SystemTime::now(), false)
+        })
+        .await;
+        match pass {
+            Ok(Ok(report)) if !report.removed.is_empty() => eprintln!(
+                "tackle serve: janitor removed {} unreferenced artifact(s)",
+                report.removed.len()
+            ),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => eprintln!("tackle serve: janitor pass failed: {e}"),
+            Err(e) => eprintln!("tackle serve: janitor pass stopped: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Virtual time: the passes are driven by tokio's paused clock, not by waiting.
+    #[tokio::test(start_paused = true)]
+    async fn the_server_janitor_collects_old_unreferenced_artifacts() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(tackle_store::ArtifactStore::open(dir.path()).unwrap());
+        let old = store.put(b"nobody refers to me\n").unwrap();
+        let young = store.put(b"fresh\n").unwrap();
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(store.artifact_path(old.id))
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        let task = tokio::spawn(janitor(store.clone(), JANITOR_FIRST, JANITOR_EVERY));
+        assert!(store.contains(old.id), "nothing runs before the first pass");
+        for _ in 0..100 {
+            if !store.contains(old.id) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        }
+        task.abort();
+        assert!(
+            !store.contains(old.id),
+            "the old unreferenced artifact was collected"
+        );
+        assert!(
+            store.contains(young.id),
+            "a young one is kept inside the grace"
+        );
     }
 }
