@@ -251,21 +251,26 @@ impl<T> Drop for AbortOnDrop<T> {
 }
 
 /// Turn a remote result into a completion: text blocks become the output, structured content
-/// goes to metadata, media is named (attachments through the media path are not wired yet).
+/// goes to metadata, and media (image, audio, blob resources) passes the same sniffing and
+/// validation as media reads before it becomes an attachment; anything that fails is named in
+/// the text instead, never passed on unchecked.
 pub fn render(tool: &str, result: CallToolResult) -> Result<ToolCompletion, ToolError> {
     let mut parts: Vec<String> = Vec::new();
+    let mut attachments = Vec::new();
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Image(i) => parts.push(format!(
-                "[image content: {}, {} base64 bytes, not shown]",
-                i.mime_type,
-                i.data.len()
+            ContentBlock::Image(i) => parts.push(media_part(
+                "image",
+                Some(&i.mime_type),
+                &i.data,
+                &mut attachments,
             )),
-            ContentBlock::Audio(a) => parts.push(format!(
-                "[audio content: {}, {} base64 bytes, not shown]",
-                a.mime_type,
-                a.data.len()
+            ContentBlock::Audio(a) => parts.push(media_part(
+                "audio",
+                Some(&a.mime_type),
+                &a.data,
+                &mut attachments,
             )),
             ContentBlock::Resource(r) => match &r.resource {
                 ResourceContents::TextResourceContents { uri, text, .. } => {
@@ -276,11 +281,15 @@ pub fn render(tool: &str, result: CallToolResult) -> Result<ToolCompletion, Tool
                     mime_type,
                     blob,
                     ..
-                } => parts.push(format!(
-                    "[resource {uri}: {}, {} base64 bytes, not shown]",
-                    mime_type.as_deref().unwrap_or("unknown type"),
-                    blob.len()
-                )),
+                } => {
+                    let what = format!("resource {uri}");
+                    parts.push(media_part(
+                        &what,
+                        mime_type.as_deref(),
+                        blob,
+                        &mut attachments,
+                    ));
+                }
                 _ => parts.push("[resource content of an unknown kind, not shown]".into()),
             },
             ContentBlock::ResourceLink(l) => {
@@ -303,10 +312,54 @@ pub fn render(tool: &str, result: CallToolResult) -> Result<ToolCompletion, Tool
         return Err(err);
     }
     let mut completion = ToolCompletion::single(text);
+    for a in attachments {
+        completion = completion.with_attachment(a);
+    }
     if let Some(s) = result.structured_content {
         completion = completion.with_metadata(serde_json::json!({ "structured_content": s }));
     }
     Ok(completion)
+}
+
+/// One media block: decoded, sniffed by content, validated whole and bounded like a media read.
+/// Returns the line the model reads; pushes the attachment when the bytes are sound. A declared
+/// MIME type that disagrees with the content loses: the sniffed type is what is attached.
+fn media_part(
+    what: &str,
+    declared: Option<&str>,
+    base64_data: &str,
+    attachments: &mut Vec<tackle_tool::Attachment>,
+) -> String {
+    use base64::Engine as _;
+    let declared = declared.unwrap_or("no declared type");
+    let data = match base64::engine::general_purpose::STANDARD.decode(base64_data) {
+        Ok(d) => d,
+        Err(e) => return format!("[{what} ({declared}) is not valid base64 ({e}); not attached]"),
+    };
+    let limit = tackle_tools::media::DEFAULT_MEDIA_MAX_BYTES;
+    if data.len() as u64 > limit {
+        return format!(
+            "[{what} ({declared}, {} bytes) is over the {limit}-byte media limit; not attached]",
+            data.len()
+        );
+    }
+    let Some(format) = tackle_tools::media::sniff(&data) else {
+        return format!(
+            "[{what} ({declared}, {} bytes) is not a media format tackle recognises; not attached]",
+            data.len()
+        );
+    };
+    match tackle_tools::media::validate(format, &data) {
+        Ok(mime) => {
+            let line = format!("[{what}: {mime} attachment, {} bytes]", data.len());
+            attachments.push(tackle_tool::Attachment {
+                mime_type: mime.to_owned(),
+                data,
+            });
+            line
+        }
+        Err(e) => format!("[{what} ({declared}) is damaged: {e}; not attached]"),
+    }
 }
 
 #[cfg(test)]
@@ -367,12 +420,14 @@ mod tests {
             })),
         )
         .unwrap();
+        // "hi" is not an image: named, never attached.
         assert_eq!(
             ok.output,
             tackle_tool::CompletionOutput::Single(
-                "one\n[image content: image/png, 4 base64 bytes, not shown]".into()
+                "one\n[image (image/png, 2 bytes) is not a media format tackle recognises; not attached]".into()
             )
         );
+        assert!(ok.attachments.is_empty());
         assert_eq!(ok.metadata, json!({"structured_content": {"n": 1}}));
 
         let only_structured = render("t", result(json!({"structuredContent": {"n": 2}}))).unwrap();
@@ -388,5 +443,44 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.code, MCP_ERROR);
         assert!(err.message.contains("bad"), "{}", err.message);
+    }
+
+    /// A minimal valid GIF (1x1, one colour), the smallest format the validator accepts whole.
+    const GIF: &[u8] = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";
+
+    #[test]
+    fn sound_media_becomes_an_attachment_with_its_sniffed_type() {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(GIF);
+        let truncated = base64::engine::general_purpose::STANDARD.encode(&GIF[..GIF.len() - 1]);
+        let out = render(
+            "t",
+            result(json!({
+                "content": [
+                    // Declared as PNG, but the bytes are a GIF: the content decides.
+                    {"type": "image", "data": b64, "mimeType": "image/png"},
+                    {"type": "resource", "resource": {"uri": "blob://x", "blob": b64}},
+                    {"type": "image", "data": truncated, "mimeType": "image/gif"},
+                    {"type": "audio", "data": "%%%", "mimeType": "audio/wav"},
+                ],
+            })),
+        )
+        .unwrap();
+        assert_eq!(out.attachments.len(), 2);
+        assert!(
+            out.attachments
+                .iter()
+                .all(|a| a.mime_type == "image/gif" && a.data == GIF)
+        );
+        let tackle_tool::CompletionOutput::Single(text) = &out.output else {
+            panic!("single output expected");
+        };
+        assert!(text.contains("[image: image/gif attachment"), "{text}");
+        assert!(
+            text.contains("[resource blob://x: image/gif attachment"),
+            "{text}"
+        );
+        assert!(text.contains("is damaged"), "{text}");
+        assert!(text.contains("not valid base64"), "{text}");
     }
 }
