@@ -199,10 +199,16 @@ fn write_slot(slot: &mut StreamSlot, text: &str) -> Result<(), ToolError> {
         }
         full.push_str(text);
     }
-    if let Some(capture) = &mut slot.capture {
-        capture.write(text.as_bytes()).map_err(store_error)?;
+    match &mut slot.capture {
+        // The capture already counts newlines as it hashes; the preview reuses that count
+        // instead of scanning every byte a second time.
+        Some(capture) => {
+            let before = capture.newlines();
+            capture.write(text.as_bytes()).map_err(store_error)?;
+            slot.preview.push_counted(text, capture.newlines() - before);
+        }
+        None => slot.preview.push(text),
     }
-    slot.preview.push(text);
     Ok(())
 }
 

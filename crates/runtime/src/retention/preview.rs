@@ -28,12 +28,17 @@ impl Preview {
         }
     }
 
-    pub fn push(&mut self, mut chunk: &str) {
+    pub fn push(&mut self, chunk: &str) {
+        self.push_counted(chunk, count_newlines(chunk.as_bytes()));
+    }
+
+    /// [`Preview::push`] for a chunk whose newlines the caller has already counted.
+    pub fn push_counted(&mut self, mut chunk: &str, newlines: u64) {
         if chunk.is_empty() {
             return;
         }
         self.total_bytes += chunk.len() as u64;
-        self.total_newlines += memchr_count(chunk.as_bytes());
+        self.total_newlines += newlines;
         self.ends_with_newline = chunk.ends_with('\n');
         while !chunk.is_empty() && !self.truncated {
             if self.kept_lines as usize >= self.limits.max_lines {
@@ -63,7 +68,7 @@ impl Preview {
         }
         let cut = floor_char_boundary(&self.text, bytes);
         self.text.truncate(cut);
-        self.kept_lines = memchr_count(self.text.as_bytes());
+        self.kept_lines = count_newlines(self.text.as_bytes());
         self.truncated = true;
     }
 
@@ -94,7 +99,7 @@ impl Preview {
     }
 }
 
-fn memchr_count(bytes: &[u8]) -> u64 {
+fn count_newlines(bytes: &[u8]) -> u64 {
     // SIMD count: every byte of every stream passes through here.
     bytecount::count(bytes, b'\n') as u64
 }
