@@ -12,6 +12,7 @@ use tackle_protocol::{
     CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall,
     ToolResult, Truncation,
 };
+use tackle_store::Durability;
 use tackle_tool::{
     DynTool, ErasedPlan, ExecuteContext, OutputSink, PrepareContext, Prepared, ToolCompletion,
     ToolError,
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 use crate::artifact_source::StoreArtifacts;
+use crate::blocking::run_blocking;
 use crate::catalog::Catalog;
 use crate::clock::now_ms;
 use crate::config::RuntimeConfig;
@@ -90,15 +92,21 @@ impl Runtime {
         self
     }
 
-    /// Notify `observer` of every event once it is durable.
+    /// Notify `observer` of every event once it is acknowledged (see [`Durability`]).
     pub fn with_event_observer(mut self, observer: Arc<dyn EventObserver>) -> Self {
         self.event_observer = Some(observer);
         self
     }
 
-    /// Append an event, wait until it is durable, then tell the observer.
-    async fn record(&self, session: &Session, event: Event) -> Result<u64, RuntimeError> {
-        let seq = session.recorder.append(event.clone()).await?;
+    /// Append an event, wait until it is as durable as `durability` asks, then tell the
+    /// observer.
+    async fn record(
+        &self,
+        session: &Session,
+        event: Event,
+        durability: Durability,
+    ) -> Result<u64, RuntimeError> {
+        let seq = session.recorder.append(event.clone(), durability).await?;
         if let Some(obs) = &self.event_observer {
             obs.on_recorded(seq, &event);
         }
@@ -121,8 +129,11 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: CancellationToken,
     ) -> Result<Vec<ToolResult>, RuntimeError> {
-        // Record every call as it reaches the dispatcher (group-committed together).
-        let started = calls.iter().map(|c| {
+        // Record every call as it reaches the dispatcher. A start is written before the call
+        // runs (a killed process keeps it) and made durable in the background or, at the
+        // latest, with the call's synced end: a call with effects is acknowledged only once
+        // both are on the device.
+        for c in &calls {
             self.record(
                 session,
                 Event::CallStarted(CallStarted {
@@ -131,10 +142,9 @@ impl Runtime {
                     arguments: c.arguments.clone(),
                     at_ms: now_ms(),
                 }),
+                Durability::Written,
             )
-        });
-        for r in futures::future::join_all(started).await {
-            r?;
+            .await?;
         }
 
         let artifacts: Arc<dyn tackle_tool::ArtifactSource> =
@@ -175,7 +185,9 @@ impl Runtime {
                         .get(&call.name)
                         .map_or(Label::LOCAL, |t| t.label());
                     let result = error_result(call, status, &err, label);
-                    self.record_finished(session, &result, None, None).await?;
+                    // Refused before it ran: nothing happened that a power loss could hide.
+                    self.record_finished(session, &result, None, None, Durability::Written)
+                        .await?;
                     results[index] = Some(result);
                 }
             }
@@ -337,6 +349,13 @@ impl Runtime {
             dispatched,
         } = ready;
         let label = tool.label();
+        // The end of a call with effects is durable before it is acknowledged; a read-only
+        // call's end only needs to be written (the flusher syncs it right after).
+        let durability = if tool.read_only() {
+            Durability::Written
+        } else {
+            Durability::Synced
+        };
         let queued_us = dispatched.elapsed().as_micros() as u64;
         if batch_cancel.is_cancelled() {
             let err = ToolError::new(
@@ -344,7 +363,7 @@ impl Runtime {
                 "the batch was cancelled before this call ran",
             );
             let result = error_result(call, CallStatus::Cancelled, &err, label);
-            self.record_finished(session, &result, Some(queued_us), None)
+            self.record_finished(session, &result, Some(queued_us), None, durability)
                 .await?;
             return Ok(result);
         }
@@ -354,7 +373,7 @@ impl Runtime {
             Err(e) => {
                 let err = crate::retention::capture::store_error(e);
                 let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None)
+                self.record_finished(session, &result, Some(queued_us), None, durability)
                     .await?;
                 return Ok(result);
             }
@@ -370,7 +389,7 @@ impl Runtime {
             Ok(o) => Arc::new(o),
             Err(err) => {
                 let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None)
+                self.record_finished(session, &result, Some(queued_us), None, durability)
                     .await?;
                 return Ok(result);
             }
@@ -410,7 +429,7 @@ impl Runtime {
         let timeout = self.config.call_timeout;
         let store = session.store.clone();
         let call_for_shape = call.clone();
-        let result = tokio::task::spawn_blocking(move || {
+        let result = run_blocking(move || {
             shape(
                 &call_for_shape,
                 ending,
@@ -424,9 +443,8 @@ impl Runtime {
                 },
             )
         })
-        .await
-        .map_err(|e| RuntimeError::Join(e.to_string()))?;
-        self.record_finished(session, &result, Some(queued_us), Some(ran_us))
+        .await?;
+        self.record_finished(session, &result, Some(queued_us), Some(ran_us), durability)
             .await?;
         drop(guard);
         Ok(result)
@@ -438,6 +456,7 @@ impl Runtime {
         result: &ToolResult,
         queued_us: Option<u64>,
         ran_us: Option<u64>,
+        durability: Durability,
     ) -> Result<(), RuntimeError> {
         self.record(
             session,
@@ -463,6 +482,7 @@ impl Runtime {
                     })
                     .collect(),
             }),
+            durability,
         )
         .await?;
         Ok(())

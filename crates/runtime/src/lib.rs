@@ -13,6 +13,7 @@
 
 mod approval;
 mod artifact_source;
+mod blocking;
 mod catalog;
 mod clock;
 mod config;

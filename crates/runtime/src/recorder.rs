@@ -1,10 +1,16 @@
 //! Appending events without blocking the async executor.
+//!
+//! An event that must be durable before it is acknowledged waits for `fdatasync` on a blocking
+//! thread; one that only needs to be in the file (the start of a call, the end of a read-only
+//! call) is written inline, which costs one `write` and no thread hand-off. See
+//! [`tackle_store::Durability`] for what each promises.
 
 use std::sync::Arc;
 
 use tackle_protocol::Event;
-use tackle_store::EventLog;
+use tackle_store::{Durability, EventLog};
 
+use crate::blocking::run_blocking;
 use crate::error::RuntimeError;
 
 #[derive(Clone)]
@@ -17,16 +23,37 @@ impl Recorder {
         Self { log }
     }
 
-    pub fn append_blocking(&self, event: &Event) -> Result<u64, RuntimeError> {
+    pub fn append_blocking(
+        &self,
+        event: &Event,
+        durability: Durability,
+    ) -> Result<u64, RuntimeError> {
         let value = serde_json::to_value(event).map_err(|e| RuntimeError::Join(e.to_string()))?;
-        Ok(self.log.append(&value)?)
+        Ok(self.log.append_with(&value, durability)?)
     }
 
-    /// Append and wait until the event is durable. Concurrent appends group-commit.
-    pub async fn append(&self, event: Event) -> Result<u64, RuntimeError> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || this.append_blocking(&event))
-            .await
-            .map_err(|e| RuntimeError::Join(e.to_string()))?
+    /// Append and wait until the event is as durable as `durability` asks. Concurrent synced
+    /// appends group-commit.
+    pub async fn append(&self, event: Event, durability: Durability) -> Result<u64, RuntimeError> {
+        match durability {
+            Durability::Written => self.append_blocking(&event, durability),
+            Durability::Synced => {
+                let this = self.clone();
+                run_blocking(move || this.append_blocking(&event, durability)).await?
+            }
+        }
+    }
+
+    pub fn durable_seq(&self) -> u64 {
+        self.log.last_durable_seq()
+    }
+
+    pub fn written_seq(&self) -> u64 {
+        self.log.last_written_seq()
+    }
+
+    /// Waits until every event written so far is durable.
+    pub fn sync(&self) -> Result<(), RuntimeError> {
+        Ok(self.log.sync()?)
     }
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tackle_protocol::{Event, SessionId, SessionStarted};
-use tackle_store::{ArtifactStore, EventLog};
+use tackle_store::{ArtifactStore, Durability, EventLog};
 
 use crate::clock::now_ms;
 use crate::error::RuntimeError;
@@ -38,12 +38,15 @@ impl Session {
         let (log, _recovery) = EventLog::open(&log_path)?;
         let recorder = Recorder::new(Arc::new(log));
         let posture = "standard".to_owned();
-        recorder.append_blocking(&Event::SessionStarted(SessionStarted {
-            session: id.clone(),
-            root: root.display().to_string(),
-            posture: posture.clone(),
-            at_ms: now_ms(),
-        }))?;
+        recorder.append_blocking(
+            &Event::SessionStarted(SessionStarted {
+                session: id.clone(),
+                root: root.display().to_string(),
+                posture: posture.clone(),
+                at_ms: now_ms(),
+            }),
+            Durability::Synced,
+        )?;
         Ok(Self {
             id,
             root: root.into(),
@@ -89,6 +92,22 @@ impl Session {
 
     pub fn event_log_path(&self) -> PathBuf {
         tackle_store::session_log_path(&self.store_dir, &self.id.0)
+    }
+
+    /// Waits until every event recorded so far is durable (events of read-only calls are
+    /// acknowledged once written and synced in the background).
+    pub fn sync(&self) -> Result<(), RuntimeError> {
+        self.recorder.sync()
+    }
+
+    /// The seq of the last event on the device (survives a power loss).
+    pub fn durable_seq(&self) -> u64 {
+        self.recorder.durable_seq()
+    }
+
+    /// The seq of the last event in the file (survives the process being killed).
+    pub fn written_seq(&self) -> u64 {
+        self.recorder.written_seq()
     }
 }
 

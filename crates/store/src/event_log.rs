@@ -7,7 +7,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -48,33 +49,63 @@ pub struct Recovery {
     pub truncated_bytes: u64,
 }
 
-/// An append-only, fsynced JSONL log. `Send + Sync`: share it through an `Arc`.
+/// How long an append waits before it is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Written with `O_APPEND` and `fdatasync`ed: survives a power loss once acknowledged.
+    Synced,
+    /// Written with `O_APPEND` (it survives the process being killed) and made durable by the
+    /// log's flusher thread right after, or by the next [`Durability::Synced`] append, whichever
+    /// comes first. For events whose loss in a power failure loses nothing of the user's state:
+    /// the record of a read, or the start of a call whose end will be synced.
+    Written,
+}
+
+/// An append-only JSONL log. `Send + Sync`: share it through an `Arc`.
 ///
-/// Appends from many threads are group-committed: whoever finds no sync in progress becomes
-/// the leader and writes every pending record in one `write` followed by one `fdatasync`;
-/// the others wait until the batch holding their record is durable.
+/// One writer at a time takes every pending record and writes it in one `write`, so records
+/// reach the file in seq order. Synced appends then group-commit: whoever finds no sync in
+/// progress becomes the leader and `fdatasync`s everything written so far; the others wait for
+/// a sync that started after their record was written. Written-only appends return after the
+/// write and wake a flusher thread (started on first use) that syncs in the background; dropping
+/// the log syncs whatever is still unsynced.
 #[derive(Debug)]
 pub struct EventLog {
+    inner: Arc<Inner>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Debug)]
+struct Inner {
     path: PathBuf,
     file: File,
     state: Mutex<CommitState>,
-    committed: Condvar,
+    /// Signalled whenever `written`, `durable` or `poisoned` changes.
+    progress: Condvar,
+    /// Signalled when written records wait for the flusher, or the log is closing.
+    flush_wanted: Condvar,
 }
 
 #[derive(Debug)]
 struct CommitState {
     /// The seq the next append receives.
     next_seq: u64,
-    /// Encoded records not yet handed to a leader, in seq order.
+    /// Encoded records not yet handed to a writer, in seq order.
     pending: Vec<u8>,
     /// The highest seq in `pending`.
     pending_last: u64,
+    /// Every seq up to this one is in the file (not necessarily on the device).
+    written: u64,
     /// Every seq up to this one is durable.
     durable: u64,
-    /// A leader is writing and syncing a batch right now.
+    /// A thread is writing a batch right now.
+    writing: bool,
+    /// A thread is running `fdatasync` right now.
     syncing: bool,
     /// A write or sync failed; the file's tail is unknown until it is reopened.
     poisoned: bool,
+    /// The log is being dropped: the flusher syncs what is left and ends.
+    closing: bool,
 }
 
 impl EventLog {
@@ -110,17 +141,24 @@ impl EventLog {
         }
         let last = scan.records.last().map_or(0, |r| r.seq);
         let log = Self {
-            path: path.to_path_buf(),
-            file,
-            state: Mutex::new(CommitState {
-                next_seq: last + 1,
-                pending: Vec::new(),
-                pending_last: last,
-                durable: last,
-                syncing: false,
-                poisoned: false,
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                file,
+                state: Mutex::new(CommitState {
+                    next_seq: last + 1,
+                    pending: Vec::new(),
+                    pending_last: last,
+                    written: last,
+                    durable: last,
+                    writing: false,
+                    syncing: false,
+                    poisoned: false,
+                    closing: false,
+                }),
+                progress: Condvar::new(),
+                flush_wanted: Condvar::new(),
             }),
-            committed: Condvar::new(),
+            flusher: Mutex::new(None),
         };
         Ok((
             log,
@@ -139,73 +177,104 @@ impl EventLog {
 
     /// The log file.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.inner.path
     }
 
-    /// The seq of the last acknowledged record (0 for an empty log).
+    /// The seq of the last durable record (0 for an empty log).
     pub fn last_durable_seq(&self) -> u64 {
-        self.lock_state().durable
+        self.inner.lock_state().durable
+    }
+
+    /// The seq of the last record written to the file, durable or not.
+    pub fn last_written_seq(&self) -> u64 {
+        self.inner.lock_state().written
     }
 
     /// Appends `event` and returns its seq once the record has been written with `O_APPEND`
     /// and `fdatasync`ed — only then is the event acknowledged.
     pub fn append(&self, event: &Value) -> Result<u64, EventLogError> {
+        self.append_with(event, Durability::Synced)
+    }
+
+    /// Appends `event` and returns its seq once it is as durable as `durability` asks.
+    pub fn append_with(&self, event: &Value, durability: Durability) -> Result<u64, EventLogError> {
         let body = serde_json::to_vec(event).map_err(|source| EventLogError::Encode { source })?;
-        let mut state = self.lock_state();
+        let inner = &*self.inner;
+        let mut state = inner.lock_state();
         if state.poisoned {
-            return Err(self.poisoned());
+            return Err(inner.poisoned());
         }
         let seq = state.next_seq;
         state.next_seq += 1;
         encode_record(&mut state.pending, seq, &body);
         state.pending_last = seq;
-        loop {
-            if state.durable >= seq {
-                return Ok(seq);
-            }
-            if state.poisoned {
-                return Err(self.poisoned());
-            }
-            if state.syncing {
-                state = self
-                    .committed
-                    .wait(state)
-                    .unwrap_or_else(|poison| poison.into_inner());
-                continue;
-            }
-            // Lead: take every pending record, ours included, and make the batch durable.
-            state.syncing = true;
-            let batch = std::mem::take(&mut state.pending);
-            let batch_last = state.pending_last;
-            drop(state);
-            let result = (&self.file)
-                .write_all(&batch)
-                .map_err(EventLogError::io("write", &self.path))
-                .and_then(|()| {
-                    self.file
-                        .sync_data()
-                        .map_err(EventLogError::io("fdatasync", &self.path))
-                });
-            state = self.lock_state();
-            state.syncing = false;
-            if state.pending.is_empty() {
-                // Hand the allocation back so the next batch does not grow a new buffer.
-                let mut reuse = batch;
-                reuse.clear();
-                state.pending = reuse;
-            }
-            match result {
-                Ok(()) => state.durable = batch_last,
-                Err(err) => {
-                    state.poisoned = true;
-                    self.committed.notify_all();
-                    return Err(err);
+        state = inner.wait_written(state, seq)?;
+        match durability {
+            Durability::Written => {
+                let unsynced = state.durable < seq;
+                drop(state);
+                if unsynced {
+                    self.wake_flusher();
                 }
             }
-            self.committed.notify_all();
+            Durability::Synced => {
+                drop(inner.wait_durable(state, seq)?);
+            }
         }
+        Ok(seq)
     }
 
+    /// Waits until every record written so far is durable.
+    pub fn sync(&self) -> Result<(), EventLogError> {
+        let inner = &*self.inner;
+        let state = inner.lock_state();
+        let target = state.written;
+        inner.wait_durable(state, target).map(drop)
+    }
+
+    /// Tells the flusher there is work, starting it on first use.
+    fn wake_flusher(&self) {
+        let mut flusher = self
+            .flusher
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if flusher.is_none() {
+            let inner = Arc::clone(&self.inner);
+            let spawned = std::thread::Builder::new()
+                .name("tackle-event-flush".into())
+                .spawn(move || inner.flush_loop());
+            match spawned {
+                Ok(handle) => *flusher = Some(handle),
+                // No thread to be had: make the record durable here instead (slower, still safe).
+                Err(_) => {
+                    drop(flusher);
+                    let _ = self.sync();
+                    return;
+                }
+            }
+        }
+        drop(flusher);
+        self.inner.flush_wanted.notify_one();
+    }
+}
+
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        let handle = self
+            .flusher
+            .get_mut()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take();
+        if let Some(handle) = handle {
+            self.inner.lock_state().closing = true;
+            self.inner.flush_wanted.notify_all();
+            // The flusher syncs what is left before it ends; a panic in it has nothing to hand back.
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Inner {
     fn lock_state(&self) -> MutexGuard<'_, CommitState> {
         // Every critical section leaves the state consistent before any call that could panic.
         self.state
@@ -213,9 +282,138 @@ impl EventLog {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
+    fn wait<'a>(&self, state: MutexGuard<'a, CommitState>) -> MutexGuard<'a, CommitState> {
+        self.progress
+            .wait(state)
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     fn poisoned(&self) -> EventLogError {
         EventLogError::Poisoned {
             path: self.path.clone(),
+        }
+    }
+
+    /// Returns once `seq` is in the file, writing every pending record when no one else is.
+    fn wait_written<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, CommitState>,
+        seq: u64,
+    ) -> Result<MutexGuard<'a, CommitState>, EventLogError> {
+        loop {
+            if state.poisoned {
+                return Err(self.poisoned());
+            }
+            if state.written >= seq {
+                return Ok(state);
+            }
+            if state.writing {
+                state = self.wait(state);
+                continue;
+            }
+            // Write: take every pending record, ours included, in one `write`.
+            state.writing = true;
+            let batch = std::mem::take(&mut state.pending);
+            let batch_last = state.pending_last;
+            drop(state);
+            let result = (&self.file)
+                .write_all(&batch)
+                .map_err(EventLogError::io("write", &self.path));
+            state = self.lock_state();
+            state.writing = false;
+            if state.pending.is_empty() {
+                // Hand the allocation back so the next batch does not grow a new buffer.
+                let mut reuse = batch;
+                reuse.clear();
+                state.pending = reuse;
+            }
+            match result {
+                Ok(()) => state.written = batch_last,
+                Err(err) => {
+                    state.poisoned = true;
+                    self.progress.notify_all();
+                    return Err(err);
+                }
+            }
+            self.progress.notify_all();
+        }
+    }
+
+    /// Returns once `seq` (already written) is durable, leading a sync when no one else is.
+    fn wait_durable<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, CommitState>,
+        seq: u64,
+    ) -> Result<MutexGuard<'a, CommitState>, EventLogError> {
+        loop {
+            if state.durable >= seq {
+                return Ok(state);
+            }
+            if state.poisoned {
+                return Err(self.poisoned());
+            }
+            if state.syncing {
+                state = self.wait(state);
+                continue;
+            }
+            state = self.lead_sync(state)?;
+        }
+    }
+
+    /// Syncs everything written so far; the caller found no sync in progress.
+    fn lead_sync<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, CommitState>,
+    ) -> Result<MutexGuard<'a, CommitState>, EventLogError> {
+        state.syncing = true;
+        let target = state.written;
+        drop(state);
+        let result = self
+            .file
+            .sync_data()
+            .map_err(EventLogError::io("fdatasync", &self.path));
+        let mut state = self.lock_state();
+        state.syncing = false;
+        let outcome = match result {
+            Ok(()) => {
+                state.durable = state.durable.max(target);
+                Ok(())
+            }
+            Err(err) => {
+                state.poisoned = true;
+                Err(err)
+            }
+        };
+        self.progress.notify_all();
+        outcome.map(|()| state)
+    }
+
+    /// The flusher thread: sync whenever written records are not yet durable; end on close.
+    fn flush_loop(&self) {
+        let mut state = self.lock_state();
+        loop {
+            if state.poisoned {
+                return;
+            }
+            if state.durable < state.written {
+                if state.syncing {
+                    state = self.wait(state);
+                    continue;
+                }
+                match self.lead_sync(state) {
+                    Ok(s) => state = s,
+                    // Appenders see the poison and report it; nothing more to do here.
+                    Err(_) => return,
+                }
+                continue;
+            }
+            if state.closing {
+                return;
+            }
+            state = self
+                .flush_wanted
+                .wait(state)
+                .unwrap_or_else(|poison| poison.into_inner());
         }
     }
 }
@@ -539,6 +737,94 @@ mod tests {
                 "a thread's events were reordered"
             );
         }
+    }
+
+    #[test]
+    fn written_appends_are_in_the_file_at_once_and_durable_after_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, _) = EventLog::open(&path).unwrap();
+        for n in 1..=3u64 {
+            assert_eq!(
+                log.append_with(&json!({"n": n}), Durability::Written)
+                    .unwrap(),
+                n
+            );
+        }
+        assert_eq!(log.last_written_seq(), 3);
+        assert_eq!(EventLog::read_records(&path).unwrap().len(), 3);
+        log.sync().unwrap();
+        assert_eq!(log.last_durable_seq(), 3);
+    }
+
+    #[test]
+    fn a_synced_append_makes_earlier_written_ones_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, _) = EventLog::open(&path).unwrap();
+        log.append_with(&json!(1), Durability::Written).unwrap();
+        log.append_with(&json!(2), Durability::Written).unwrap();
+        let seq = log.append(&json!(3)).unwrap();
+        assert_eq!(seq, 3);
+        assert!(log.last_durable_seq() >= 3);
+    }
+
+    #[test]
+    fn dropping_the_log_ends_the_flusher_and_keeps_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        {
+            let (log, _) = EventLog::open(&path).unwrap();
+            for n in 0..100 {
+                log.append_with(&json!({"n": n}), Durability::Written)
+                    .unwrap();
+            }
+        }
+        let (log, recovery) = EventLog::open(&path).unwrap();
+        assert_eq!(recovery.records.len(), 100);
+        assert_eq!(recovery.truncated_bytes, 0);
+        assert_eq!(log.last_durable_seq(), 100);
+    }
+
+    #[test]
+    fn mixed_durability_from_8_threads_keeps_seq_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, _) = EventLog::open(&path).unwrap();
+        let log = Arc::new(log);
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        let durability = if (t + i) % 3 == 0 {
+                            Durability::Synced
+                        } else {
+                            Durability::Written
+                        };
+                        let seq = log
+                            .append_with(&json!({"thread": t, "i": i}), durability)
+                            .unwrap();
+                        assert!(log.last_written_seq() >= seq);
+                        if durability == Durability::Synced {
+                            assert!(log.last_durable_seq() >= seq);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for handle in threads {
+            handle.join().unwrap();
+        }
+        log.sync().unwrap();
+        let records = EventLog::read_records(&path).unwrap();
+        assert_eq!(records.len(), 400);
+        assert!(
+            records
+                .iter()
+                .enumerate()
+                .all(|(i, r)| r.seq == i as u64 + 1)
+        );
     }
 
     #[test]

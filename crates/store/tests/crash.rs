@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
-use tackle_store::{ArtifactId, ArtifactStore, EventLog, hash_file, session_log_path};
+use tackle_store::{ArtifactId, ArtifactStore, Durability, EventLog, hash_file, session_log_path};
 
 const WRITER_ENV: &str = "TACKLE_CRASH_WRITER_STORE";
 const ITERATIONS: usize = 200;
@@ -50,8 +50,18 @@ fn run_writer(store_dir: &Path) -> ! {
             written += take;
         }
         let info = capture.finish().unwrap();
+        // Half the events are acknowledged once written (read-only calls), half once synced: a
+        // killed process loses neither.
+        let durability = if n % 2 == 0 {
+            Durability::Synced
+        } else {
+            Durability::Written
+        };
         let seq = log
-            .append(&json!({"type": "call_finished", "n": n, "retained_output": info.id.internal_uri()}))
+            .append_with(
+                &json!({"type": "call_finished", "n": n, "retained_output": info.id.internal_uri()}),
+                durability,
+            )
             .unwrap();
         drop(guard);
         use std::io::Write;
