@@ -194,7 +194,7 @@ fn header_values_come_from_the_environment_and_the_server_checks_them() {
                 ("TACKLE_TEST_WEB_TOKEN", "Bearer nope"),
                 ("TACKLE_TEST_WEB_KEY", "k3y"),
             ],
-            Some(vec!["MCP server `web`", &url, "401"]),
+            Some(vec!["MCP server `web`", &url, "401", "headers_env"]),
         ),
         (
             "custom header missing",
@@ -202,7 +202,7 @@ fn header_values_come_from_the_environment_and_the_server_checks_them() {
                 ("TACKLE_TEST_WEB_TOKEN", "t0ken"),
                 ("TACKLE_TEST_WEB_KEY", "wrong"),
             ],
-            Some(vec!["MCP server `web`", &url, "401"]),
+            Some(vec!["MCP server `web`", &url, "401", "headers_env"]),
         ),
     ];
     for (what, env, refused) in table {

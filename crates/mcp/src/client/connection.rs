@@ -220,13 +220,11 @@ impl Server {
 /// A failed handshake as a person reads it: the transport's own error and its causes, without
 /// the Rust type names rmcp puts in front; a 401 or 403 points at `headers_env`.
 fn handshake_error(e: ClientInitializeError) -> ConnectError {
-    let message = match &e {
-        ClientInitializeError::TransportError { error, .. } => {
-            transport_error(error.error.as_ref())
-        }
-        other => other.to_string(),
+    let ClientInitializeError::TransportError { error, .. } = &e else {
+        return ConnectError::Handshake(e.to_string());
     };
-    if message.contains("401") || message.contains("403") {
+    let message = transport_error(error.error.as_ref());
+    if is_auth_refusal(error.error.as_ref()) {
         ConnectError::Unauthorized(message)
     } else {
         ConnectError::Handshake(message)
@@ -239,6 +237,20 @@ fn transport_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> Strin
     match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(inner)) => error_chain(inner),
         _ => error_chain(e),
+    }
+}
+
+/// Whether the HTTP server answered 401 or 403 (with or without a `WWW-Authenticate` challenge).
+fn is_auth_refusal(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_)) => {
+            true
+        }
+        Some(StreamableHttpError::HttpStatus(s)) => matches!(s.status, 401 | 403),
+        Some(StreamableHttpError::UnexpectedServerResponse(text)) => {
+            text.starts_with("HTTP 401") || text.starts_with("HTTP 403")
+        }
+        _ => false,
     }
 }
 
