@@ -137,8 +137,7 @@ fn a_server_that_cannot_start_costs_only_its_tools() {
     let p = project_with(json!({ "ghost": { "command": "/nonexistent/mcp-server" } }));
     let out = p.tackle(["tools", "--json"]).run();
     out.success();
-    out.stderr_contains("MCP server `ghost` is unavailable");
-    out.stderr_contains("/nonexistent/mcp-server");
+    out.stderr_contains("MCP server `ghost` (/nonexistent/mcp-server) is unavailable");
     out.stdout_lacks("mcp__ghost__");
     out.stdout_contains("mcp__fixture__echo");
     p.tackle(ALLOW)

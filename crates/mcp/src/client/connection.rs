@@ -18,10 +18,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool};
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
 use rmcp::transport::{
     StreamableHttpClientTransport, TokioChildProcess,
-    streamable_http_client::StreamableHttpClientTransportConfig,
+    streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError},
 };
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::Mutex;
@@ -65,6 +65,8 @@ pub enum ConnectError {
     BadHeader { header: String, message: String },
     #[error("the server did not complete the MCP handshake: {0}")]
     Handshake(String),
+    #[error("the server refused the credentials ({0}); check the variables named in headers_env")]
+    Unauthorized(String),
     #[error("the server did not start within {0} ms")]
     StartTimeout(u128),
     #[error("listing tools failed: {0}")]
@@ -96,6 +98,15 @@ impl Server {
             root: root.to_owned(),
             service: Mutex::new(None),
         })
+    }
+
+    /// Where the server is, for messages: the URL of an HTTP server (without any user
+    /// information it carries), the command of a stdio one.
+    pub fn endpoint(&self) -> String {
+        match &self.config.transport {
+            Transport::Stdio { command, .. } => command.clone(),
+            Transport::Http { url, .. } => redact_userinfo(url),
+        }
     }
 
     /// Start the server (within its start-up timeout) and list its tools. Runs on the client
@@ -130,9 +141,7 @@ impl Server {
                         command: command.clone(),
                         source,
                     })?;
-                ().serve(transport)
-                    .await
-                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+                ().serve(transport).await.map_err(handshake_error)
             }
             Transport::Http { url, headers_env } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -159,9 +168,7 @@ impl Server {
                 }
                 let transport =
                     StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-                ().serve(transport)
-                    .await
-                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+                ().serve(transport).await.map_err(handshake_error)
             }
         }
     }
@@ -199,9 +206,99 @@ impl Server {
             Ok(Err(e)) => {
                 // The transport is broken: drop the connection so the next call restarts it.
                 *guard = None;
-                Err(CallFailure::Unavailable(e.to_string()))
+                let why = match &e {
+                    ServiceError::TransportSend(t) => transport_error(t.error.as_ref()),
+                    other => other.to_string(),
+                };
+                Err(CallFailure::Unavailable(why))
             }
             Err(_) => Err(CallFailure::Timeout(limit)),
+        }
+    }
+}
+
+/// A failed handshake as a person reads it: the transport's own error and its causes, without
+/// the Rust type names rmcp puts in front; a 401 or 403 points at `headers_env`.
+fn handshake_error(e: ClientInitializeError) -> ConnectError {
+    let ClientInitializeError::TransportError { error, .. } = &e else {
+        return ConnectError::Handshake(e.to_string());
+    };
+    let message = transport_error(error.error.as_ref());
+    if is_auth_refusal(error.error.as_ref()) {
+        ConnectError::Unauthorized(message)
+    } else {
+        ConnectError::Handshake(message)
+    }
+}
+
+/// A transport's error as text. rmcp's HTTP client wraps reqwest's error without marking it as
+/// the source, which would hide the cause (connection refused, DNS failure); it is unwrapped here.
+fn transport_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => error_chain(inner),
+        _ => error_chain(e),
+    }
+}
+
+/// Whether the HTTP server answered 401 or 403 (with or without a `WWW-Authenticate` challenge).
+fn is_auth_refusal(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_)) => {
+            true
+        }
+        Some(StreamableHttpError::HttpStatus(s)) => matches!(s.status, 401 | 403),
+        Some(StreamableHttpError::UnexpectedServerResponse(text)) => {
+            text.starts_with("HTTP 401") || text.starts_with("HTTP 403")
+        }
+        _ => false,
+    }
+}
+
+/// An error and its sources joined with `: `, skipping a source whose text the previous
+/// message already holds (reqwest repeats itself).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// `scheme://user:secret@host/...` without the `user:secret@`; other URLs unchanged.
+fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_user_information() {
+        let cases = [
+            ("http://127.0.0.1:9/mcp", "http://127.0.0.1:9/mcp"),
+            (
+                "https://u:p@h.example/mcp?q=a@b",
+                "https://h.example/mcp?q=a@b",
+            ),
+            ("http://h/a@b", "http://h/a@b"),
+            ("not a url", "not a url"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact_userinfo(input), want, "{input}");
         }
     }
 }

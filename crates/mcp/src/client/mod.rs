@@ -86,7 +86,8 @@ pub fn start_servers(
                 }
             }
             Err(e) => problems.push(format!(
-                "MCP server `{name}` is unavailable, its tools are not offered: {e}"
+                "MCP server `{name}` ({}) is unavailable, its tools are not offered: {e}",
+                server.endpoint()
             )),
         }
     }

@@ -204,9 +204,10 @@ impl DynTool for McpTool {
                 Err(CallFailure::Unavailable(why)) => Err(ToolError::new(
                     MCP_SERVER_UNAVAILABLE,
                     format!(
-                        "{}: MCP server `{server_name}` is unavailable ({why}); it will be started \
-                         again on the next call, which may be retried",
-                        self.name
+                        "{}: MCP server `{server_name}` ({}) is unavailable ({why}); it will be \
+                         started again on the next call, which may be retried",
+                        self.name,
+                        self.server.endpoint()
                     ),
                 )),
                 Err(CallFailure::Protocol(why)) => Err(ToolError::new(
