@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, FileTypeExt, MetadataExt, OpenOptions, OpenOptionsExt};
@@ -177,6 +178,43 @@ impl Root {
             path: canonical,
             dir,
         })
+    }
+
+    /// Like [`Root::open`], but shares one handle per root path across calls: a call through
+    /// the runtime resolves in prepare and opens in execute, and each would otherwise
+    /// canonicalize the path and open the directory again.
+    ///
+    /// A shared handle is reused only while `path` still names the same directory (same device
+    /// and inode, checked with one `stat` per use); a root that was replaced is opened afresh.
+    pub fn open_shared(path: &Path) -> Result<Arc<Root>, FsError> {
+        const KEEP: usize = 8;
+        /// (path as given, (device, inode) of the directory opened, its handle)
+        type Entry = (PathBuf, (u64, u64), Arc<Root>);
+        static SHARED: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+        let identity = |m: &std::fs::Metadata| (m.dev(), m.ino());
+        let current = std::fs::metadata(path).ok().map(|m| identity(&m));
+        {
+            let shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(id) = current
+                && let Some((_, _, root)) = shared
+                    .iter()
+                    .find(|(p, known, _)| p == path && *known == id)
+            {
+                return Ok(Arc::clone(root));
+            }
+        }
+        let root = Arc::new(Root::open(path)?);
+        // The identity of what was opened, not of what the path named a moment before.
+        let opened = root.dir.dir_metadata().ok().map(|m| (m.dev(), m.ino()));
+        if let Some(id) = opened {
+            let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+            shared.retain(|(p, _, _)| p != path);
+            if shared.len() >= KEEP {
+                shared.remove(0);
+            }
+            shared.push((path.to_path_buf(), id, Arc::clone(&root)));
+        }
+        Ok(root)
     }
 
     /// The canonical path the root was opened at.

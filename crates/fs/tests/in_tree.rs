@@ -119,3 +119,24 @@ fn resolve_normalizes_and_read_dir_sorts_bytewise() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_shared_root_is_reused_until_its_path_names_another_directory() {
+    let parent = tempfile::tempdir().unwrap();
+    let path = parent.path().join("project");
+    std::fs::create_dir(&path).unwrap();
+    std::fs::write(path.join("a.txt"), "old").unwrap();
+    let first = Root::open_shared(&path).unwrap();
+    let again = Root::open_shared(&path).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again));
+
+    // The directory is moved away and another one takes its name: the old handle must not
+    // be handed out for the new path.
+    std::fs::rename(&path, parent.path().join("moved")).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    std::fs::write(path.join("a.txt"), "new").unwrap();
+    let fresh = Root::open_shared(&path).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &fresh));
+    assert_eq!(read_text(&fresh, "a.txt"), "new");
+    assert_eq!(read_text(&first, "a.txt"), "old");
+}

@@ -179,9 +179,10 @@ impl BuiltinConfig {
 pub const PATH_OUTSIDE_ROOT: ErrorCode = ErrorCode::new("path_outside_root");
 pub const INVALID_PATH: ErrorCode = ErrorCode::new("invalid_path");
 
-/// Opens the session root; a tool opens it per call, so no handle outlives a session.
-pub(crate) fn open_root(tool: &str, root: &Path) -> Result<Root, ToolError> {
-    Root::open(root).map_err(|e| fs_error(tool, e))
+/// The session root's handle, shared across calls while the path still names the same
+/// directory (see [`Root::open_shared`]).
+pub(crate) fn open_root(tool: &str, root: &Path) -> Result<Arc<Root>, ToolError> {
+    Root::open_shared(root).map_err(|e| fs_error(tool, e))
 }
 
 /// Resolves a model-supplied path against the root, before any file is opened.
