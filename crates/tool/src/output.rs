@@ -160,3 +160,46 @@ impl ToolCompletion {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A receiver that keeps the default `accept_output` and records every delta.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<ToolProgress>>);
+
+    impl ProgressReceiver for Recording {
+        fn accept(&self, progress: ToolProgress) -> Result<(), ToolError> {
+            self.0.lock().unwrap().push(progress);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn default_accept_output_splits_into_deltas_within_the_limit_on_char_boundaries() {
+        let receiver = Arc::new(Recording::default());
+        let sink = OutputSink::new(receiver.clone());
+        let stream = StreamName::parse("stdout").unwrap();
+        // A three-byte character straddles the 64 KiB cut.
+        let text = format!(
+            "{}€{}",
+            "a".repeat(ToolProgress::MAX_OUTPUT_BYTES - 1),
+            "b".repeat(70_000)
+        );
+        sink.write(Some(&stream), &text).unwrap();
+        sink.write(Some(&stream), "").unwrap();
+        let deltas = receiver.0.lock().unwrap();
+        let mut joined = String::new();
+        for delta in deltas.iter() {
+            assert_eq!(delta.output.len(), 1);
+            assert_eq!(delta.output[0].stream.as_ref(), Some(&stream));
+            assert!(delta.output[0].text.len() <= ToolProgress::MAX_OUTPUT_BYTES);
+            joined.push_str(&delta.output[0].text);
+        }
+        assert_eq!(deltas.len(), 3);
+        assert_eq!(joined, text);
+    }
+}
