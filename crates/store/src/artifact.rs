@@ -2,11 +2,14 @@
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -17,8 +20,19 @@ use crate::{ArtifactId, Manifest, StoreError};
 /// Temp files older than this whose lock is free are removed when a store opens.
 pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
 
-/// Capture writes are gathered into chunks of this size before reaching the file.
+/// A capture holds this much in memory (hashed inline) before it spills into a temp file.
 const CAPTURE_BUFFER: usize = 256 * 1024;
+
+/// A spilled capture's writes are gathered into buffers of this size; each is written to the
+/// temp file in one call, then hashed on the capture's hashing thread.
+const SPILL_CHUNK: usize = 1024 * 1024;
+
+/// Buffers a spilled capture may have at once (writing, queued or being hashed): its memory
+/// bound is `SPILL_BUFFERS * SPILL_CHUNK`.
+const SPILL_BUFFERS: usize = 4;
+
+/// A spilled capture starts writeback each time this much has been written since the last start.
+const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
 
 /// What a publication produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,23 +457,30 @@ enum Expected<'a> {
 /// Where a capture's bytes are while it runs.
 #[derive(Debug)]
 enum CaptureSink {
-    /// Small so far: held in memory.
+    /// Small so far: held in memory and hashed inline.
     Memory(Vec<u8>),
-    /// Spilled into a locked temp file.
-    File(BufWriter<File>),
+    /// Spilled into a locked temp file, hashed on a thread of its own.
+    File(SpilledSink),
     Finished,
 }
 
 /// An artifact being written: bytes in memory or a locked temp file, plus incremental hash and
 /// counts.
 ///
-/// Dropping it without [`Capture::finish`] removes the temp file, if one was created.
+/// Small output (up to [`CAPTURE_BUFFER`]) is hashed inline. Once a capture spills, bytes are
+/// gathered into [`SPILL_CHUNK`] buffers, each written straight to the temp file and then handed
+/// to a hashing thread, so SHA-256 runs beside the producer instead of after it on the same core;
+/// a small pool of buffers bounds the memory and makes a slow hasher slow the writer down.
+///
+/// Dropping it without [`Capture::finish`] removes the temp file, if one was created, and ends
+/// the hashing thread.
 #[derive(Debug)]
 pub struct Capture {
     paths: Arc<StorePaths>,
     sink: CaptureSink,
     /// The temp file's path once spilled; empty before.
     path: PathBuf,
+    /// The hash of the bytes held in memory; moved to the hashing thread on spill.
     hasher: Sha256,
     bytes: u64,
     newlines: u64,
@@ -475,28 +496,32 @@ impl Capture {
         match &mut self.sink {
             CaptureSink::Memory(buf) if buf.len() + data.len() <= CAPTURE_BUFFER => {
                 buf.extend_from_slice(data);
+                self.hasher.update(data);
             }
             CaptureSink::Memory(buf) => {
                 let held = std::mem::take(buf);
                 let (file, path) = self.paths.create_temp()?;
                 self.path = path;
-                let mut writer = BufWriter::with_capacity(CAPTURE_BUFFER, file);
-                writer
-                    .write_all(&held)
-                    .and_then(|()| writer.write_all(data))
-                    .map_err(StoreError::io("write temp file", &self.path))?;
-                self.sink = CaptureSink::File(writer);
+                let hashed = std::mem::take(&mut self.hasher);
+                let mut spilled = SpilledSink::start(file, hashed)
+                    .map_err(|e| StoreError::io("start hashing thread for", &self.path)(e))?;
+                // `held` is already part of the hash: straight to the file.
+                spilled
+                    .write_unhashed(&held)
+                    .and_then(|()| spilled.write(data))
+                    .map_err(|e| StoreError::io("write temp file", &self.path)(e))?;
+                self.sink = CaptureSink::File(spilled);
             }
-            CaptureSink::File(writer) => writer
-                .write_all(data)
-                .map_err(StoreError::io("write temp file", &self.path))?,
+            CaptureSink::File(spilled) => spilled
+                .write(data)
+                // A closure, so the path is cloned only on failure.
+                .map_err(|e| StoreError::io("write temp file", &self.path)(e))?,
             CaptureSink::Finished => {
                 return Err(StoreError::io("write", &self.path)(io::Error::other(
                     "capture already finished",
                 )));
             }
         }
-        self.hasher.update(data);
         self.bytes += data.len() as u64;
         self.newlines += count_newlines(data);
         self.last_byte = data.last().copied();
@@ -523,44 +548,52 @@ impl Capture {
         matches!(self.sink, CaptureSink::File(_)).then_some(self.path.as_path())
     }
 
+    /// Gone once the spilled capture's hashing thread has ended; `None` before a spill.
+    #[cfg(test)]
+    fn hash_thread_liveness(&self) -> Option<std::sync::Weak<()>> {
+        match &self.sink {
+            CaptureSink::File(spilled) => Some(spilled.worker.alive.clone()),
+            _ => None,
+        }
+    }
+
     /// Publishes the captured bytes under their digest (temp → fsync → rename → fsync dir), or
     /// deduplicates against an existing artifact.
     pub fn finish(mut self) -> Result<ArtifactInfo, StoreError> {
-        let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
-        let info = ArtifactInfo {
+        let info = |id| ArtifactInfo {
             id,
             bytes: self.bytes,
             newlines: self.newlines,
         };
-        let writer = match std::mem::replace(&mut self.sink, CaptureSink::Finished) {
+        let spilled = match std::mem::replace(&mut self.sink, CaptureSink::Finished) {
             CaptureSink::Memory(buf) => {
+                let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
                 self.paths.publish_bytes(&buf, id)?;
-                return Ok(info);
+                return Ok(info(id));
             }
-            CaptureSink::File(writer) => writer,
+            CaptureSink::File(spilled) => spilled,
             CaptureSink::Finished => {
                 return Err(StoreError::io("finish", &self.path)(io::Error::other(
                     "capture already finished",
                 )));
             }
         };
-        let file = match writer.into_inner() {
-            Ok(f) => f,
+        let path = std::mem::take(&mut self.path);
+        // From here on the temp is published or removed below: nothing is left for Drop.
+        let (file, hasher) = match spilled.finish() {
+            Ok(done) => done,
             Err(err) => {
-                let _ = fs::remove_file(&self.path);
-                return Err(StoreError::io("write temp file", &self.path)(
-                    err.into_error(),
-                ));
+                let _ = fs::remove_file(&path);
+                return Err(StoreError::io("write temp file", path)(err));
             }
         };
+        let info = info(ArtifactId::from_bytes(hasher.finalize().into()));
         // The lock stays held (through `file`) until publication has renamed or removed the temp.
-        let result = self.paths.publish(&self.path, &file, id, info.bytes);
+        let result = self.paths.publish(&path, &file, info.id, info.bytes);
         drop(file);
         if result.is_err() {
-            let _ = fs::remove_file(&self.path);
+            let _ = fs::remove_file(&path);
         }
-        // Either published or removed: nothing left for Drop to clean up.
-        self.path = PathBuf::new();
         result?;
         Ok(info)
     }
@@ -576,6 +609,201 @@ impl Drop for Capture {
             let _ = fs::remove_file(&self.path);
         }
     }
+}
+
+/// A spilled capture's bytes gathered into [`SPILL_CHUNK`] buffers: each full buffer is written
+/// to the temp file, then hashed by a [`HashWorker`].
+#[derive(Debug)]
+struct SpilledSink {
+    file: File,
+    /// Bytes not yet written to the file (at most [`SPILL_CHUNK`]).
+    pending: Vec<u8>,
+    worker: HashWorker,
+    /// Bytes written to the file.
+    written: u64,
+    /// Writeback has been started for the file up to this offset.
+    writeback_started: u64,
+}
+
+impl SpilledSink {
+    fn start(file: File, hasher: Sha256) -> io::Result<Self> {
+        let mut worker = HashWorker::start(hasher)?;
+        let pending = worker.take_buffer()?;
+        Ok(Self {
+            file,
+            pending,
+            worker,
+            written: 0,
+            writeback_started: 0,
+        })
+    }
+
+    /// Appends bytes that the hash already covers (the in-memory head at spill time).
+    fn write_unhashed(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file.write_all(data)?;
+        self.written += data.len() as u64;
+        Ok(())
+    }
+
+    fn write(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let take = (SPILL_CHUNK - self.pending.len()).min(data.len());
+            let (head, rest) = data.split_at(take);
+            self.pending.extend_from_slice(head);
+            data = rest;
+            if self.pending.len() == SPILL_CHUNK {
+                self.flush_pending()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered bytes to the file and hands the buffer to the hashing thread.
+    fn flush_pending(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(&self.pending)?;
+        self.written += self.pending.len() as u64;
+        self.start_writeback();
+        let full = std::mem::take(&mut self.pending);
+        self.worker.submit(full)?;
+        self.pending = self.worker.take_buffer()?;
+        Ok(())
+    }
+
+    /// Asks the kernel to start writing back what has accumulated, so the fsync at publication
+    /// waits for the last few MiB instead of the whole output. Advisory: a failure only means the
+    /// fsync does all the work, as it would without this.
+    fn start_writeback(&mut self) {
+        let len = self.written - self.writeback_started;
+        if len < WRITEBACK_STEP {
+            return;
+        }
+        let (Ok(offset), Ok(nbytes)) = (
+            libc::off64_t::try_from(self.writeback_started),
+            libc::off64_t::try_from(len),
+        ) else {
+            return;
+        };
+        // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open
+        // for as long as `self.file` lives.
+        unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                offset,
+                nbytes,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
+        }
+        self.writeback_started = self.written;
+    }
+
+    /// Writes the last bytes, waits for the hash and returns the file with it.
+    fn finish(mut self) -> io::Result<(File, Sha256)> {
+        if !self.pending.is_empty() {
+            self.file.write_all(&self.pending)?;
+            self.written += self.pending.len() as u64;
+            let last = std::mem::take(&mut self.pending);
+            self.worker.submit(last)?;
+        }
+        let hasher = self.worker.finish()?;
+        Ok((self.file, hasher))
+    }
+}
+
+/// A thread hashing buffers in the order they are submitted, returning each for reuse.
+///
+/// At most [`SPILL_BUFFERS`] buffers exist: the writer holds one, the rest are queued, being
+/// hashed or waiting to be reused, so a capture's memory is bounded however fast its producer.
+#[derive(Debug)]
+struct HashWorker {
+    /// `None` once finished; dropping it tells the thread no more buffers are coming.
+    to_hash: Option<SyncSender<Vec<u8>>>,
+    hashed: Receiver<Vec<u8>>,
+    allocated: usize,
+    thread: Option<JoinHandle<Sha256>>,
+    /// Gone once the thread's closure has been dropped, i.e. the thread has ended.
+    #[cfg(test)]
+    alive: std::sync::Weak<()>,
+}
+
+impl HashWorker {
+    fn start(mut hasher: Sha256) -> io::Result<Self> {
+        let (to_hash, queue) = mpsc::sync_channel::<Vec<u8>>(SPILL_BUFFERS);
+        let (give_back, hashed) = mpsc::sync_channel::<Vec<u8>>(SPILL_BUFFERS);
+        #[cfg(test)]
+        let token = Arc::new(());
+        #[cfg(test)]
+        let alive = Arc::downgrade(&token);
+        let thread = std::thread::Builder::new()
+            .name("capture-hash".into())
+            .spawn(move || {
+                #[cfg(test)]
+                let _token = token;
+                while let Ok(mut buf) = queue.recv() {
+                    hasher.update(&buf);
+                    buf.clear();
+                    // The writer may have finished or gone; the buffer is then simply freed.
+                    let _ = give_back.try_send(buf);
+                }
+                hasher
+            })?;
+        Ok(Self {
+            to_hash: Some(to_hash),
+            hashed,
+            allocated: 0,
+            thread: Some(thread),
+            #[cfg(test)]
+            alive,
+        })
+    }
+
+    /// An empty buffer: a returned one if any, a new one while under the pool size, else waits
+    /// for the thread to return one.
+    fn take_buffer(&mut self) -> io::Result<Vec<u8>> {
+        if let Ok(buf) = self.hashed.try_recv() {
+            return Ok(buf);
+        }
+        if self.allocated < SPILL_BUFFERS {
+            self.allocated += 1;
+            return Ok(Vec::with_capacity(SPILL_CHUNK));
+        }
+        self.hashed.recv().map_err(|_| hash_thread_stopped())
+    }
+
+    fn submit(&mut self, buf: Vec<u8>) -> io::Result<()> {
+        // Never blocks: the queue holds as many buffers as exist.
+        self.to_hash
+            .as_ref()
+            .ok_or_else(hash_thread_stopped)?
+            .send(buf)
+            .map_err(|_| hash_thread_stopped())
+    }
+
+    /// Waits for every submitted buffer to be hashed and returns the hash.
+    fn finish(mut self) -> io::Result<Sha256> {
+        self.to_hash = None;
+        self.thread
+            .take()
+            .ok_or_else(hash_thread_stopped)?
+            .join()
+            .map_err(|_| hash_thread_stopped())
+    }
+}
+
+impl Drop for HashWorker {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread after at most the few buffers still queued.
+        self.to_hash = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn hash_thread_stopped() -> io::Error {
+    io::Error::other("the capture's hashing thread stopped unexpectedly")
 }
 
 fn count_newlines(data: &[u8]) -> u64 {
@@ -599,6 +827,96 @@ mod tests {
     fn set_age(path: &Path, age: Duration) {
         let file = OpenOptions::new().write(true).open(path).unwrap();
         file.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    /// Bytes with newlines and every byte value, so any reordering or loss changes the digest.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| ((i * 7 + i / 4099) % 256) as u8).collect()
+    }
+
+    #[test]
+    fn threaded_hash_equals_sha2_across_chunk_boundaries() {
+        let m = SPILL_CHUNK;
+        let cases: &[(&str, &[usize])] = &[
+            ("spill exactly at the memory limit", &[CAPTURE_BUFFER, 1]),
+            (
+                "one write crossing the memory limit",
+                &[CAPTURE_BUFFER - 3, 10],
+            ),
+            (
+                "chunk boundary hit exactly",
+                &[CAPTURE_BUFFER + 1, m - CAPTURE_BUFFER - 1, m, 1],
+            ),
+            (
+                "writes straddling chunk boundaries",
+                &[m - 1, 2, m - 2, 3, 5 * m + 7],
+            ),
+            (
+                "a write larger than the whole pool",
+                &[1, (SPILL_BUFFERS + 2) * m + 13],
+            ),
+            ("many small writes", &[4096; 3000]),
+            ("ends on a chunk boundary", &[2 * m]),
+        ];
+        for (name, writes) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let store = ArtifactStore::open(dir.path()).unwrap();
+            let total: usize = writes.iter().sum();
+            let data = pattern(total);
+            let mut capture = store.begin_capture().unwrap();
+            let mut at = 0;
+            for &len in *writes {
+                capture.write(&data[at..at + len]).unwrap();
+                at += len;
+            }
+            let liveness = capture.hash_thread_liveness();
+            assert!(liveness.is_some(), "{name}: the capture did not spill");
+            let info = capture.finish().unwrap();
+            assert_eq!(info.id, ArtifactId::of(&data), "{name}");
+            let expected_newlines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(
+                (info.bytes, info.newlines),
+                (total as u64, expected_newlines),
+                "{name}"
+            );
+            assert!(
+                fs::read(store.artifact_path(info.id)).unwrap() == data,
+                "{name}: bytes differ"
+            );
+            assert!(
+                liveness.unwrap().upgrade().is_none(),
+                "{name}: hashing thread still running"
+            );
+            assert!(temp_names(&store).is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn small_capture_starts_no_hash_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        capture.write(&vec![b'x'; CAPTURE_BUFFER]).unwrap();
+        assert!(capture.hash_thread_liveness().is_none());
+        assert!(capture.temp_path().is_none());
+    }
+
+    #[test]
+    fn dropping_a_spilled_capture_mid_write_ends_its_hash_thread_and_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture().unwrap();
+        // Enough to fill the whole pool, with a partial chunk pending.
+        let data = pattern((SPILL_BUFFERS + 1) * SPILL_CHUNK + 12_345);
+        for chunk in data.chunks(100_000) {
+            capture.write(chunk).unwrap();
+        }
+        let liveness = capture.hash_thread_liveness().unwrap();
+        assert_eq!(temp_names(&store).len(), 1);
+        drop(capture);
+        assert!(liveness.upgrade().is_none(), "hashing thread still running");
+        assert!(temp_names(&store).is_empty());
+        assert!(store.list().unwrap().is_empty());
     }
 
     #[test]

@@ -43,6 +43,24 @@ impl ToolProgress {
 /// Receives progress for one call; implemented by the runtime's retention layer.
 pub trait ProgressReceiver: Send + Sync {
     fn accept(&self, progress: ToolProgress) -> Result<(), ToolError>;
+
+    /// Authoritative text for one stream, of any length, with no message or display.
+    ///
+    /// The default splits it into deltas within [`ToolProgress::MAX_OUTPUT_BYTES`] and passes
+    /// each to [`ProgressReceiver::accept`]. A receiver that can take the text as it is
+    /// overrides this, sparing a `String` copy per delta on the hot path of large output.
+    fn accept_output(&self, stream: Option<&StreamName>, mut text: &str) -> Result<(), ToolError> {
+        while !text.is_empty() {
+            let mut cut = text.len().min(ToolProgress::MAX_OUTPUT_BYTES);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let (head, rest) = text.split_at(cut);
+            self.accept(ToolProgress::output(stream.cloned(), head))?;
+            text = rest;
+        }
+        Ok(())
+    }
 }
 
 /// The tool-facing handle for streaming. Cheap to clone (e.g. one per pipe reader).
@@ -62,18 +80,10 @@ impl OutputSink {
         self.receiver.accept(progress)
     }
 
-    /// Stream text to one stream, splitting it into deltas that respect the per-delta limit.
-    pub fn write(&self, stream: Option<&StreamName>, mut text: &str) -> Result<(), ToolError> {
-        while !text.is_empty() {
-            let mut cut = text.len().min(ToolProgress::MAX_OUTPUT_BYTES);
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            let (head, rest) = text.split_at(cut);
-            self.progress(ToolProgress::output(stream.cloned(), head))?;
-            text = rest;
-        }
-        Ok(())
+    /// Stream text of any length to one stream (the per-delta limit applies to
+    /// [`OutputSink::progress`], not to this).
+    pub fn write(&self, stream: Option<&StreamName>, text: &str) -> Result<(), ToolError> {
+        self.receiver.accept_output(stream, text)
     }
 }
 
@@ -148,5 +158,48 @@ impl ToolCompletion {
     pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
         self.summary = Some(summary.into());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A receiver that keeps the default `accept_output` and records every delta.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<ToolProgress>>);
+
+    impl ProgressReceiver for Recording {
+        fn accept(&self, progress: ToolProgress) -> Result<(), ToolError> {
+            self.0.lock().unwrap().push(progress);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn default_accept_output_splits_into_deltas_within_the_limit_on_char_boundaries() {
+        let receiver = Arc::new(Recording::default());
+        let sink = OutputSink::new(receiver.clone());
+        let stream = StreamName::parse("stdout").unwrap();
+        // A three-byte character straddles the 64 KiB cut.
+        let text = format!(
+            "{}€{}",
+            "a".repeat(ToolProgress::MAX_OUTPUT_BYTES - 1),
+            "b".repeat(70_000)
+        );
+        sink.write(Some(&stream), &text).unwrap();
+        sink.write(Some(&stream), "").unwrap();
+        let deltas = receiver.0.lock().unwrap();
+        let mut joined = String::new();
+        for delta in deltas.iter() {
+            assert_eq!(delta.output.len(), 1);
+            assert_eq!(delta.output[0].stream.as_ref(), Some(&stream));
+            assert!(delta.output[0].text.len() <= ToolProgress::MAX_OUTPUT_BYTES);
+            joined.push_str(&delta.output[0].text);
+        }
+        assert_eq!(deltas.len(), 3);
+        assert_eq!(joined, text);
     }
 }

@@ -287,20 +287,7 @@ impl ProgressReceiver for CallOutput {
             ));
         }
         for chunk in &progress.output {
-            let Some(i) = st.slots.iter().position(|s| s.name == chunk.stream) else {
-                let name = chunk.stream.as_ref().map_or("<single>", StreamName::as_str);
-                return Err(ToolError::new(
-                    ErrorCode::PROTOCOL,
-                    format!("output chunk for undeclared stream `{name}`"),
-                ));
-            };
-            st.streamed = true;
-            if let Err(e) = write_slot(&mut st.slots[i], &chunk.text) {
-                if st.write_error.is_none() {
-                    st.write_error = Some(e.clone());
-                }
-                return Err(e);
-            }
+            st.write_chunk(chunk.stream.as_ref(), &chunk.text)?;
         }
         // Live presentation is best effort within its budget; output is never stopped by it.
         let live = progress.message.as_ref().map_or(0, String::len)
@@ -319,6 +306,41 @@ impl ProgressReceiver for CallOutput {
                     .map(|d| sanitize_display(d, usize::MAX));
                 obs.on_progress(&self.call_id, message.as_deref(), display.as_deref());
             }
+        }
+        Ok(())
+    }
+
+    fn accept_output(&self, stream: Option<&StreamName>, text: &str) -> Result<(), ToolError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.lock();
+        if st.closed {
+            return Err(ToolError::new(
+                ErrorCode::CANCELLED,
+                "the call has already finished",
+            ));
+        }
+        st.write_chunk(stream, text)
+    }
+}
+
+impl State {
+    /// Appends one chunk of output to its stream; the first capture failure is kept for finish.
+    fn write_chunk(&mut self, stream: Option<&StreamName>, text: &str) -> Result<(), ToolError> {
+        let Some(slot) = self.slots.iter_mut().find(|s| s.name.as_ref() == stream) else {
+            let name = stream.map_or("<single>", StreamName::as_str);
+            return Err(ToolError::new(
+                ErrorCode::PROTOCOL,
+                format!("output chunk for undeclared stream `{name}`"),
+            ));
+        };
+        self.streamed = true;
+        if let Err(e) = write_slot(slot, text) {
+            if self.write_error.is_none() {
+                self.write_error = Some(e.clone());
+            }
+            return Err(e);
         }
         Ok(())
     }
