@@ -385,6 +385,7 @@ impl Runtime {
             &session.store,
             self.config.preview,
             self.observer.clone(),
+            durability,
         ) {
             Ok(o) => Arc::new(o),
             Err(err) => {

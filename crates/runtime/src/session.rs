@@ -36,7 +36,7 @@ impl Session {
         let id = new_session_id();
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
         let (log, _recovery) = EventLog::open(&log_path)?;
-        let recorder = Recorder::new(Arc::new(log));
+        let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
         let posture = "standard".to_owned();
         recorder.append_blocking(
             &Event::SessionStarted(SessionStarted {
@@ -75,6 +75,7 @@ impl Session {
         }
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
         let (log, _recovery) = EventLog::open(&log_path)?;
+        let log = log_syncing(log, &store);
         Ok(Self {
             id: SessionId(id.to_owned()),
             root: root.into(),
@@ -109,6 +110,14 @@ impl Session {
     pub fn written_seq(&self) -> u64 {
         self.recorder.written_seq()
     }
+}
+
+/// The log syncs the artifacts of read-only calls before itself, so a durable event never
+/// names an artifact that is not.
+fn log_syncing(log: EventLog, store: &Arc<ArtifactStore>) -> EventLog {
+    let store = Arc::clone(store);
+    log.set_before_sync(move || store.sync_written());
+    log
 }
 
 fn new_session_id() -> SessionId {

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::fsutil::{create_private_dir, sync_dir};
-use crate::{ArtifactId, Manifest, StoreError};
+use crate::{ArtifactId, Durability, Manifest, StoreError};
 
 /// Temp files older than this whose lock is free are removed when a store opens.
 pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
@@ -72,6 +72,9 @@ struct StorePaths {
     artifacts: PathBuf,
     tmp: PathBuf,
     gc_lock: PathBuf,
+    /// Artifacts published with [`Durability::Written`] whose bytes and directory entry are not
+    /// yet known to be on the device; [`ArtifactStore::sync_written`] empties it.
+    unsynced: Mutex<Vec<PathBuf>>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -85,6 +88,7 @@ impl ArtifactStore {
             artifacts: store_dir.join("artifacts"),
             tmp: store_dir.join("tmp"),
             gc_lock: store_dir.join("gc.lock"),
+            unsynced: Mutex::new(Vec::new()),
         };
         let store = Self {
             paths: Arc::new(paths),
@@ -118,7 +122,16 @@ impl ArtifactStore {
     /// of ordinary calls never create, lock and fsync a temp file only to find the artifact
     /// already exists.
     pub fn begin_capture(&self) -> Result<Capture, StoreError> {
+        self.begin_capture_with(Durability::Synced)
+    }
+
+    /// Like [`ArtifactStore::begin_capture`]; with [`Durability::Written`] the artifact is
+    /// published without waiting for the device (temp → rename, no fsync) and synced later by
+    /// [`ArtifactStore::sync_written`], which the event log runs before every sync so that no
+    /// durable event names an artifact that is not.
+    pub fn begin_capture_with(&self, durability: Durability) -> Result<Capture, StoreError> {
         Ok(Capture {
+            durability,
             paths: Arc::clone(&self.paths),
             sink: CaptureSink::Memory(Vec::new()),
             path: PathBuf::new(),
@@ -138,9 +151,51 @@ impl ArtifactStore {
 
     /// Stores a manifest as an artifact.
     pub fn put_manifest(&self, manifest: &Manifest) -> Result<ArtifactInfo, StoreError> {
+        self.put_manifest_with(manifest, Durability::Synced)
+    }
+
+    /// [`ArtifactStore::put_manifest`] with the durability of the call it belongs to.
+    pub fn put_manifest_with(
+        &self,
+        manifest: &Manifest,
+        durability: Durability,
+    ) -> Result<ArtifactInfo, StoreError> {
         let bytes =
             serde_json::to_vec(manifest).map_err(|source| StoreError::EncodeManifest { source })?;
-        self.put(&bytes)
+        let mut capture = self.begin_capture_with(durability)?;
+        capture.write(&bytes)?;
+        capture.finish()
+    }
+
+    /// Makes every artifact published with [`Durability::Written`] so far durable: each file
+    /// is fsynced, then the artifacts directory once. One that is gone since (set aside as
+    /// corrupt, or collected) has nothing left to sync.
+    pub fn sync_written(&self) -> io::Result<()> {
+        let pending = std::mem::take(
+            &mut *self
+                .paths
+                .unsynced
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        );
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let result = pending.iter().try_for_each(|path| match File::open(path) {
+            Ok(file) => file.sync_data(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        });
+        let result = result.and_then(|()| sync_dir(&self.paths.artifacts));
+        if result.is_err() {
+            // Still owed: a later sync tries again.
+            self.paths
+                .unsynced
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .extend(pending);
+        }
+        result
     }
 
     /// Whether an artifact file with this name exists (its content is not checked).
@@ -344,16 +399,22 @@ impl StorePaths {
 
     /// Publishes bytes held in memory: dedup against an existing artifact, or temp → fsync →
     /// rename → fsync dir.
-    fn publish_bytes(&self, bytes: &[u8], id: ArtifactId) -> Result<(), StoreError> {
+    fn publish_bytes(
+        &self,
+        bytes: &[u8],
+        id: ArtifactId,
+        durability: Durability,
+    ) -> Result<(), StoreError> {
         let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
         if self.refresh_existing(&final_path, Expected::Bytes(bytes))? {
             return Ok(());
         }
         let (mut file, temp) = self.create_temp()?;
+        let synced = durability == Durability::Synced;
         let written = file
             .write_all(bytes)
-            .and_then(|()| file.sync_all())
+            .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
             .map_err(StoreError::io("write temp file", &temp))
             .and_then(|()| {
                 fs::rename(&temp, &final_path)
@@ -363,7 +424,28 @@ impl StorePaths {
             let _ = fs::remove_file(&temp);
             return Err(e);
         }
-        sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))
+        self.sync_published(final_path, durability)
+    }
+
+    /// After a rename: fsync the directory now, or owe both the file and the directory to
+    /// [`ArtifactStore::sync_written`].
+    fn sync_published(
+        &self,
+        final_path: PathBuf,
+        durability: Durability,
+    ) -> Result<(), StoreError> {
+        match durability {
+            Durability::Synced => {
+                sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))
+            }
+            Durability::Written => {
+                self.unsynced
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .push(final_path);
+                Ok(())
+            }
+        }
     }
 
     /// Moves a finished temp file to its final name (after fsyncing it), or deduplicates
@@ -374,6 +456,7 @@ impl StorePaths {
         file: &File,
         id: ArtifactId,
         len: u64,
+        durability: Durability,
     ) -> Result<(), StoreError> {
         // Publishing under a guard means a janitor pass cannot delete the existing copy between
         // our existence check and the mtime refresh that puts it back inside the grace period.
@@ -383,11 +466,12 @@ impl StorePaths {
             fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
             return Ok(());
         }
-        file.sync_all()
-            .map_err(StoreError::io("fsync temp file", temp))?;
+        if durability == Durability::Synced {
+            file.sync_all()
+                .map_err(StoreError::io("fsync temp file", temp))?;
+        }
         fs::rename(temp, &final_path).map_err(StoreError::io("publish artifact", &final_path))?;
-        sync_dir(&self.artifacts).map_err(StoreError::io("fsync", &self.artifacts))?;
-        Ok(())
+        self.sync_published(final_path, durability)
     }
 
     fn remove_stale_temps(&self, now: SystemTime) -> Result<usize, StoreError> {
@@ -477,6 +561,8 @@ enum CaptureSink {
 #[derive(Debug)]
 pub struct Capture {
     paths: Arc<StorePaths>,
+    /// Whether publication waits for the device or leaves that to a later sync.
+    durability: Durability,
     sink: CaptureSink,
     /// The temp file's path once spilled; empty before.
     path: PathBuf,
@@ -568,7 +654,7 @@ impl Capture {
         let spilled = match std::mem::replace(&mut self.sink, CaptureSink::Finished) {
             CaptureSink::Memory(buf) => {
                 let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
-                self.paths.publish_bytes(&buf, id)?;
+                self.paths.publish_bytes(&buf, id, self.durability)?;
                 return Ok(info(id));
             }
             CaptureSink::File(spilled) => spilled,
@@ -589,7 +675,9 @@ impl Capture {
         };
         let info = info(ArtifactId::from_bytes(hasher.finalize().into()));
         // The lock stays held (through `file`) until publication has renamed or removed the temp.
-        let result = self.paths.publish(&path, &file, info.id, info.bytes);
+        let result = self
+            .paths
+            .publish(&path, &file, info.id, info.bytes, self.durability);
         drop(file);
         if result.is_err() {
             let _ = fs::remove_file(&path);
@@ -1135,6 +1223,47 @@ mod tests {
         drop(capture);
         assert!(temp_names(&store).is_empty());
         assert!(store.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn written_artifacts_are_readable_at_once_and_owed_to_the_next_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let owed = |store: &ArtifactStore| store.paths.unsynced.lock().unwrap().len();
+        // Small (published from memory) and large (spilled to a temp file).
+        let small = b"a read-only call's output\n".to_vec();
+        let large = vec![b'x'; CAPTURE_BUFFER * 2 + 17];
+        let mut ids = Vec::new();
+        for bytes in [&small, &large] {
+            let mut capture = store.begin_capture_with(Durability::Written).unwrap();
+            capture.write(bytes).unwrap();
+            let info = capture.finish().unwrap();
+            assert_eq!(store.read(info.id).unwrap(), *bytes);
+            ids.push(info.id);
+        }
+        assert_eq!(owed(&store), 2);
+        // Publishing the same bytes again deduplicates and owes nothing more.
+        let mut again = store.begin_capture_with(Durability::Written).unwrap();
+        again.write(&small).unwrap();
+        assert_eq!(again.finish().unwrap().id, ids[0]);
+        assert_eq!(owed(&store), 2);
+        store.sync_written().unwrap();
+        assert_eq!(owed(&store), 0);
+        // A synced publication never owes anything.
+        store.put(b"synced").unwrap();
+        assert_eq!(owed(&store), 0);
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn an_owed_artifact_that_is_gone_has_nothing_left_to_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let mut capture = store.begin_capture_with(Durability::Written).unwrap();
+        capture.write(b"soon gone").unwrap();
+        let info = capture.finish().unwrap();
+        fs::remove_file(store.artifact_path(info.id)).unwrap();
+        store.sync_written().unwrap();
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
 use serde::Deserialize;
@@ -57,7 +57,9 @@ pub enum Durability {
     /// Written with `O_APPEND` (it survives the process being killed) and made durable by the
     /// log's flusher thread right after, or by the next [`Durability::Synced`] append, whichever
     /// comes first. For events whose loss in a power failure loses nothing of the user's state:
-    /// the record of a read, or the start of a call whose end will be synced.
+    /// the record of a read, or the start of a call whose end will be synced. Artifacts
+    /// published this way are synced before the next sync of the log (see
+    /// [`EventLog::set_before_sync`]).
     Written,
 }
 
@@ -84,6 +86,17 @@ struct Inner {
     progress: Condvar,
     /// Signalled when written records wait for the flusher, or the log is closing.
     flush_wanted: Condvar,
+    /// Runs before every `fdatasync` of the log (see [`EventLog::set_before_sync`]).
+    before_sync: OnceLock<BeforeSync>,
+}
+
+/// What must be durable before any record that may name it.
+struct BeforeSync(Box<dyn Fn() -> std::io::Result<()> + Send + Sync>);
+
+impl std::fmt::Debug for BeforeSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeSync")
+    }
 }
 
 #[derive(Debug)]
@@ -157,6 +170,7 @@ impl EventLog {
                 }),
                 progress: Condvar::new(),
                 flush_wanted: Condvar::new(),
+                before_sync: OnceLock::new(),
             }),
             flusher: Mutex::new(None),
         };
@@ -222,6 +236,13 @@ impl EventLog {
             }
         }
         Ok(seq)
+    }
+
+    /// Runs `hook` before every `fdatasync` of this log, and fails that sync (poisoning the log)
+    /// when it fails. The session uses it to make artifacts published without waiting for the
+    /// device durable before any record naming them is. Only the first hook set is kept.
+    pub fn set_before_sync(&self, hook: impl Fn() -> std::io::Result<()> + Send + Sync + 'static) {
+        let _ = self.inner.before_sync.set(BeforeSync(Box::new(hook)));
     }
 
     /// Waits until every record written so far is durable.
@@ -369,9 +390,15 @@ impl Inner {
         let target = state.written;
         drop(state);
         let result = self
-            .file
-            .sync_data()
-            .map_err(EventLogError::io("fdatasync", &self.path));
+            .before_sync
+            .get()
+            .map_or(Ok(()), |hook| (hook.0)())
+            .map_err(EventLogError::io("sync what the log names", &self.path))
+            .and_then(|()| {
+                self.file
+                    .sync_data()
+                    .map_err(EventLogError::io("fdatasync", &self.path))
+            });
         let mut state = self.lock_state();
         state.syncing = false;
         let outcome = match result {
@@ -825,6 +852,36 @@ mod tests {
                 .enumerate()
                 .all(|(i, r)| r.seq == i as u64 + 1)
         );
+    }
+
+    #[test]
+    fn the_before_sync_hook_runs_before_every_sync_and_its_failure_poisons() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let (log, _) = EventLog::open(&log_path(&dir)).unwrap();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let fail = Arc::new(AtomicBool::new(false));
+        let (r, f) = (Arc::clone(&runs), Arc::clone(&fail));
+        log.set_before_sync(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            if f.load(Ordering::SeqCst) {
+                Err(std::io::Error::other("device gone"))
+            } else {
+                Ok(())
+            }
+        });
+        log.append(&json!(1)).unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        log.append_with(&json!(2), Durability::Written).unwrap();
+        log.sync().unwrap();
+        assert!(runs.load(Ordering::SeqCst) >= 2);
+        fail.store(true, Ordering::SeqCst);
+        let err = log.append(&json!(3)).unwrap_err().to_string();
+        assert!(err.contains("device gone"), "{err}");
+        assert!(matches!(
+            log.append(&json!(4)),
+            Err(EventLogError::Poisoned { .. })
+        ));
     }
 
     #[test]

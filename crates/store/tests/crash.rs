@@ -25,13 +25,22 @@ const KILLS_PER_STORE: usize = 20;
 
 /// The writer process: this test binary re-run with `WRITER_ENV` set, looping until killed.
 fn run_writer(store_dir: &Path) -> ! {
-    let store = ArtifactStore::open(store_dir).unwrap();
+    let store = std::sync::Arc::new(ArtifactStore::open(store_dir).unwrap());
     let (log, _) = EventLog::open(&session_log_path(store_dir, "crash")).unwrap();
+    let for_log = std::sync::Arc::clone(&store);
+    log.set_before_sync(move || for_log.sync_written());
     let mut rng = seed();
     let mut stdout = std::io::stdout().lock();
     for n in 0u64.. {
         let guard = store.publication_guard().unwrap();
-        let mut capture = store.begin_capture().unwrap();
+        // Half the calls are read-only: their artifacts and events are acknowledged once
+        // written and synced later; a killed process loses neither kind.
+        let durability = if n % 2 == 0 {
+            Durability::Synced
+        } else {
+            Durability::Written
+        };
+        let mut capture = store.begin_capture_with(durability).unwrap();
         // Mostly small outputs (held in memory until publication), one in four large enough to
         // spill into a locked temp file.
         let len = if next(&mut rng).is_multiple_of(4) {
@@ -50,13 +59,6 @@ fn run_writer(store_dir: &Path) -> ! {
             written += take;
         }
         let info = capture.finish().unwrap();
-        // Half the events are acknowledged once written (read-only calls), half once synced: a
-        // killed process loses neither.
-        let durability = if n % 2 == 0 {
-            Durability::Synced
-        } else {
-            Durability::Written
-        };
         let seq = log
             .append_with(
                 &json!({"type": "call_finished", "n": n, "retained_output": info.id.internal_uri()}),

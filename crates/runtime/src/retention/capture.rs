@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tackle_protocol::{ErrorCode, OutputDeclaration, StreamName, Truncation};
-use tackle_store::{ArtifactInfo, ArtifactStore, Capture, Manifest, ManifestStream};
+use tackle_store::{ArtifactInfo, ArtifactStore, Capture, Durability, Manifest, ManifestStream};
 use tackle_tool::{CompletionOutput, ProgressReceiver, ToolError, ToolProgress};
 
 use crate::config::{LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits, RESULT_LIMIT_BYTES};
@@ -36,6 +36,9 @@ pub struct CallOutput {
     call_id: CallId,
     state: Mutex<State>,
     observer: Option<Arc<dyn ProgressObserver>>,
+    /// How the call's artifacts are published: synced at once for a call with effects, synced
+    /// before the log's next sync for a read-only one.
+    durability: Durability,
 }
 
 /// A stream after completion.
@@ -60,6 +63,7 @@ impl CallOutput {
         store: &ArtifactStore,
         limits: PreviewLimits,
         observer: Option<Arc<dyn ProgressObserver>>,
+        durability: Durability,
     ) -> Result<Self, ToolError> {
         let names: Vec<Option<StreamName>> = match declaration {
             OutputDeclaration::Single => vec![None],
@@ -68,7 +72,10 @@ impl CallOutput {
         let mut slots = Vec::with_capacity(names.len());
         for name in names {
             let (capture, full) = match truncation {
-                Truncation::Bounded => (Some(store.begin_capture().map_err(store_error)?), None),
+                Truncation::Bounded => (
+                    Some(store.begin_capture_with(durability).map_err(store_error)?),
+                    None,
+                ),
                 Truncation::OptOut => (None, Some(String::new())),
             };
             slots.push(StreamSlot {
@@ -88,6 +95,7 @@ impl CallOutput {
                 write_error: None,
             }),
             observer,
+            durability,
         })
     }
 
@@ -177,7 +185,11 @@ impl CallOutput {
                     })
                     .collect(),
             );
-            Some(store.put_manifest(&manifest).map_err(store_error)?)
+            Some(
+                store
+                    .put_manifest_with(&manifest, self.durability)
+                    .map_err(store_error)?,
+            )
         } else {
             None
         };
