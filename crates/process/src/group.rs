@@ -160,8 +160,16 @@ impl ExitWatch {
         }
     }
 
-    /// The leader's exit status, once it has exited. Cancel-safe.
-    pub(crate) async fn wait(&mut self, pid: u32) -> io::Result<ExitStatus> {
+    /// The leader's exit status, once it has exited. Cancel-safe. `eager`: check before waiting
+    /// for the reactor (the output pipes have closed, so the exit is probably a moment away and
+    /// one more trip through the reactor would cost more than a `waitid`).
+    pub(crate) async fn wait(&mut self, pid: u32, eager: bool) -> io::Result<ExitStatus> {
+        if eager
+            && let Self::Pidfd(_) = self
+            && let Ok(Some(status)) = waitid(libc::P_PID, pid, libc::WNOHANG)
+        {
+            return Ok(status);
+        }
         match self {
             Self::Pidfd(fd) => loop {
                 let mut ready = fd.readable().await?;

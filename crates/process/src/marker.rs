@@ -212,11 +212,15 @@ pub(crate) fn pidfd_open(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
-/// The last pid allocated in our pid namespace, when the kernel tells.
+/// The last pid allocated in our pid namespace, when the kernel tells. The file is opened once
+/// per process and re-read with `pread`: this runs a few times per run, on the fast path.
 fn last_pid() -> Option<libc::pid_t> {
+    static FILE: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let file = FILE
+        .get_or_init(|| std::fs::File::open("/proc/sys/kernel/ns_last_pid").ok())
+        .as_ref()?;
     let mut buf = [0u8; 16];
-    let mut f = std::fs::File::open("/proc/sys/kernel/ns_last_pid").ok()?;
-    let n = f.read(&mut buf).ok()?;
+    let n = std::os::unix::fs::FileExt::read_at(file, &mut buf, 0).ok()?;
     std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 

@@ -362,6 +362,7 @@ async fn next_step(
         stdout_bytes,
         stderr_bytes,
     } = pipes;
+    let pipes_closed = stdout.is_none() && stderr.is_none();
     tokio::select! {
         r = async { stdout.as_mut()?.read(out_buf).await.ok() }, if stdout.is_some() => match r {
             Some(0) | None => Step::Eof(OutputStream::Stdout),
@@ -371,7 +372,7 @@ async fn next_step(
             Some(0) | None => Step::Eof(OutputStream::Stderr),
             Some(n) => { *stderr_bytes += n as u64; grow_if_full(err_buf, n); Step::Data(OutputStream::Stderr, n) }
         },
-        r = exit.wait(pid), if !exited => Step::Exit(r),
+        r = exit.wait(pid, pipes_closed), if !exited => Step::Exit(r),
         () = deadline.as_mut() => Step::Deadline,
         () = cancel.cancelled() => Step::Cancelled,
     }
