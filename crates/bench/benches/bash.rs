@@ -7,7 +7,7 @@
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported.
 //!
-//! Run: `cargo bench -p tackle-bench --bench bash`
+//! Run: `cargo bench -p tackle-bench --bench bash` (`TACKLE_BENCH_SPAWN_ONLY=1`: part 1 only)
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -120,6 +120,14 @@ fn main() -> BenchResult<()> {
         ratio(tackle.median, bare.median),
         ratio(tackle.median.saturating_sub(appends.median), bare.median)
     );
+    println!(
+        "ratio process runner / bare: {:.2}x (median)",
+        ratio(runner.median, bare.median)
+    );
+    // Part 2 takes a while; `TACKLE_BENCH_SPAWN_ONLY=1` stops here when iterating on spawns.
+    if std::env::var_os("TACKLE_BENCH_SPAWN_ONLY").is_some() {
+        return Ok(());
+    }
 
     // 2. 1 GiB through capture + hash + retain, beside the sha2 floor on the same bytes.
     let script = format!("yes '{LINE}' | head -c {GIB}");

@@ -66,10 +66,7 @@ impl EnvPolicy {
         if self.pass.iter().any(|p| p.eq_ignore_ascii_case(name)) {
             return false;
         }
-        let upper = name.to_ascii_uppercase();
-        self.deny
-            .iter()
-            .any(|p| glob_match(&p.to_ascii_uppercase(), &upper))
+        self.deny.iter().any(|p| glob_match(p, name))
     }
 
     /// The environment a child gets, from `vars` (normally `std::env::vars_os()`). A name that
@@ -84,7 +81,8 @@ impl EnvPolicy {
     }
 }
 
-/// `*`-only glob: `*` matches any (possibly empty) run of characters.
+/// `*`-only glob, ASCII case-insensitive: `*` matches any (possibly empty) run of characters.
+/// Runs once per inherited variable and pattern on every spawn, so it allocates nothing.
 fn glob_match(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0, 0);
@@ -93,7 +91,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
         if pi < p.len() && p[pi] == b'*' {
             star = Some((pi, ti));
             pi += 1;
-        } else if pi < p.len() && p[pi] == t[ti] {
+        } else if pi < p.len() && p[pi].eq_ignore_ascii_case(&t[ti]) {
             pi += 1;
             ti += 1;
         } else if let Some((sp, st)) = star {
@@ -162,6 +160,7 @@ mod tests {
             ("A*B", "AxxBx", false),
             ("*_SECRET*", "X_SECRET", true),
             ("*_SECRET*", "SECRET", false),
+            ("*_token", "MY_TOKEN", true),
         ] {
             assert_eq!(glob_match(p, t), m, "{p} {t}");
         }

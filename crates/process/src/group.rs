@@ -2,27 +2,40 @@
 //! signalling the whole group, and reaping once the group has been ended.
 
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+
+use crate::marker::{Marked, RunMarker, pidfd_open};
 use crate::run::ExitStatus;
 
-/// The leader of a process group we spawned. Until [`Group::reap`] runs, the leader is not
-/// reaped, so its pid — the group id — cannot be reused by an unrelated process.
+/// The leader of a process group we spawned, and the marker its descendants carry. Until
+/// [`Group::reap`] runs, the leader is not reaped, so its pid — the group id — cannot be reused
+/// by an unrelated process.
 #[derive(Debug)]
 pub(crate) struct Group {
     pid: libc::pid_t,
     reaped: bool,
     /// Used when the group is dropped unreaped (the caller's future was dropped mid-run).
     grace: Duration,
+    marker: RunMarker,
+    /// Marked processes outside the group that were sent SIGKILL, to wait for their end.
+    killed: Vec<Marked>,
 }
 
 impl Group {
-    pub(crate) fn new(pid: u32, grace: Duration) -> Self {
+    pub(crate) fn new(pid: u32, grace: Duration, mut marker: RunMarker) -> Self {
+        // Linux pids fit in pid_t (at most 2^22); the cast cannot truncate.
+        let pid = pid as libc::pid_t;
+        marker.set_leader(pid);
         Self {
-            // Linux pids fit in pid_t (at most 2^22); the cast cannot truncate.
-            pid: pid as libc::pid_t,
+            pid,
             reaped: false,
             grace,
+            marker,
+            killed: Vec::new(),
         }
     }
 
@@ -30,28 +43,48 @@ impl Group {
         self.pid as u32
     }
 
-    /// Send `signal` to every member of the group. A group with no live member is not an error.
-    pub(crate) fn signal(&self, signal: libc::c_int) {
+    /// Send `signal` to every member of the group and to every process outside it that carries
+    /// the run's marker (it left the group with `setsid`). A group with no live member is not an
+    /// error.
+    pub(crate) fn signal(&mut self, signal: libc::c_int) {
         signal_group(self.pid, signal);
+        let marked = self.marker.signal(signal);
+        if signal == libc::SIGKILL {
+            self.killed.extend(marked);
+        }
     }
 
-    /// After SIGKILL: wait (bounded by `limit`) until no member of the group is still running.
-    /// `kill` returns before its target has died; without this a caller could see a member
-    /// alive for a moment after the call "ended" it. Zombies count as gone: they run nothing.
-    pub(crate) async fn wait_until_stopped(&self, limit: Duration) {
-        // Fast path: once the leader is reaped, a group with no member at all is gone (ESRCH).
-        // SAFETY: kill with signal 0 only checks for existence; a negative pid names the group.
-        if self.reaped && unsafe { libc::kill(-self.pid, 0) } == -1 {
-            return;
-        }
+    /// After SIGKILL: wait (bounded by `limit`) until no member of the group and no marked
+    /// process is still running. `kill` returns before its target has died; without this a
+    /// caller could see a process alive for a moment after the call "ended" it. Zombies count
+    /// as gone: they run nothing.
+    pub(crate) async fn wait_until_stopped(&mut self, limit: Duration) {
         let deadline = tokio::time::Instant::now() + limit;
-        while live_member(self.pid) && tokio::time::Instant::now() < deadline {
+        loop {
+            // Fast path: once the leader is reaped, a group with no member at all is gone
+            // (ESRCH).
+            // SAFETY: kill with signal 0 only checks for existence; a negative pid names the
+            // group.
+            let group_gone = (self.reaped && unsafe { libc::kill(-self.pid, 0) } == -1)
+                || !live_member(self.pid);
+            self.killed.retain(|m| !m.ended());
+            if group_gone && self.killed.is_empty() {
+                // A marked process may have forked while it was being killed.
+                let late = self.marker.signal(libc::SIGKILL);
+                if late.is_empty() {
+                    return;
+                }
+                self.killed.extend(late);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return;
+            }
             tokio::task::yield_now().await;
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
 
-    /// Reap the leader, which must already have exited (see [`wait_exit_unreaped`]).
+    /// Reap the leader, which must already have exited (see [`ExitWatch`]).
     pub(crate) fn reap(&mut self) {
         if !self.reaped {
             let mut status = 0;
@@ -64,31 +97,140 @@ impl Group {
 
 impl Drop for Group {
     /// The future running the group was dropped (the runtime aborted the call): end the group
-    /// from a detached thread — SIGTERM, the grace, SIGKILL — and reap the leader, so neither
-    /// processes nor a zombie outlive the call.
+    /// and the marked processes from a detached thread — SIGTERM, the grace, SIGKILL — and reap
+    /// the leader, so neither processes nor a zombie outlive the call.
     fn drop(&mut self) {
         if self.reaped {
             return;
         }
-        let (pid, grace) = (self.pid, self.grace);
+        let (pid, grace, marker) = (self.pid, self.grace, self.marker.clone());
         signal_group(pid, libc::SIGTERM);
-        let ended = move || {
-            std::thread::sleep(grace);
+        marker.signal(libc::SIGTERM);
+        let end = move |wait: bool| {
+            if wait {
+                std::thread::sleep(grace);
+            }
             signal_group(pid, libc::SIGKILL);
+            marker.signal(libc::SIGKILL);
             let mut status = 0;
             // SAFETY: waitpid on our own child with a valid out-pointer.
             unsafe { libc::waitpid(pid, &mut status, 0) };
         };
+        let detached = end.clone();
         if std::thread::Builder::new()
             .name("tackle-process-reaper".into())
-            .spawn(ended)
+            .spawn(move || detached(true))
             .is_err()
         {
             // No thread to wait out the grace: end the group at once rather than leave it.
-            signal_group(pid, libc::SIGKILL);
-            let mut status = 0;
-            // SAFETY: as above.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
+            end(false);
+        }
+    }
+}
+
+/// Observes the leader's exit without reaping it: through a pidfd registered with the tokio
+/// reactor (no thread per run), or, on kernels without pidfds, a blocking `waitid` on the
+/// blocking pool.
+#[derive(Debug)]
+pub(crate) enum ExitWatch {
+    Pidfd(AsyncFd<OwnedFd>),
+    Thread(tokio::task::JoinHandle<io::Result<ExitStatus>>),
+}
+
+impl ExitWatch {
+    /// Watch our unreaped child `pid` (its pid cannot be reused, so the pidfd names it).
+    pub(crate) fn new(pid: u32) -> Self {
+        let registered = pidfd_open(pid as libc::pid_t).and_then(|fd| {
+            // SAFETY: an `OwnedFd` is a valid open descriptor that stays open, unchanged, until
+            // the `AsyncFd` that owns it is dropped.
+            unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+                .map_err(io::Error::from)
+        });
+        match registered {
+            Ok(fd) => Self::Pidfd(fd),
+            Err(_) => Self::Thread(tokio::task::spawn_blocking(move || {
+                loop {
+                    match waitid(libc::P_PID, pid, 0)? {
+                        Some(status) => return Ok(status),
+                        // Without WNOHANG waitid only returns once the child has exited.
+                        None => continue,
+                    }
+                }
+            })),
+        }
+    }
+
+    /// The leader's exit status, once it has exited. Cancel-safe. `eager`: check before waiting
+    /// for the reactor (the output pipes have closed, so the exit is probably a moment away and
+    /// one more trip through the reactor would cost more than a `waitid`).
+    pub(crate) async fn wait(&mut self, pid: u32, eager: bool) -> io::Result<ExitStatus> {
+        if eager
+            && let Self::Pidfd(_) = self
+            && let Ok(Some(status)) = waitid(libc::P_PID, pid, libc::WNOHANG)
+        {
+            return Ok(status);
+        }
+        match self {
+            Self::Pidfd(fd) => loop {
+                let mut ready = fd.readable().await?;
+                let id = fd.get_ref().as_raw_fd() as libc::id_t;
+                let status = match waitid(libc::P_PIDFD, id, libc::WNOHANG) {
+                    // P_PIDFD needs Linux 5.4; the pid itself is as good while unreaped.
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                        waitid(libc::P_PID, pid, libc::WNOHANG)?
+                    }
+                    other => other?,
+                };
+                match status {
+                    Some(status) => return Ok(status),
+                    None => ready.clear_ready(),
+                }
+            },
+            Self::Thread(handle) => match handle.await {
+                Ok(status) => status,
+                Err(join) => Err(io::Error::other(join.to_string())),
+            },
+        }
+    }
+}
+
+/// `waitid(WEXITED | WNOWAIT | extra)`: the exit of a child without reaping it; `None` when
+/// `WNOHANG` is given and it has not exited yet.
+fn waitid(
+    idtype: libc::idtype_t,
+    id: impl TryInto<libc::id_t>,
+    extra: libc::c_int,
+) -> io::Result<Option<ExitStatus>> {
+    let id = id
+        .try_into()
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    loop {
+        // SAFETY: zeroed siginfo_t is a valid out-parameter for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid id type and id of our own child, and a valid out-pointer.
+        let rc =
+            unsafe { libc::waitid(idtype, id, &mut info, libc::WEXITED | libc::WNOWAIT | extra) };
+        if rc == 0 {
+            // SAFETY: waitid succeeded; si_pid is 0 when WNOHANG found nothing to report.
+            if unsafe { info.si_pid() } == 0 {
+                return Ok(None);
+            }
+            // SAFETY: waitid reported an exit with WEXITED, so si_status is initialised.
+            let status = unsafe { info.si_status() };
+            return Ok(Some(match info.si_code {
+                libc::CLD_EXITED => ExitStatus {
+                    code: Some(status),
+                    signal: None,
+                },
+                _ => ExitStatus {
+                    code: None,
+                    signal: Some(status),
+                },
+            }));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
         }
     }
 }
@@ -123,39 +265,4 @@ fn live_member(pgid: libc::pid_t) -> bool {
 fn signal_group(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions; a negative pid addresses the group.
     unsafe { libc::kill(-pid, signal) };
-}
-
-/// Block until the child `pid` has exited, without reaping it (`waitid(WNOWAIT)`).
-pub(crate) fn wait_exit_unreaped(pid: u32) -> io::Result<ExitStatus> {
-    loop {
-        // SAFETY: zeroed siginfo_t is a valid out-parameter for waitid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: P_PID with our own child's pid and a valid out-pointer.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            // SAFETY: waitid succeeded with WEXITED, so si_status is initialised.
-            let status = unsafe { info.si_status() };
-            return Ok(match info.si_code {
-                libc::CLD_EXITED => ExitStatus {
-                    code: Some(status),
-                    signal: None,
-                },
-                _ => ExitStatus {
-                    code: None,
-                    signal: Some(status),
-                },
-            });
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
 }

@@ -12,14 +12,20 @@
 //!
 //! Key decision: the child is waited for with `waitid(WNOWAIT)`, which observes its exit without
 //! reaping it, so its pid (the group id) cannot be reused while the group is being signalled;
-//! only after the group has been ended is the child reaped. Leftover members of the group after
-//! the program exits (`sleep 100 &`) are ended too: a call owns everything it started.
+//! only after the group has been ended is the child reaped. The exit is noticed through a pidfd
+//! registered with the tokio reactor (a blocking `waitid` on the blocking pool where the kernel
+//! has no pidfds), and the program is started with std's posix_spawn path (no `pre_exec`), so a
+//! run costs little more than a bare `Command::output`. Leftover members of the group after the
+//! program exits (`sleep 100 &`) are ended too, and so are descendants that left the group with
+//! `setsid`, found by a per-run marker in their environment (`marker.rs`, which also says what
+//! can still escape): a call owns everything it started.
 //! Rejected: `tokio::process::Child::wait`, which reaps first and leaves a window where
 //! `kill(-pgid)` could hit an unrelated group.
 
 mod env;
 mod error;
 mod group;
+mod marker;
 mod run;
 mod stdin;
 

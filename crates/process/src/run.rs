@@ -12,11 +12,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::env::EnvPolicy;
 use crate::error::ProcessError;
-use crate::group::{Group, wait_exit_unreaped};
+use crate::group::{ExitWatch, Group};
+use crate::marker::{MARKER_VAR, RunMarker};
 use crate::stdin::StdinInput;
 
 /// Each read from a pipe takes at most this much.
 const READ_CHUNK: usize = 256 * 1024;
+/// The first read buffer of each stream. Most commands print little; a buffer that a read fills
+/// grows (×8) up to [`READ_CHUNK`], so bulk output still moves in large reads.
+const FIRST_CHUNK: usize = 8 * 1024;
 
 /// The stdout pipe's requested capacity: the default `/proc/sys/fs/pipe-max-size`.
 const PIPE_CAPACITY: libc::c_int = 1024 * 1024;
@@ -124,12 +128,21 @@ where
     F: FnMut(OutputStream, &[u8]) -> Result<(), E>,
 {
     let program_name = spec.program.to_string_lossy().into_owned();
+    let marker = RunMarker::new();
+    let mut env = spec.env.filter(std::env::vars_os());
+    let inherited = env
+        .iter()
+        .position(|(k, _)| k == MARKER_VAR)
+        .map(|i| env.swap_remove(i).1);
     let mut command = std::process::Command::new(&spec.program);
+    // No `pre_exec` and no uid/gid changes: std then spawns with posix_spawn (vfork-like),
+    // much cheaper than fork + exec from a large multi-threaded process.
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
-        .envs(spec.env.filter(std::env::vars_os()))
+        .envs(env)
+        .env(MARKER_VAR, marker.env_value(inherited.as_deref()))
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -143,7 +156,7 @@ where
         program: program_name.clone(),
         source,
     })?;
-    let mut group = Group::new(child.id(), spec.grace);
+    let mut group = Group::new(child.id(), spec.grace, marker);
     let read_err = |source| ProcessError::Read {
         program: program_name.clone(),
         source,
@@ -182,13 +195,13 @@ where
     // `child` is never waited on through std: the group reaps the leader itself.
     drop(child);
     let pid = group.pid();
-    let mut exit = tokio::task::spawn_blocking(move || wait_exit_unreaped(pid));
+    let mut exit = ExitWatch::new(pid);
     let mut exit_status: Option<ExitStatus> = None;
     let mut pipes = Pipes {
         stdout,
         stderr,
-        out_buf: vec![0; READ_CHUNK],
-        err_buf: vec![0; READ_CHUNK],
+        out_buf: vec![0; FIRST_CHUNK],
+        err_buf: vec![0; FIRST_CHUNK],
         stdout_bytes: 0,
         stderr_bytes: 0,
     };
@@ -201,6 +214,7 @@ where
         match next_step(
             &mut pipes,
             &mut exit,
+            pid,
             exit_status.is_some(),
             &mut deadline,
             &cancel,
@@ -232,6 +246,7 @@ where
         match next_step(
             &mut pipes,
             &mut exit,
+            pid,
             exit_status.is_some(),
             &mut grace,
             &never,
@@ -260,6 +275,7 @@ where
         match next_step(
             &mut pipes,
             &mut exit,
+            pid,
             exit_status.is_some(),
             &mut last,
             &never,
@@ -338,10 +354,19 @@ impl Pipes {
     }
 }
 
+/// A read that filled the whole buffer suggests more is queued: read more at a time. Growing
+/// keeps the bytes just read.
+fn grow_if_full(buf: &mut Vec<u8>, n: usize) {
+    if n == buf.len() && buf.len() < READ_CHUNK {
+        buf.resize((buf.len() * 8).min(READ_CHUNK), 0);
+    }
+}
+
 /// Wait for whichever comes first. Pipe reads are cancel-safe, so losing a race loses nothing.
 async fn next_step(
     pipes: &mut Pipes,
-    exit: &mut tokio::task::JoinHandle<std::io::Result<ExitStatus>>,
+    exit: &mut ExitWatch,
+    pid: u32,
     exited: bool,
     deadline: &mut std::pin::Pin<&mut tokio::time::Sleep>,
     cancel: &CancellationToken,
@@ -354,19 +379,17 @@ async fn next_step(
         stdout_bytes,
         stderr_bytes,
     } = pipes;
+    let pipes_closed = stdout.is_none() && stderr.is_none();
     tokio::select! {
         r = async { stdout.as_mut()?.read(out_buf).await.ok() }, if stdout.is_some() => match r {
             Some(0) | None => Step::Eof(OutputStream::Stdout),
-            Some(n) => { *stdout_bytes += n as u64; Step::Data(OutputStream::Stdout, n) }
+            Some(n) => { *stdout_bytes += n as u64; grow_if_full(out_buf, n); Step::Data(OutputStream::Stdout, n) }
         },
         r = async { stderr.as_mut()?.read(err_buf).await.ok() }, if stderr.is_some() => match r {
             Some(0) | None => Step::Eof(OutputStream::Stderr),
-            Some(n) => { *stderr_bytes += n as u64; Step::Data(OutputStream::Stderr, n) }
+            Some(n) => { *stderr_bytes += n as u64; grow_if_full(err_buf, n); Step::Data(OutputStream::Stderr, n) }
         },
-        r = exit, if !exited => Step::Exit(match r {
-            Ok(status) => status,
-            Err(join) => Err(std::io::Error::other(join.to_string())),
-        }),
+        r = exit.wait(pid, pipes_closed), if !exited => Step::Exit(r),
         () = deadline.as_mut() => Step::Deadline,
         () = cancel.cancelled() => Step::Cancelled,
     }

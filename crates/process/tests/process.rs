@@ -139,6 +139,106 @@ async fn background_leftovers_are_ended_when_the_program_exits() {
     }
 }
 
+/// Poll until `pid` is no longer running, for at most ten seconds; whether it ended.
+async fn gone(pid: i32) -> bool {
+    for _ in 0..1000 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    !alive(pid)
+}
+
+/// Descendants that left the process group with `setsid` (a new session, so `kill(-pgid)`
+/// misses them) are found by the run's environment marker and ended with the group.
+#[tokio::test]
+async fn setsid_escapees_are_ended_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // (script, timeout, how the run ends)
+    // Each escapee writes its pid to a FIFO only after setsid(2), and the program prints what
+    // it reads, so the pid printed is always that of a process outside the group.
+    let cases = [
+        // Backgrounded and not a group leader: setsid(2), then exec.
+        "setsid sh -c 'echo $$ > p; exec sleep 1000' >/dev/null 2>&1 & cat p",
+        // setsid -f always forks; the escapee lets go of the pipes.
+        "setsid -f sh -c 'echo $$ > p; exec sleep 1000 >/dev/null 2>&1'; cat p",
+        // An escapee that keeps stdout open.
+        "setsid -f sh -c 'echo $$ > p; exec sleep 1000'; cat p",
+        // A double fork into a new session.
+        "(setsid sh -c 'echo $$ > p; exec sleep 1000 >/dev/null 2>&1' &); cat p",
+    ];
+    for script in cases {
+        let script = format!("rm -f p; mkfifo p; {script}");
+        let c = collect(
+            spec(&script, dir.path(), Duration::from_secs(30)),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(c.outcome.ended, Ended::Exited, "{script}");
+        let pids = pids(&c.stdout);
+        assert_eq!(
+            pids.len(),
+            1,
+            "{script}: {:?}",
+            String::from_utf8_lossy(&c.stdout)
+        );
+        for pid in pids {
+            assert!(gone(pid).await, "{script}: escapee {pid} outlived the run");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_run_ends_its_setsid_escapees() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    let (mut stdout, trigger) = (Vec::new(), cancel.clone());
+    let outcome = run(
+        spec(
+            "mkfifo p; setsid -f sh -c 'echo $$ > p; exec sleep 1000 >/dev/null 2>&1'; cat p; \
+             sleep 1000",
+            dir.path(),
+            Duration::from_secs(600),
+        ),
+        |_, b: &[u8]| {
+            stdout.extend_from_slice(b);
+            if !pids(&stdout).is_empty() {
+                trigger.cancel();
+            }
+            Ok::<(), ()>(())
+        },
+        cancel,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.ended, Ended::Cancelled);
+    for pid in pids(&stdout) {
+        assert!(gone(pid).await, "escapee {pid} outlived cancellation");
+    }
+}
+
+#[tokio::test]
+async fn the_run_marker_is_fresh_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = collect(
+        spec("echo $TACKLE_RUN", dir.path(), Duration::from_secs(30)),
+        CancellationToken::new(),
+    )
+    .await;
+    let second = collect(
+        spec("echo $TACKLE_RUN", dir.path(), Duration::from_secs(30)),
+        CancellationToken::new(),
+    )
+    .await;
+    let (first, second) = (
+        String::from_utf8(first.stdout).unwrap(),
+        String::from_utf8(second.stdout).unwrap(),
+    );
+    assert!(!first.trim().is_empty());
+    assert_ne!(first, second);
+}
+
 #[tokio::test]
 async fn huge_output_on_both_streams_does_not_deadlock() {
     let dir = tempfile::tempdir().unwrap();

@@ -35,6 +35,19 @@ pub struct SimpleCommand {
     pub words: Vec<ShellWord>,
 }
 
+/// Where a command's standard input comes from, as far as the script says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// The call's own stdin (or whatever the enclosing command was given).
+    Inherited,
+    /// A pipe from another command (`… | sh`, `>(sh)`): its bytes are not knowable statically.
+    Pipe,
+    /// A heredoc or here-string: its text when literal, `None` when it expands at run time.
+    Text(Option<String>),
+    /// A file or another descriptor (`sh < script.sh`, `<&3`).
+    File,
+}
+
 /// What a script would run and write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Analysis {
@@ -79,43 +92,52 @@ fn walk_script(script: &str, depth: usize, a: &mut Analysis) {
     match parse(script) {
         Some(program) => {
             for cc in &program.complete_commands {
-                walk_list(cc, depth, a);
+                walk_list(cc, &Stdin::Inherited, depth, a);
             }
         }
         None => a.unresolved = true,
     }
 }
 
-fn walk_list(list: &ast::CompoundList, depth: usize, a: &mut Analysis) {
+fn walk_list(list: &ast::CompoundList, stdin: &Stdin, depth: usize, a: &mut Analysis) {
     for ast::CompoundListItem(and_or, _) in &list.0 {
-        walk_pipeline(&and_or.first, depth, a);
+        walk_pipeline(&and_or.first, stdin, depth, a);
         for next in &and_or.additional {
             let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
-            walk_pipeline(p, depth, a);
+            walk_pipeline(p, stdin, depth, a);
         }
     }
 }
 
-fn walk_pipeline(p: &ast::Pipeline, depth: usize, a: &mut Analysis) {
-    for c in &p.seq {
-        walk_command(c, depth, a);
+/// The first command of a pipeline reads the list's stdin; every other one reads a pipe.
+fn walk_pipeline(p: &ast::Pipeline, stdin: &Stdin, depth: usize, a: &mut Analysis) {
+    for (i, c) in p.seq.iter().enumerate() {
+        walk_command(c, if i == 0 { stdin } else { &Stdin::Pipe }, depth, a);
     }
 }
 
-fn walk_command(c: &Command, depth: usize, a: &mut Analysis) {
+fn walk_command(c: &Command, stdin: &Stdin, depth: usize, a: &mut Analysis) {
     match c {
-        Command::Simple(s) => walk_simple(s, depth, a),
+        Command::Simple(s) => walk_simple(s, stdin, depth, a),
         Command::Compound(cc, redirects) => {
-            walk_compound(cc, depth, a);
+            let mut own = None;
             for r in redirects.iter().flat_map(|r| &r.0) {
-                walk_redirect(r, depth, a);
+                own = walk_redirect(r, depth, a).or(own);
             }
+            walk_compound(cc, own.as_ref().unwrap_or(stdin), depth, a);
         }
         Command::Function(f) => {
-            walk_compound(&f.body.0, depth, a);
+            // The body runs when the function is called, with the caller's stdin.
+            let mut own = None;
             for r in f.body.1.iter().flat_map(|r| &r.0) {
-                walk_redirect(r, depth, a);
+                own = walk_redirect(r, depth, a).or(own);
             }
+            walk_compound(
+                &f.body.0,
+                own.as_ref().unwrap_or(&Stdin::Inherited),
+                depth,
+                a,
+            );
         }
         Command::ExtendedTest(t, redirects) => {
             walk_test(&t.expr, depth, a);
@@ -144,7 +166,7 @@ fn walk_test(e: &ast::ExtendedTestExpr, depth: usize, a: &mut Analysis) {
     }
 }
 
-fn walk_compound(c: &CompoundCommand, depth: usize, a: &mut Analysis) {
+fn walk_compound(c: &CompoundCommand, stdin: &Stdin, depth: usize, a: &mut Analysis) {
     match c {
         CompoundCommand::Arithmetic(x) => arithmetic(&x.expr.value, a),
         CompoundCommand::ArithmeticForClause(x) => {
@@ -154,15 +176,15 @@ fn walk_compound(c: &CompoundCommand, depth: usize, a: &mut Analysis) {
             {
                 arithmetic(&e.value, a);
             }
-            walk_list(&x.body.list, depth, a);
+            walk_list(&x.body.list, stdin, depth, a);
         }
-        CompoundCommand::BraceGroup(b) => walk_list(&b.list, depth, a),
-        CompoundCommand::Subshell(s) => walk_list(&s.list, depth, a),
+        CompoundCommand::BraceGroup(b) => walk_list(&b.list, stdin, depth, a),
+        CompoundCommand::Subshell(s) => walk_list(&s.list, stdin, depth, a),
         CompoundCommand::ForClause(f) => {
             for w in f.values.iter().flatten() {
                 word(&w.value, depth, a);
             }
-            walk_list(&f.body.list, depth, a);
+            walk_list(&f.body.list, stdin, depth, a);
         }
         CompoundCommand::CaseClause(c) => {
             word(&c.value.value, depth, a);
@@ -171,25 +193,25 @@ fn walk_compound(c: &CompoundCommand, depth: usize, a: &mut Analysis) {
                     word(&p.value, depth, a);
                 }
                 if let Some(cmd) = &item.cmd {
-                    walk_list(cmd, depth, a);
+                    walk_list(cmd, stdin, depth, a);
                 }
             }
         }
         CompoundCommand::IfClause(i) => {
-            walk_list(&i.condition, depth, a);
-            walk_list(&i.then, depth, a);
+            walk_list(&i.condition, stdin, depth, a);
+            walk_list(&i.then, stdin, depth, a);
             for e in i.elses.iter().flatten() {
                 if let Some(c) = &e.condition {
-                    walk_list(c, depth, a);
+                    walk_list(c, stdin, depth, a);
                 }
-                walk_list(&e.body, depth, a);
+                walk_list(&e.body, stdin, depth, a);
             }
         }
         CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
-            walk_list(&w.0, depth, a);
-            walk_list(&w.1.list, depth, a);
+            walk_list(&w.0, stdin, depth, a);
+            walk_list(&w.1.list, stdin, depth, a);
         }
-        CompoundCommand::Coprocess(c) => walk_command(&c.body, depth, a),
+        CompoundCommand::Coprocess(c) => walk_command(&c.body, &Stdin::Pipe, depth, a),
     }
 }
 
@@ -201,9 +223,11 @@ fn arithmetic(expr: &str, a: &mut Analysis) {
     }
 }
 
-fn walk_redirect(r: &IoRedirect, depth: usize, a: &mut Analysis) {
+/// Walk a redirection; `Some` when it gives the command a new standard input.
+fn walk_redirect(r: &IoRedirect, depth: usize, a: &mut Analysis) -> Option<Stdin> {
+    let is_stdin = |fd: &Option<i32>| matches!(fd, None | Some(0));
     match r {
-        IoRedirect::File(_, kind, target) => {
+        IoRedirect::File(fd, kind, target) => {
             use ast::IoFileRedirectKind as K;
             use ast::IoFileRedirectTarget as T;
             let writes = matches!(
@@ -229,27 +253,76 @@ fn walk_redirect(r: &IoRedirect, depth: usize, a: &mut Analysis) {
                     }
                 }
                 T::Fd(_) => {}
-                T::ProcessSubstitution(_, s) => walk_list(&s.list, depth, a),
+                T::ProcessSubstitution(kind, s) => walk_list(&s.list, &substituted(kind), depth, a),
             }
+            let reads = matches!(kind, K::Read | K::ReadAndWrite | K::DuplicateInput);
+            (reads && is_stdin(fd)).then_some(Stdin::File)
         }
-        IoRedirect::HereDocument(_, doc) => {
-            if doc.requires_expansion {
+        IoRedirect::HereDocument(fd, doc) => {
+            let text = if doc.requires_expansion {
                 match brush_parser::word::parse_heredoc(&doc.doc.value, &options()) {
-                    Ok(pieces) => {
-                        pieces_literal(&pieces, depth, a);
+                    Ok(pieces) => heredoc_literal(&pieces, depth, a),
+                    Err(_) => {
+                        a.unresolved = true;
+                        None
                     }
-                    Err(_) => a.unresolved = true,
                 }
-            }
+            } else {
+                Some(doc.doc.value.clone())
+            };
+            is_stdin(fd).then_some(Stdin::Text(text))
         }
-        IoRedirect::HereString(_, w) => {
-            word(&w.value, depth, a);
+        IoRedirect::HereString(fd, w) => {
+            let d = word(&w.value, depth, a);
+            // A here-string is followed by a newline.
+            is_stdin(fd).then(|| Stdin::Text(d.literal.map(|t| t + "\n")))
         }
         IoRedirect::OutputAndError(w, _) => {
             let d = word(&w.value, depth, a);
             write_target(d, a);
+            None
         }
     }
+}
+
+/// Commands in `>(…)` read what the outer command writes; those in `<(…)` read the inherited
+/// stdin.
+fn substituted(kind: &ast::ProcessSubstitutionKind) -> Stdin {
+    match kind {
+        ast::ProcessSubstitutionKind::Write => Stdin::Pipe,
+        ast::ProcessSubstitutionKind::Read => Stdin::Inherited,
+    }
+}
+
+/// The text of an expanding heredoc body, `None` if any piece expands at run time. Globs do
+/// not expand in a heredoc, and a backslash is removed only before `$`, `` ` ``, `\` and a
+/// newline. Command substitutions are walked either way.
+fn heredoc_literal(
+    pieces: &[WordPieceWithSource],
+    depth: usize,
+    a: &mut Analysis,
+) -> Option<String> {
+    let mut out = Some(String::new());
+    for p in pieces {
+        let piece = match &p.piece {
+            WordPiece::Text(t) => Some(t.clone()),
+            WordPiece::EscapeSequence(e) => {
+                let c = &e[1.min(e.len())..];
+                Some(match c {
+                    "$" | "`" | "\\" => c.to_owned(),
+                    "\n" => String::new(),
+                    _ => e.clone(),
+                })
+            }
+            _ => pieces_literal(std::slice::from_ref(p), depth, a),
+        };
+        match (piece, &mut out) {
+            (Some(t), Some(o)) => o.push_str(&t),
+            (None, _) => out = None,
+            (Some(_), None) => {}
+        }
+    }
+    out
 }
 
 fn write_target(w: ShellWord, a: &mut Analysis) {
@@ -259,52 +332,56 @@ fn write_target(w: ShellWord, a: &mut Analysis) {
     }
 }
 
-fn walk_simple(s: &ast::SimpleCommand, depth: usize, a: &mut Analysis) {
+fn walk_simple(s: &ast::SimpleCommand, stdin: &Stdin, depth: usize, a: &mut Analysis) {
     let mut assignments = Vec::new();
     let mut words = Vec::new();
+    // The last redirection of fd 0 wins, as in bash.
+    let mut own = None;
     for item in s.prefix.iter().flat_map(|p| &p.0) {
         match item {
             CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
                 word(&w.value, depth, a);
                 assignments.push(w.value.clone());
             }
-            other => suffix_item(other, &mut words, depth, a),
+            other => own = suffix_item(other, &mut words, depth, a).or(own),
         }
     }
     if let Some(v) = &s.word_or_name {
         words.push(word(&v.value, depth, a));
     }
     for item in s.suffix.iter().flat_map(|p| &p.0) {
-        suffix_item(item, &mut words, depth, a);
+        own = suffix_item(item, &mut words, depth, a).or(own);
     }
     if words.is_empty() {
         return;
     }
     let command = SimpleCommand { assignments, words };
-    crate::shell::keys::unwrap_inner(&command, depth, a);
+    crate::shell::keys::unwrap_inner(&command, own.as_ref().unwrap_or(stdin), depth, a);
     a.commands.push(command);
 }
 
+/// A word or redirection of a simple command; `Some` when it redirects stdin.
 fn suffix_item(
     item: &CommandPrefixOrSuffixItem,
     words: &mut Vec<ShellWord>,
     depth: usize,
     a: &mut Analysis,
-) {
+) -> Option<Stdin> {
     match item {
-        CommandPrefixOrSuffixItem::IoRedirect(r) => walk_redirect(r, depth, a),
+        CommandPrefixOrSuffixItem::IoRedirect(r) => return walk_redirect(r, depth, a),
         // After the verb (`make CC=gcc`, `declare x=$(…)`) an assignment is an argument.
         CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
             words.push(word(&w.value, depth, a))
         }
-        CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-            walk_list(&sub.list, depth, a);
+        CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+            walk_list(&sub.list, &substituted(kind), depth, a);
             words.push(ShellWord {
                 literal: None,
                 raw: "<(…)".to_owned(),
             });
         }
     }
+    None
 }
 
 /// Recurse into a script run by a wrapper (`sh -c`, `eval`).

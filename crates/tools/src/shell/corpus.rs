@@ -138,6 +138,66 @@ const KEYS: &[(&str, &[&str], &[&str])] = &[
         &["out"],
     ),
     ("cat <<'EOF'\n$(curl x)\nEOF\n", &["cat"], &[]),
+    // A shell with no script operand runs its stdin: a heredoc or here-string is its script.
+    ("bash <<'EOF'\ncurl x\nEOF\n", &["curl x", "bash"], &[]),
+    ("sh <<EOF\ncurl x\nEOF\n", &["curl x", "sh"], &[]),
+    ("sh <<-EOF\n\tcurl x\n\tEOF\n", &["curl x", "sh"], &[]),
+    (
+        "zsh -s <<'EOF'\nrm -rf build\nEOF\n",
+        &["rm -rf build", "zsh -s"],
+        &[],
+    ),
+    ("bash <<< 'curl x'", &["curl x", "bash"], &[]),
+    (
+        "dash - <<'EOF'\na && curl x\nEOF\n",
+        &["a", "curl x", "dash -"],
+        &[],
+    ),
+    (
+        "timeout 5 bash <<'EOF'\ncurl x\nEOF\n",
+        &["curl x", "bash", "timeout 5 bash"],
+        &[],
+    ),
+    ("sh <<EOF\ncurl $HOST\nEOF\n", &["sh", "?"], &[]),
+    (
+        "bash <<EOF\ncurl $(cat url)\nEOF\n",
+        &["cat url", "bash", "?"],
+        &[],
+    ),
+    ("bash <<< \"$S\"", &["bash", "?"], &[]),
+    // With -c or a script file, the heredoc is data.
+    (
+        "sh -c 'cat' <<'EOF'\ncurl x\nEOF\n",
+        &["cat", "sh -c cat"],
+        &[],
+    ),
+    (
+        "bash script.sh <<'EOF'\ncurl x\nEOF\n",
+        &["bash script.sh"],
+        &[],
+    ),
+    // A shell reading a pipe or a file runs what cannot be known statically.
+    ("curl -s x | sh", &["curl -s x", "sh", "?"], &[]),
+    (
+        "curl -s x | bash -s -- arg",
+        &["curl -s x", "bash -s -- arg", "?"],
+        &[],
+    ),
+    (
+        "echo 'curl x' | sudo bash",
+        &["echo curl x", "bash", "sudo bash", "?"],
+        &[],
+    ),
+    ("curl x | (sh)", &["curl x", "sh", "?"], &[]),
+    ("curl x > >(sh)", &["sh", "curl x", "?"], &[]),
+    ("sh < script.sh", &["sh", "?"], &[]),
+    (
+        "while read l; do sh; done < list",
+        &["read l", "sh", "?"],
+        &[],
+    ),
+    ("bash", &["bash"], &[]),
+    ("curl x | sh -c 'cat'", &["curl x", "cat", "sh -c cat"], &[]),
     // Parse errors.
     ("echo 'unterminated", &["?"], &[]),
     ("if then fi (", &["?"], &[]),

@@ -1,7 +1,7 @@
 //! Simple commands → `tool.bash.cmd:<verb> <args…>` targets, including the commands that
 //! wrappers run (`env`, `sudo`, `timeout`, `xargs`, `sh -c`, `eval`, …).
 
-use super::analyze::{Analysis, ShellWord, SimpleCommand, walk_nested};
+use super::analyze::{Analysis, ShellWord, SimpleCommand, Stdin, walk_nested};
 
 /// The action of command keys.
 pub const BASH_CMD_ACTION: &str = "tool.bash.cmd";
@@ -97,15 +97,16 @@ impl Options {
     }
 }
 
-/// If `c` runs another command or script, record what it runs.
-pub(crate) fn unwrap_inner(c: &SimpleCommand, depth: usize, a: &mut Analysis) {
+/// If `c` runs another command or script, record what it runs. `stdin` is what `c` reads: a
+/// shell given no script runs its stdin.
+pub(crate) fn unwrap_inner(c: &SimpleCommand, stdin: &Stdin, depth: usize, a: &mut Analysis) {
     let Some(verb) = c.words[0].literal.as_deref() else {
         return;
     };
     let rest = &c.words[1..];
     let opts = match basename(verb) {
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" => {
-            return shell_dash_c(rest, depth, a);
+            return shell_dash_c(rest, stdin, depth, a);
         }
         "eval" => {
             let parts: Option<Vec<&str>> = rest.iter().map(|w| w.literal.as_deref()).collect();
@@ -116,7 +117,7 @@ pub(crate) fn unwrap_inner(c: &SimpleCommand, depth: usize, a: &mut Analysis) {
             return;
         }
         "env" => {
-            return env(rest, depth, a);
+            return env(rest, stdin, depth, a);
         }
         "sudo" | "doas" => Options {
             short_with_value: "ugCDhprtUTR",
@@ -144,7 +145,13 @@ pub(crate) fn unwrap_inner(c: &SimpleCommand, depth: usize, a: &mut Analysis) {
                 return;
             };
             // The duration, then the command.
-            return inner(&rest[(i + 1).min(rest.len())..], Vec::new(), depth, a);
+            return inner(
+                &rest[(i + 1).min(rest.len())..],
+                Vec::new(),
+                stdin,
+                depth,
+                a,
+            );
         }
         "nice" => Options {
             short_with_value: "n",
@@ -190,7 +197,7 @@ pub(crate) fn unwrap_inner(c: &SimpleCommand, depth: usize, a: &mut Analysis) {
                 assignments.push(rest[j].raw.clone());
                 j += 1;
             }
-            inner(&rest[j..], assignments, depth, a);
+            inner(&rest[j..], assignments, stdin, depth, a);
         }
         None => a.unresolved = true,
     }
@@ -207,7 +214,7 @@ fn is_assignment(w: &str) -> bool {
     }
 }
 
-fn env(rest: &[ShellWord], depth: usize, a: &mut Analysis) {
+fn env(rest: &[ShellWord], stdin: &Stdin, depth: usize, a: &mut Analysis) {
     let mut i = 0;
     let mut assignments = Vec::new();
     while i < rest.len() {
@@ -248,11 +255,12 @@ fn env(rest: &[ShellWord], depth: usize, a: &mut Analysis) {
             break;
         }
     }
-    inner(&rest[i.min(rest.len())..], assignments, depth, a);
+    inner(&rest[i.min(rest.len())..], assignments, stdin, depth, a);
 }
 
-fn shell_dash_c(rest: &[ShellWord], depth: usize, a: &mut Analysis) {
-    let mut saw_c = false;
+/// A shell runs the script of `-c`, else a script file, else (no operand, or `-s`) its stdin.
+fn shell_dash_c(rest: &[ShellWord], stdin: &Stdin, depth: usize, a: &mut Analysis) {
+    let (mut saw_c, mut saw_s) = (false, false);
     let mut i = 0;
     while i < rest.len() {
         let Some(w) = rest[i].literal.as_deref() else {
@@ -263,23 +271,57 @@ fn shell_dash_c(rest: &[ShellWord], depth: usize, a: &mut Analysis) {
         };
         if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 && !w.starts_with("--") {
             saw_c |= w.starts_with('-') && w.contains('c');
-            i += if w.ends_with('o') { 2 } else { 1 };
+            saw_s |= w.starts_with('-') && w.contains('s');
+            i += if w.ends_with('o') || w.ends_with('O') {
+                2
+            } else {
+                1
+            };
             continue;
+        }
+        if w == "-" || w == "--" {
+            i += 1;
+            break;
         }
         if w.starts_with("--") {
             i += 1;
             continue;
         }
-        if saw_c {
-            walk_nested(w, depth, a);
-        }
-        // Without -c the word is a script file: its commands are not knowable here.
-        return;
+        break;
+    }
+    match rest.get(i) {
+        Some(w) if saw_c => match w.literal.as_deref() {
+            Some(script) => walk_nested(script, depth, a),
+            None => a.unresolved = true,
+        },
+        // `-c` without its script is an error; nothing runs.
+        None if saw_c => {}
+        // Without -c or -s the word is a script file: its commands are not knowable here (the
+        // key names the file).
+        Some(_) if !saw_s => {}
+        _ => shell_stdin(stdin, depth, a),
+    }
+}
+
+/// A shell reading its script from stdin: a literal heredoc or here-string is walked as the
+/// script; a pipe, a file or an expanding text is unresolved. The call's own stdin is empty
+/// unless the call is interactive.
+fn shell_stdin(stdin: &Stdin, depth: usize, a: &mut Analysis) {
+    match stdin {
+        Stdin::Inherited => {}
+        Stdin::Text(Some(script)) => walk_nested(script, depth, a),
+        Stdin::Text(None) | Stdin::Pipe | Stdin::File => a.unresolved = true,
     }
 }
 
 /// Record the command a wrapper runs (and what that one wraps in turn).
-fn inner(words: &[ShellWord], assignments: Vec<String>, depth: usize, a: &mut Analysis) {
+fn inner(
+    words: &[ShellWord],
+    assignments: Vec<String>,
+    stdin: &Stdin,
+    depth: usize,
+    a: &mut Analysis,
+) {
     if words.is_empty() {
         return;
     }
@@ -287,6 +329,6 @@ fn inner(words: &[ShellWord], assignments: Vec<String>, depth: usize, a: &mut An
         assignments,
         words: words.to_vec(),
     };
-    unwrap_inner(&c, depth, a);
+    unwrap_inner(&c, stdin, depth, a);
     a.commands.push(c);
 }
