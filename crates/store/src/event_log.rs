@@ -16,6 +16,10 @@ use serde_json::Value;
 use crate::EventLogError;
 use crate::fsutil::{create_private_dir, sync_dir};
 
+/// How long the flusher gathers written-only records before one `fdatasync` covers them all:
+/// the longest a read-only call's record waits in the page cache (plus the sync itself).
+pub const FLUSH_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// `,"crc":"` + 8 hex + `"}`.
 const CRC_SUFFIX_LEN: usize = 18;
 const CRC_PREFIX: &[u8] = b",\"crc\":\"";
@@ -119,6 +123,8 @@ struct CommitState {
     poisoned: bool,
     /// The log is being dropped: the flusher syncs what is left and ends.
     closing: bool,
+    /// The flusher has been woken and has not gone idle since.
+    flusher_busy: bool,
 }
 
 impl EventLog {
@@ -167,6 +173,7 @@ impl EventLog {
                     syncing: false,
                     poisoned: false,
                     closing: false,
+                    flusher_busy: false,
                 }),
                 progress: Condvar::new(),
                 flush_wanted: Condvar::new(),
@@ -225,9 +232,14 @@ impl EventLog {
         state = inner.wait_written(state, seq)?;
         match durability {
             Durability::Written => {
-                let unsynced = state.durable < seq;
+                // The flusher is woken only from idle: while it gathers a window it will see
+                // this record anyway, and waking it per record would cost a switch each.
+                let wake = state.durable < seq && !state.flusher_busy;
+                if wake {
+                    state.flusher_busy = true;
+                }
                 drop(state);
-                if unsynced {
+                if wake {
                     self.wake_flusher();
                 }
             }
@@ -415,7 +427,8 @@ impl Inner {
         outcome.map(|()| state)
     }
 
-    /// The flusher thread: sync whenever written records are not yet durable; end on close.
+    /// The flusher thread: once written records are not yet durable, gather more for
+    /// [`FLUSH_WINDOW`], then sync them all at once; end on close.
     fn flush_loop(&self) {
         let mut state = self.lock_state();
         loop {
@@ -423,6 +436,22 @@ impl Inner {
                 return;
             }
             if state.durable < state.written {
+                let deadline = std::time::Instant::now() + FLUSH_WINDOW;
+                while !state.closing && state.durable < state.written {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    state = self
+                        .flush_wanted
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|poison| poison.into_inner())
+                        .0;
+                }
+                if state.durable >= state.written {
+                    // A synced append covered the window meanwhile.
+                    continue;
+                }
                 if state.syncing {
                     state = self.wait(state);
                     continue;
@@ -437,6 +466,7 @@ impl Inner {
             if state.closing {
                 return;
             }
+            state.flusher_busy = false;
             state = self
                 .flush_wanted
                 .wait(state)

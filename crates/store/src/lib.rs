@@ -34,7 +34,7 @@ pub use artifact::{
     hash_file,
 };
 pub use error::{EventLogError, StoreError};
-pub use event_log::{Durability, EventLog, Record, Recovery, session_log_path};
+pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Record, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
