@@ -8,6 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::FutureExt as _;
 use tackle_protocol::{
     CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall,
     ToolResult, Truncation,
@@ -193,6 +194,7 @@ impl Runtime {
             }
         }
 
+        let alone = calls.len() == 1;
         // Schedule: parallel lanes together, then exclusive calls one at a time.
         let plan = schedule::plan(&runnables);
         let lanes = plan.parallel_lanes.iter().map(|lane| {
@@ -207,7 +209,7 @@ impl Runtime {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {
                     let res = self
-                        .execute(session, &calls[i], r, artifacts.clone(), &cancel)
+                        .execute(session, &calls[i], r, artifacts.clone(), &cancel, alone)
                         .await;
                     done.push((i, res));
                 }
@@ -224,7 +226,7 @@ impl Runtime {
         for &i in &plan.exclusive {
             if let Some(r) = ready[i].take() {
                 results[i] = Some(
-                    self.execute(session, &calls[i], r, artifacts.clone(), &cancel)
+                    self.execute(session, &calls[i], r, artifacts.clone(), &cancel, alone)
                         .await?,
                 );
             }
@@ -342,6 +344,7 @@ impl Runtime {
         ready: Ready,
         artifacts: Arc<dyn tackle_tool::ArtifactSource>,
         batch_cancel: &CancellationToken,
+        alone: bool,
     ) -> Result<ToolResult, RuntimeError> {
         let Ready {
             tool,
@@ -406,21 +409,41 @@ impl Runtime {
             read_scope: self.gate.read_scope(),
         };
         let started = Instant::now();
-        let tool_for_task = tool.clone();
-        let mut task = tokio::spawn(async move { tool_for_task.execute_erased(plan, cx).await });
-        let ending = tokio::select! {
-            joined = &mut task => match joined {
-                Ok(Ok(c)) => Ending::Completed(c),
-                Ok(Err(e)) => Ending::Failed(e),
-                Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
-                Err(_) => Ending::Cancelled,
-            },
-            () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-            () = batch_cancel.cancelled() => Ending::Cancelled,
+        let ending = if alone {
+            // The only call of its batch has no sibling to overlap with: poll it right here
+            // instead of handing it to another task (and, often, another thread). Dropping the
+            // future on timeout or cancellation ends it as aborting its task would.
+            let execution = AssertUnwindSafe(tool.execute_erased(plan, cx)).catch_unwind();
+            tokio::select! {
+                ended = execution => match ended {
+                    Ok(Ok(c)) => Ending::Completed(c),
+                    Ok(Err(e)) => Ending::Failed(e),
+                    Err(p) => Ending::Failed(panic_error(&call.name, "execute", &*p)),
+                },
+                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
+                () = batch_cancel.cancelled() => Ending::Cancelled,
+            }
+        } else {
+            let tool_for_task = tool.clone();
+            let mut task =
+                tokio::spawn(async move { tool_for_task.execute_erased(plan, cx).await });
+            let ending = tokio::select! {
+                joined = &mut task => match joined {
+                    Ok(Ok(c)) => Ending::Completed(c),
+                    Ok(Err(e)) => Ending::Failed(e),
+                    Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
+                    Err(_) => Ending::Cancelled,
+                },
+                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
+                () = batch_cancel.cancelled() => Ending::Cancelled,
+            };
+            if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
+                task.abort();
+            }
+            ending
         };
         if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
             cancel.cancel();
-            task.abort();
             output.close();
         }
         let ran_us = started.elapsed().as_micros() as u64;
@@ -429,22 +452,20 @@ impl Runtime {
         let survey = tool.survey() && self.config.digests;
         let timeout = self.config.call_timeout;
         let store = session.store.clone();
-        let call_for_shape = call.clone();
-        let result = run_blocking(move || {
-            shape(
-                &call_for_shape,
-                ending,
-                &output,
-                &store,
-                Shaping {
-                    truncation,
-                    survey,
-                    label,
-                    timeout,
-                },
-            )
-        })
-        .await?;
+        let shaping = Shaping {
+            truncation,
+            survey,
+            label,
+            timeout,
+        };
+        let result = if durability == Durability::Written && output.in_memory() {
+            // Small output of a read-only call: publishing it waits for no device, so it is
+            // cheaper done here than handed to a blocking thread.
+            shape(call, ending, &output, &store, shaping)
+        } else {
+            let call_for_shape = call.clone();
+            run_blocking(move || shape(&call_for_shape, ending, &output, &store, shaping)).await?
+        };
         self.record_finished(session, &result, Some(queued_us), Some(ran_us), durability)
             .await?;
         drop(guard);

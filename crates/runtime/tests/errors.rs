@@ -371,3 +371,55 @@ async fn a_batch_cancelled_before_it_starts_runs_nothing_and_records_everything(
         assert_eq!((n("call_started"), n("call_finished")), (1, 1), "{id}");
     }
 }
+
+/// A batch of one call is polled in place rather than spawned: a panic, a timeout and a
+/// cancellation must end it exactly as they end a call in a larger batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_alone_in_its_batch_fails_the_same_ways() {
+    let lab = Lab::new(None);
+    let h = Harness::new(
+        vec![
+            Arc::new(Panics) as Arc<dyn DynTool>,
+            Arc::new(Hang { lab: lab.clone() }),
+        ],
+        WIDE,
+        Duration::from_millis(300),
+    );
+    let r = &h.run(vec![call("boom", "panics", json!({}))]).await[0];
+    assert_eq!(
+        (r.status, code(r)),
+        (CallStatus::Error, Some("tool_panicked"))
+    );
+    assert!(r.text().contains("during execute"), "{}", r.text());
+
+    let before = "partial\n";
+    let r = &h
+        .run(vec![call(
+            "slow",
+            "hang",
+            json!({"id": "slow", "before": before}),
+        )])
+        .await[0];
+    assert_eq!(
+        (r.status, code(r), r.incomplete),
+        (CallStatus::TimedOut, Some("timeout"), true)
+    );
+    assert_eq!(
+        h.read_artifact(&r.retained_output[0].artifact),
+        before.as_bytes()
+    );
+
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let run = h.run_with(
+        vec![call("stopped", "hang", json!({"id": "stopped"}))],
+        cancel,
+    );
+    let (results, ()) = tokio::join!(run, async move {
+        lab.wait("start:stopped").await;
+        trigger.cancel();
+    });
+    assert_eq!(results[0].status, CallStatus::Cancelled);
+    let finished = h.finished_events();
+    assert_eq!(finished.len(), 3, "one call_finished per call");
+}

@@ -105,6 +105,15 @@ impl CallOutput {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether every stream is still held in memory (none has spilled into a temp file).
+    pub fn in_memory(&self) -> bool {
+        self.lock().slots.iter().all(|slot| {
+            slot.capture
+                .as_ref()
+                .is_none_or(|c| c.temp_path().is_none())
+        })
+    }
+
     /// Stop accepting output (after timeout or cancellation a detached writer may still try).
     pub fn close(&self) {
         self.lock().closed = true;
