@@ -414,28 +414,31 @@ impl Runtime {
             // instead of handing it to another task (and, often, another thread). Dropping the
             // future on timeout or cancellation ends it as aborting its task would.
             let execution = AssertUnwindSafe(tool.execute_erased(plan, cx)).catch_unwind();
+            // Biased: a tool that returns because its token fired is cancelled, not done.
             tokio::select! {
+                biased;
+                () = batch_cancel.cancelled() => Ending::Cancelled,
+                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
                 ended = execution => match ended {
                     Ok(Ok(c)) => Ending::Completed(c),
                     Ok(Err(e)) => Ending::Failed(e),
                     Err(p) => Ending::Failed(panic_error(&call.name, "execute", &*p)),
                 },
-                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-                () = batch_cancel.cancelled() => Ending::Cancelled,
             }
         } else {
             let tool_for_task = tool.clone();
             let mut task =
                 tokio::spawn(async move { tool_for_task.execute_erased(plan, cx).await });
             let ending = tokio::select! {
+                biased;
+                () = batch_cancel.cancelled() => Ending::Cancelled,
+                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
                 joined = &mut task => match joined {
                     Ok(Ok(c)) => Ending::Completed(c),
                     Ok(Err(e)) => Ending::Failed(e),
                     Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
                     Err(_) => Ending::Cancelled,
                 },
-                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-                () = batch_cancel.cancelled() => Ending::Cancelled,
             };
             if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
                 task.abort();
