@@ -483,3 +483,171 @@ async fn a_2026_client_discovers_and_calls() {
         .unwrap();
     assert_eq!(ok.is_error, Some(false));
 }
+
+async fn connect_2026(
+    server: McpServer,
+    client: TestClient,
+) -> RunningService<RoleClient, TestClient> {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (read, write) = tokio::io::split(server_io);
+    tokio::spawn(async move {
+        let _ = tackle_mcp::serve_io(server, read, write).await;
+    });
+    serve_client_with_lifecycle(
+        client,
+        client_io,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// A 2026-07-28 client cannot be sent requests, so an ask comes back as an input-required
+/// result holding the approval form; the SDK's client answers it and retries the call.
+#[tokio::test]
+async fn a_2026_client_is_asked_through_input_required_results() {
+    let table = [
+        (
+            ElicitationAction::Accept,
+            Some(json!({"decision": "once"})),
+            None,
+        ),
+        (
+            ElicitationAction::Accept,
+            Some(json!({"decision": "deny", "message": "not now"})),
+            Some("not now"),
+        ),
+        (ElicitationAction::Decline, None, Some("refused")),
+    ];
+    for (action, content, refusal) in table {
+        let f = fixture(true);
+        let client = connect_2026(
+            f.server,
+            TestClient {
+                elicitation_answer: Some((action, content.clone())),
+                ..TestClient::default()
+            },
+        )
+        .await;
+        let r = client
+            .call_tool(CallToolRequestParams::new("touch"))
+            .await
+            .unwrap();
+        let text = r.content[0].as_text().unwrap().text.clone();
+        match refusal {
+            None => assert_eq!(
+                (r.is_error, text.as_str()),
+                (Some(false), "touched"),
+                "{content:?}"
+            ),
+            Some(why) => {
+                assert_eq!(r.is_error, Some(true), "{content:?}");
+                assert!(text.contains(why), "{text}");
+            }
+        }
+    }
+}
+
+/// The answer a retry carries is good once, for the very call that was asked about.
+#[tokio::test]
+async fn an_answer_is_used_once_and_only_for_its_call() {
+    use rmcp::model::{CallToolResponse, InputResponses};
+    let f = fixture(true);
+    let client = connect_2026(
+        f.server,
+        TestClient {
+            elicitation_answer: Some((
+                ElicitationAction::Accept,
+                Some(json!({"decision": "once"})),
+            )),
+            ..TestClient::default()
+        },
+    )
+    .await;
+    let first = client
+        .call_tool_once(CallToolRequestParams::new("touch"))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(asked) = first else {
+        panic!("expected an input-required result, got {first:?}");
+    };
+    let requests = asked.input_requests.clone().unwrap();
+    assert!(requests.contains_key("approval"), "{requests:?}");
+    let state = asked.request_state.clone().unwrap();
+    let mut answer = InputResponses::new();
+    answer.insert(
+        "approval".into(),
+        json!({"action": "accept", "content": {"decision": "once"}}),
+    );
+
+    // The same answer for another call (other arguments) is refused.
+    let other = client
+        .call_tool_once(
+            CallToolRequestParams::new("touch")
+                .with_arguments(args(json!({"unexpected": 1})))
+                .with_input_responses(answer.clone())
+                .with_request_state(state.clone()),
+        )
+        .await;
+    assert!(other.is_err(), "{other:?}");
+
+    // Refused once, the question is gone: even the right call must be asked again.
+    let replay = client
+        .call_tool_once(
+            CallToolRequestParams::new("touch")
+                .with_input_responses(answer.clone())
+                .with_request_state(state.clone()),
+        )
+        .await;
+    assert!(replay.is_err(), "{replay:?}");
+
+    // Asked again and answered: it runs, and the same state cannot be used twice.
+    let CallToolResponse::InputRequired(asked) = client
+        .call_tool_once(CallToolRequestParams::new("touch"))
+        .await
+        .unwrap()
+    else {
+        panic!("expected an input-required result");
+    };
+    let state = asked.request_state.unwrap();
+    let done = client
+        .call_tool_once(
+            CallToolRequestParams::new("touch")
+                .with_input_responses(answer.clone())
+                .with_request_state(state.clone()),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(done) = done else {
+        panic!("expected the call's result, got {done:?}");
+    };
+    assert_eq!(done.is_error, Some(false));
+    let again = client
+        .call_tool_once(
+            CallToolRequestParams::new("touch")
+                .with_input_responses(answer)
+                .with_request_state(state),
+        )
+        .await;
+    assert!(again.is_err(), "{again:?}");
+}
+
+/// Without the elicitation capability a 2026-07-28 client gets the headless refusal.
+#[tokio::test]
+async fn a_2026_client_without_elicitation_gets_approval_unavailable() {
+    let f = fixture(true);
+    let client = connect_2026(f.server, TestClient::default()).await;
+    let r = client
+        .call_tool(CallToolRequestParams::new("touch"))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(
+        r.structured_content.as_ref().unwrap()["code"],
+        "approval_unavailable"
+    );
+}

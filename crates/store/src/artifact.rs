@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,9 +29,6 @@ const SPILL_CHUNK: usize = 1024 * 1024;
 /// Buffers a spilled capture may have at once (writing, queued or being hashed): its memory
 /// bound is `SPILL_BUFFERS * SPILL_CHUNK`.
 const SPILL_BUFFERS: usize = 4;
-
-/// A spilled capture starts writeback each time this much has been written since the last start.
-const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
 
 /// What a publication produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -709,8 +705,6 @@ struct SpilledSink {
     worker: HashWorker,
     /// Bytes written to the file.
     written: u64,
-    /// Writeback has been started for the file up to this offset.
-    writeback_started: u64,
 }
 
 impl SpilledSink {
@@ -722,7 +716,6 @@ impl SpilledSink {
             pending,
             worker,
             written: 0,
-            writeback_started: 0,
         })
     }
 
@@ -753,38 +746,10 @@ impl SpilledSink {
         }
         self.file.write_all(&self.pending)?;
         self.written += self.pending.len() as u64;
-        self.start_writeback();
         let full = std::mem::take(&mut self.pending);
         self.worker.submit(full)?;
         self.pending = self.worker.take_buffer()?;
         Ok(())
-    }
-
-    /// Asks the kernel to start writing back what has accumulated, so the fsync at publication
-    /// waits for the last few MiB instead of the whole output. Advisory: a failure only means the
-    /// fsync does all the work, as it would without this.
-    fn start_writeback(&mut self) {
-        let len = self.written - self.writeback_started;
-        if len < WRITEBACK_STEP {
-            return;
-        }
-        let (Ok(offset), Ok(nbytes)) = (
-            libc::off64_t::try_from(self.writeback_started),
-            libc::off64_t::try_from(len),
-        ) else {
-            return;
-        };
-        // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open
-        // for as long as `self.file` lives.
-        unsafe {
-            libc::sync_file_range(
-                self.file.as_raw_fd(),
-                offset,
-                nbytes,
-                libc::SYNC_FILE_RANGE_WRITE,
-            );
-        }
-        self.writeback_started = self.written;
     }
 
     /// Writes the last bytes, waits for the hash and returns the file with it.

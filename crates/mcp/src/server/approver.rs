@@ -2,28 +2,70 @@
 //! deny, with an optional message for the model) sent to the client that made the call.
 //!
 //! The runtime holds one approver for every call, but a question must go to the client that
-//! asked; the calling peer travels in a task-local set around the batch ([`with_caller`]).
-//! A client that did not declare the elicitation capability — or a 2026-07-28 client, which
-//! forbids server-to-client requests (it would need `InputRequiredResult`, not wired yet) —
-//! gets the headless refusal, `approval_unavailable`.
+//! asked; how to reach it travels in a task-local set around the batch ([`with_caller`]):
+//!
+//! - a client that `initialize`d and declared elicitation is sent an `elicitation/create`
+//!   request while the call waits;
+//! - a 2026-07-28 client forbids server-to-client requests, so the question is kept
+//!   ([`Asking::Defer`]), the call is answered with an `InputRequiredResult` carrying the form,
+//!   and the client's retry brings the answer back ([`Asking::Answered`]);
+//! - a client that declared no elicitation gets the headless refusal, `approval_unavailable`.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{ElicitationMode, Peer};
 use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 
-tokio::task_local! {
-    static CALLER: Peer<RoleServer>;
+/// How the call in scope may ask its client.
+#[derive(Clone)]
+pub(crate) enum Asking {
+    /// Send an elicitation request and wait for the answer.
+    Elicit(Peer<RoleServer>),
+    /// Keep the question: the server answers the call with `InputRequiredResult`.
+    Defer(Arc<Mutex<Option<Deferred>>>),
+    /// A retry that carries the answer to the question asked before; used once.
+    Answered(Arc<Mutex<Option<Approval>>>),
+    /// Nobody can be asked, for this reason.
+    Unavailable(&'static str),
 }
 
-/// Run `fut` with `peer` as the client any approval question goes to.
-pub(crate) fn with_caller<F: Future>(
-    peer: Peer<RoleServer>,
-    fut: F,
-) -> impl Future<Output = F::Output> {
-    CALLER.scope(peer, fut)
+/// A question kept for an `InputRequiredResult`.
+#[derive(Clone, Debug)]
+pub(crate) struct Deferred {
+    pub(crate) message: String,
+}
+
+tokio::task_local! {
+    static CALLER: Asking;
+}
+
+/// Run `fut` with `asking` as the way any approval question reaches the client.
+pub(crate) fn with_caller<F: Future>(asking: Asking, fut: F) -> impl Future<Output = F::Output> {
+    CALLER.scope(asking, fut)
+}
+
+/// The approval form as an elicitation request (for `InputRequiredResult`).
+pub(crate) fn form_request(message: String) -> Result<ElicitRequestParams, String> {
+    let schema = serde_json::from_value(form_schema())
+        .map_err(|e| format!("the approval form could not be built: {e}"))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    })
+}
+
+fn question(request: &ApprovalRequest<'_>) -> String {
+    let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
+    format!(
+        "tackle: {} needs approval for {}.\n{}\narguments: {arguments}",
+        request.tool,
+        request.keys.join(", "),
+        request.message
+    )
 }
 
 /// Asks the calling MCP client through a form elicitation.
@@ -86,8 +128,27 @@ pub(crate) fn decide(action: ElicitationAction, content: Option<&serde_json::Val
 impl Approver for ElicitationApprover {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
         Box::pin(async move {
-            let Ok(peer) = CALLER.try_with(Peer::clone) else {
+            let Ok(asking) = CALLER.try_with(Asking::clone) else {
                 return unavailable("the call did not come from an MCP client");
+            };
+            let peer = match asking {
+                Asking::Elicit(peer) => peer,
+                Asking::Defer(slot) => {
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Deferred {
+                        message: question(&request),
+                    });
+                    return unavailable(
+                        "the client is asked through an input-required result and retries the call",
+                    );
+                }
+                Asking::Answered(slot) => {
+                    return slot
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take()
+                        .unwrap_or_else(|| unavailable("the client's answer was already used"));
+                }
+                Asking::Unavailable(reason) => return unavailable(reason),
             };
             if !peer
                 .supported_elicitation_modes()
@@ -97,23 +158,9 @@ impl Approver for ElicitationApprover {
                     "the MCP client did not declare the elicitation capability, so nobody can be asked",
                 );
             }
-            let schema = match serde_json::from_value(form_schema()) {
-                Ok(s) => s,
-                Err(e) => {
-                    return unavailable(&format!("the approval form could not be built: {e}"));
-                }
-            };
-            let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
-            let message = format!(
-                "tackle: {} needs approval for {}.\n{}\narguments: {arguments}",
-                request.tool,
-                request.keys.join(", "),
-                request.message
-            );
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema: schema,
+            let params = match form_request(question(&request)) {
+                Ok(p) => p,
+                Err(e) => return unavailable(&e),
             };
             match peer.create_elicitation(params).await {
                 Ok(answer) => decide(answer.action, answer.content.as_ref()),

@@ -10,22 +10,24 @@ mod approver;
 mod progress;
 mod render;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitResult, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tackle_protocol::{ArtifactUri, CallId, ToolCall, ToolResult};
 use tackle_runtime::{CancellationToken, Runtime, Session};
 
+use approver::Asking;
 pub use approver::ElicitationApprover;
 use progress::ProgressHub;
 
@@ -51,7 +53,24 @@ struct Inner {
     progress: Arc<ProgressHub>,
     tools: Vec<Tool>,
     next_call: AtomicU64,
+    /// Questions put to 2026-07-28 clients through `InputRequiredResult`, awaiting the retry.
+    pending: Mutex<Vec<PendingApproval>>,
+    next_question: AtomicU64,
 }
+
+/// An approval asked for through `InputRequiredResult`: the retry must carry this handle as
+/// its `requestState` and be the same call (tool and arguments), or the answer is refused.
+struct PendingApproval {
+    handle: String,
+    tool: String,
+    arguments: serde_json::Value,
+}
+
+/// Questions kept at most; the oldest is forgotten first (its retry is then refused).
+const PENDING_APPROVALS: usize = 64;
+
+/// The key of the approval form in `inputRequests` / `inputResponses`.
+const APPROVAL_INPUT: &str = "approval";
 
 impl McpServer {
     /// Serve `runtime`'s catalog on behalf of `session`. Installs the progress forwarder and,
@@ -70,6 +89,8 @@ impl McpServer {
                 progress,
                 tools,
                 next_call: AtomicU64::new(1),
+                pending: Mutex::new(Vec::new()),
+                next_question: AtomicU64::new(1),
             }),
         }
     }
@@ -81,6 +102,7 @@ impl McpServer {
         arguments: serde_json::Value,
         context: &RequestContext<RoleServer>,
         progress_token: Option<rmcp::model::ProgressToken>,
+        asking: Asking,
     ) -> Result<ToolResult, McpError> {
         let inner = &self.inner;
         let id = CallId(format!(
@@ -99,7 +121,7 @@ impl McpServer {
         };
         let cancel: CancellationToken = context.ct.clone();
         let outcome = approver::with_caller(
-            context.peer.clone(),
+            asking,
             inner.runtime.run_batch(&inner.session, vec![call], cancel),
         )
         .await;
@@ -113,6 +135,116 @@ impl McpServer {
             .next()
             .ok_or_else(|| McpError::internal_error("the runtime returned no result", None))
     }
+}
+
+impl McpServer {
+    /// How a call from a client that does not retry with answers may ask: elicitation
+    /// requests for a client that `initialize`d, nothing for a 2026-07-28 one.
+    fn plain_asking(&self, context: &RequestContext<RoleServer>) -> Asking {
+        if is_2026(context) {
+            Asking::Unavailable(
+                "the request came without a way to retry it with an answer (resources/read)",
+            )
+        } else {
+            Asking::Elicit(context.peer.clone())
+        }
+    }
+
+    /// How a `tools/call` may ask: see [`approver`]. A retry's answer is accepted only for the
+    /// question it answers, once, and only for the very call that was asked about.
+    fn asking(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Asking, McpError> {
+        if !is_2026(context) {
+            return Ok(Asking::Elicit(context.peer.clone()));
+        }
+        if let Some(state) = &request.request_state {
+            let mut pending = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(at) = pending.iter().position(|p| &p.handle == state) else {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown requestState `{state}`: the question it answers was already \
+                         answered or forgotten; call the tool again without it"
+                    ),
+                    None,
+                ));
+            };
+            let asked = pending.remove(at);
+            if asked.tool != name || &asked.arguments != arguments {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "requestState `{state}` answers a question about another call ({}); \
+                         retry exactly the call that was asked about",
+                        asked.tool
+                    ),
+                    None,
+                ));
+            }
+            let answer = request
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(APPROVAL_INPUT))
+                .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+            let approval = match answer {
+                Some(a) => approver::decide(a.action, a.content.as_ref()),
+                // A retry without a readable answer refuses, like a malformed form answer.
+                None => tackle_runtime::Approval::Deny {
+                    message: Some("the client's retry carried no approval answer".to_owned()),
+                },
+            };
+            return Ok(Asking::Answered(Arc::new(Mutex::new(Some(approval)))));
+        }
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        if !can_elicit {
+            return Ok(Asking::Unavailable(
+                "the MCP client did not declare the elicitation capability, so nobody can be asked",
+            ));
+        }
+        Ok(Asking::Defer(Arc::new(Mutex::new(None))))
+    }
+
+    /// Answer a call that needs approval with the form, keeping the question for the retry.
+    fn input_required(
+        &self,
+        tool: String,
+        arguments: serde_json::Value,
+        question: approver::Deferred,
+    ) -> Result<CallToolResponse, McpError> {
+        let form = approver::form_request(question.message)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        let n = self.inner.next_question.fetch_add(1, Ordering::Relaxed);
+        let handle = format!("tackle-approval-{}-{n}", std::process::id());
+        {
+            let mut pending = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if pending.len() >= PENDING_APPROVALS {
+                pending.remove(0);
+            }
+            pending.push(PendingApproval {
+                handle: handle.clone(),
+                tool,
+                arguments,
+            });
+        }
+        let mut requests = InputRequests::new();
+        requests.insert(
+            APPROVAL_INPUT.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(form)),
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(handle)).into())
+    }
+}
+
+/// Whether the request speaks the 2026-07-28 protocol (no server-to-client requests).
+fn is_2026(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// The catalog as MCP tools, annotated from each tool's declaration.
@@ -202,10 +334,26 @@ impl ServerHandler for McpServer {
             .as_ref()
             .and_then(|m| m.get_progress_token())
             .or_else(|| context.meta.get_progress_token());
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let asking = self.asking(&name, &arguments, &request, &context)?;
+        let deferred = match &asking {
+            Asking::Defer(slot) => Some(Arc::clone(slot)),
+            _ => None,
+        };
         let result = self
-            .run_call(name, arguments, &context, progress_token)
+            .run_call(
+                name.clone(),
+                arguments.clone(),
+                &context,
+                progress_token,
+                asking,
+            )
             .await?;
+        let question =
+            deferred.and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(question) = question {
+            return self.input_required(name, arguments, question);
+        }
         let store = self.inner.session.store.clone();
         let load = move |uri: &str| {
             let id = tackle_store::ArtifactId::from_internal_uri(uri)?;
@@ -256,6 +404,7 @@ impl ServerHandler for McpServer {
                 serde_json::json!({ "path": uri }),
                 &context,
                 None,
+                self.plain_asking(&context),
             )
             .await?;
         if result.is_error {
