@@ -194,7 +194,11 @@ impl Runtime {
             }
         }
 
-        let alone = calls.len() == 1;
+        // A call alone in its batch is polled in place when the batch itself runs as a task (as
+        // every MCP request does): no hand-off to another task. Driven by `block_on` from outside
+        // the runtime (`tackle call`, embedders), the batch has no worker to itself, and a
+        // spawned task keeps the call's I/O on the worker that drives the reactor.
+        let alone = calls.len() == 1 && tokio::task::try_id().is_some();
         // Schedule: parallel lanes together, then exclusive calls one at a time.
         let plan = schedule::plan(&runnables);
         let lanes = plan.parallel_lanes.iter().map(|lane| {
