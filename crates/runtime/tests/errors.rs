@@ -372,20 +372,30 @@ async fn a_batch_cancelled_before_it_starts_runs_nothing_and_records_everything(
     }
 }
 
-/// A batch of one call is polled in place rather than spawned: a panic, a timeout and a
-/// cancellation must end it exactly as they end a call in a larger batch.
+/// A batch of one call that runs as a task (as every MCP request does) is polled in place
+/// rather than spawned: a panic, a timeout and a cancellation must end it exactly as they end a
+/// call in a larger batch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_alone_in_its_batch_fails_the_same_ways() {
     let lab = Lab::new(None);
-    let h = Harness::new(
+    let h = Arc::new(Harness::new(
         vec![
             Arc::new(Panics) as Arc<dyn DynTool>,
             Arc::new(Hang { lab: lab.clone() }),
         ],
         WIDE,
         Duration::from_millis(300),
-    );
-    let r = &h.run(vec![call("boom", "panics", json!({}))]).await[0];
+    ));
+    let as_task = |calls: Vec<tackle_protocol::ToolCall>, cancel: CancellationToken| {
+        let h = Arc::clone(&h);
+        tokio::spawn(async move { h.run_with(calls, cancel).await })
+    };
+    let r = &as_task(
+        vec![call("boom", "panics", json!({}))],
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap()[0];
     assert_eq!(
         (r.status, code(r)),
         (CallStatus::Error, Some("tool_panicked"))
@@ -393,13 +403,16 @@ async fn a_call_alone_in_its_batch_fails_the_same_ways() {
     assert!(r.text().contains("during execute"), "{}", r.text());
 
     let before = "partial\n";
-    let r = &h
-        .run(vec![call(
+    let r = &as_task(
+        vec![call(
             "slow",
             "hang",
             json!({"id": "slow", "before": before}),
-        )])
-        .await[0];
+        )],
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap()[0];
     assert_eq!(
         (r.status, code(r), r.incomplete),
         (CallStatus::TimedOut, Some("timeout"), true)
@@ -410,15 +423,13 @@ async fn a_call_alone_in_its_batch_fails_the_same_ways() {
     );
 
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let run = h.run_with(
+    let run = as_task(
         vec![call("stopped", "hang", json!({"id": "stopped"}))],
-        cancel,
+        cancel.clone(),
     );
-    let (results, ()) = tokio::join!(run, async move {
-        lab.wait("start:stopped").await;
-        trigger.cancel();
-    });
+    lab.wait("start:stopped").await;
+    cancel.cancel();
+    let results = run.await.unwrap();
     assert_eq!(results[0].status, CallStatus::Cancelled);
     let finished = h.finished_events();
     assert_eq!(finished.len(), 3, "one call_finished per call");
