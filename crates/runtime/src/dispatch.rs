@@ -357,7 +357,7 @@ impl Runtime {
         } = ready;
         let label = tool.label();
         // The end of a call with effects is durable before it is acknowledged; a read-only
-        // call's end only needs to be written (the flusher syncs it right after).
+        // call's end only needs to be written (the flusher syncs it within 2 ms).
         let durability = if tool.read_only() {
             Durability::Written
         } else {

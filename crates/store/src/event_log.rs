@@ -59,8 +59,8 @@ pub enum Durability {
     /// Written with `O_APPEND` and `fdatasync`ed: survives a power loss once acknowledged.
     Synced,
     /// Written with `O_APPEND` (it survives the process being killed) and made durable by the
-    /// log's flusher thread right after, or by the next [`Durability::Synced`] append, whichever
-    /// comes first. For events whose loss in a power failure loses nothing of the user's state:
+    /// log's flusher thread within [`FLUSH_WINDOW`], or by the next [`Durability::Synced`]
+    /// append, whichever comes first. For events whose loss in a power failure loses nothing of the user's state:
     /// the record of a read, or the start of a call whose end will be synced. Artifacts
     /// published this way are synced before the next sync of the log (see
     /// [`EventLog::set_before_sync`]).
@@ -281,6 +281,8 @@ impl EventLog {
                 // No thread to be had: make the record durable here instead (slower, still safe).
                 Err(_) => {
                     drop(flusher);
+                    // No flusher to go idle: the next written-only append must try again.
+                    self.inner.lock_state().flusher_busy = false;
                     let _ = self.sync();
                     return;
                 }
