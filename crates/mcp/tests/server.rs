@@ -404,8 +404,10 @@ async fn cancellation_stops_the_call() {
     assert!(!tools.is_empty());
 }
 
-#[tokio::test]
-async fn asks_go_to_the_client_as_elicitation() {
+/// Each answer to the approval form, given by a client that `initialize`d (`modern: false`,
+/// asked with an elicitation request) or by a 2026-07-28 client (asked through an
+/// input-required result that the SDK answers and retries).
+async fn approvals_reach_the_client(modern: bool) {
     let table = [
         (
             ElicitationAction::Accept,
@@ -421,14 +423,15 @@ async fn asks_go_to_the_client_as_elicitation() {
     ];
     for (action, content, refusal) in table {
         let f = fixture(true);
-        let client = connect(
-            f.server,
-            TestClient {
-                elicitation_answer: Some((action, content.clone())),
-                ..TestClient::default()
-            },
-        )
-        .await;
+        let answering = TestClient {
+            elicitation_answer: Some((action, content.clone())),
+            ..TestClient::default()
+        };
+        let client = if modern {
+            connect_2026(f.server, answering).await
+        } else {
+            connect(f.server, answering).await
+        };
         let r = client
             .call_tool(CallToolRequestParams::new("touch"))
             .await
@@ -453,25 +456,14 @@ async fn asks_go_to_the_client_as_elicitation() {
 }
 
 #[tokio::test]
+async fn asks_go_to_the_client_as_elicitation() {
+    approvals_reach_the_client(false).await;
+}
+
+#[tokio::test]
 async fn a_2026_client_discovers_and_calls() {
-    use rmcp::model::ProtocolVersion;
-    use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
     let f = fixture(false);
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (read, write) = tokio::io::split(server_io);
-    let server = f.server;
-    tokio::spawn(async move {
-        let _ = tackle_mcp::serve_io(server, read, write).await;
-    });
-    let client = serve_client_with_lifecycle(
-        TestClient::default(),
-        client_io,
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await
-    .unwrap();
+    let client = connect_2026(f.server, TestClient::default()).await;
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "read_file"));
     let ok = client
@@ -510,46 +502,7 @@ async fn connect_2026(
 /// result holding the approval form; the SDK's client answers it and retries the call.
 #[tokio::test]
 async fn a_2026_client_is_asked_through_input_required_results() {
-    let table = [
-        (
-            ElicitationAction::Accept,
-            Some(json!({"decision": "once"})),
-            None,
-        ),
-        (
-            ElicitationAction::Accept,
-            Some(json!({"decision": "deny", "message": "not now"})),
-            Some("not now"),
-        ),
-        (ElicitationAction::Decline, None, Some("refused")),
-    ];
-    for (action, content, refusal) in table {
-        let f = fixture(true);
-        let client = connect_2026(
-            f.server,
-            TestClient {
-                elicitation_answer: Some((action, content.clone())),
-                ..TestClient::default()
-            },
-        )
-        .await;
-        let r = client
-            .call_tool(CallToolRequestParams::new("touch"))
-            .await
-            .unwrap();
-        let text = r.content[0].as_text().unwrap().text.clone();
-        match refusal {
-            None => assert_eq!(
-                (r.is_error, text.as_str()),
-                (Some(false), "touched"),
-                "{content:?}"
-            ),
-            Some(why) => {
-                assert_eq!(r.is_error, Some(true), "{content:?}");
-                assert!(text.contains(why), "{text}");
-            }
-        }
-    }
+    approvals_reach_the_client(true).await;
 }
 
 /// The answer a retry carries is good once, for the very call that was asked about.

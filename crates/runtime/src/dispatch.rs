@@ -8,6 +8,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
+use std::any::Any;
+
 use futures::FutureExt as _;
 use tackle_protocol::{
     CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall,
@@ -19,6 +21,7 @@ use tackle_tool::{
     ToolError,
 };
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
 use crate::artifact_source::StoreArtifacts;
@@ -413,41 +416,35 @@ impl Runtime {
             read_scope: self.gate.read_scope(),
         };
         let started = Instant::now();
-        let ending = if alone {
-            // The only call of its batch has no sibling to overlap with: poll it right here
-            // instead of handing it to another task (and, often, another thread). Dropping the
-            // future on timeout or cancellation ends it as aborting its task would.
-            let execution = AssertUnwindSafe(tool.execute_erased(plan, cx)).catch_unwind();
-            // Biased: a tool that returns because its token fired is cancelled, not done.
-            tokio::select! {
-                biased;
-                () = batch_cancel.cancelled() => Ending::Cancelled,
-                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-                ended = execution => match ended {
-                    Ok(Ok(c)) => Ending::Completed(c),
-                    Ok(Err(e)) => Ending::Failed(e),
-                    Err(p) => Ending::Failed(panic_error(&call.name, "execute", &*p)),
-                },
-            }
+        // The only call of its batch has no sibling to overlap with: it is polled right here
+        // instead of handed to another task (and, often, another thread). Otherwise it runs as a
+        // task of its own, aborted when dropped. Either way, dropping `execution` on timeout or
+        // cancellation ends the call. `None` is a task that was cancelled from outside.
+        type Executed = Result<Result<ToolCompletion, ToolError>, Option<Box<dyn Any + Send>>>;
+        let execution: futures::future::BoxFuture<'_, Executed> = if alone {
+            AssertUnwindSafe(tool.execute_erased(plan, cx))
+                .catch_unwind()
+                .map(|ended| ended.map_err(Some))
+                .boxed()
         } else {
             let tool_for_task = tool.clone();
-            let mut task =
-                tokio::spawn(async move { tool_for_task.execute_erased(plan, cx).await });
-            let ending = tokio::select! {
-                biased;
-                () = batch_cancel.cancelled() => Ending::Cancelled,
-                () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-                joined = &mut task => match joined {
-                    Ok(Ok(c)) => Ending::Completed(c),
-                    Ok(Err(e)) => Ending::Failed(e),
-                    Err(j) if j.is_panic() => Ending::Failed(panic_error(&call.name, "execute", &*j.into_panic())),
-                    Err(_) => Ending::Cancelled,
-                },
-            };
-            if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
-                task.abort();
-            }
-            ending
+            let task = AbortOnDropHandle::new(tokio::spawn(async move {
+                tool_for_task.execute_erased(plan, cx).await
+            }));
+            task.map(|joined| joined.map_err(|j| j.try_into_panic().ok()))
+                .boxed()
+        };
+        // Biased: a tool that returns because its token fired is cancelled, not done.
+        let ending = tokio::select! {
+            biased;
+            () = batch_cancel.cancelled() => Ending::Cancelled,
+            () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
+            ended = execution => match ended {
+                Ok(Ok(c)) => Ending::Completed(c),
+                Ok(Err(e)) => Ending::Failed(e),
+                Err(Some(p)) => Ending::Failed(panic_error(&call.name, "execute", &*p)),
+                Err(None) => Ending::Cancelled,
+            },
         };
         if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
             cancel.cancel();

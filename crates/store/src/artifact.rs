@@ -140,7 +140,16 @@ impl ArtifactStore {
 
     /// Stores `bytes` as an artifact through the same publication path as a capture.
     pub fn put(&self, bytes: &[u8]) -> Result<ArtifactInfo, StoreError> {
-        let mut capture = self.begin_capture()?;
+        self.put_with(bytes, Durability::Synced)
+    }
+
+    /// [`ArtifactStore::put`] with the durability of the call it belongs to.
+    pub fn put_with(
+        &self,
+        bytes: &[u8],
+        durability: Durability,
+    ) -> Result<ArtifactInfo, StoreError> {
+        let mut capture = self.begin_capture_with(durability)?;
         capture.write(bytes)?;
         capture.finish()
     }
@@ -158,9 +167,7 @@ impl ArtifactStore {
     ) -> Result<ArtifactInfo, StoreError> {
         let bytes =
             serde_json::to_vec(manifest).map_err(|source| StoreError::EncodeManifest { source })?;
-        let mut capture = self.begin_capture_with(durability)?;
-        capture.write(&bytes)?;
-        capture.finish()
+        self.put_with(&bytes, durability)
     }
 
     /// Makes every artifact published with [`Durability::Written`] so far durable: each file

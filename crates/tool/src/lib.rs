@@ -13,6 +13,7 @@
 //! never disagree. Rejected: hand-written schemas beside hand-written parsers.
 
 mod artifacts;
+mod blocking;
 mod context;
 mod dyn_tool;
 mod error;
@@ -22,6 +23,7 @@ mod schema;
 pub mod time;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
+pub use blocking::run_blocking;
 pub use context::{AdmitAll, ExecuteContext, PrepareContext, ReadScope};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;

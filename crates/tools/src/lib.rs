@@ -192,24 +192,6 @@ pub(crate) fn resolve(tool: &str, root: &Path, input: &str) -> Result<RelPath, T
         .map_err(|e| fs_error(tool, e))
 }
 
-/// Runs blocking file work from a tool's async `execute`: in place under `block_in_place` on
-/// the multi-threaded runtime (no wake-up of another thread on the call's path; the runtime
-/// moves other tasks off this worker), on the blocking pool elsewhere.
-pub(crate) async fn run_blocking<T, F>(f: F) -> Result<T, tokio::task::JoinError>
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    let multi_thread = Handle::try_current()
-        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread);
-    if multi_thread {
-        Ok(tokio::task::block_in_place(f))
-    } else {
-        tokio::task::spawn_blocking(f).await
-    }
-}
-
 /// A blocking worker that panicked or was cancelled, as a tool result.
 pub(crate) fn worker_failed(tool: &str, e: &tokio::task::JoinError) -> ToolError {
     ToolError::new(ErrorCode::INTERNAL, format!("{tool}: worker failed: {e}"))

@@ -209,7 +209,7 @@ impl Tool for ReadFile {
     ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
         let media_max_bytes = self.media_max_bytes;
-        crate::run_blocking(move || match plan {
+        tackle_tool::run_blocking(move || match plan {
             ReadFilePlan::File { rel, request } => {
                 read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
             }
