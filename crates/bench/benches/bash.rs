@@ -4,7 +4,7 @@
 //!    process group, stream, end the group, publish two empty streams and a manifest, the
 //!    call's start written and its end fdatasync'd) beside a bare
 //!    `Command::new("/bin/sh").arg("-c").arg("true").output()`, with the breakdown: the process
-//!    runner alone and the appends alone (a written start, a synced end).
+//!    runner alone and the appends alone (a written start, a synced end), all four interleaved.
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported.
 //!
@@ -63,6 +63,12 @@ fn main() -> BenchResult<()> {
 
     // 1. Spawn overhead, interleaved so both sides see the same machine state.
     let (mut tackle, mut bare, mut runner) = (Vec::new(), Vec::new(), Vec::new());
+    let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
+    let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
+    let finished = serde_json::json!({"type":"call_finished","call_id":"c","tool":"bash","status":"ok","at_ms":2,
+        "queued_us":3,"ran_us":900,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
+        "label":{"trust":"trusted","privacy":"private"}});
+    let mut appends = Vec::new();
     for _ in 0..SPAWNS {
         let start = Instant::now();
         let r =
@@ -93,14 +99,6 @@ fn main() -> BenchResult<()> {
             CancellationToken::new(),
         ))?;
         runner.push(start.elapsed());
-    }
-    let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
-    let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
-    let finished = serde_json::json!({"type":"call_finished","call_id":"c","tool":"bash","status":"ok","at_ms":2,
-        "queued_us":3,"ran_us":900,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
-        "label":{"trust":"trusted","privacy":"private"}});
-    let mut appends = Vec::new();
-    for _ in 0..SPAWNS {
         let start = Instant::now();
         log.append_with(&started, Durability::Written)?;
         log.append(&finished)?;

@@ -1,6 +1,6 @@
 //! The content-addressed artifact store: captures, publication, verified reads, guards.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
@@ -29,6 +29,16 @@ const SPILL_CHUNK: usize = 1024 * 1024;
 /// Buffers a spilled capture may have at once (writing, queued or being hashed): its memory
 /// bound is `SPILL_BUFFERS * SPILL_CHUNK`.
 const SPILL_BUFFERS: usize = 4;
+
+/// An artifact this store published or refreshed less than this long ago is deduplicated by a
+/// metadata check alone: no guard, no open, no read, no mtime refresh. Its mtime is then at most
+/// this stale, far inside the janitor's grace ([`crate::DEFAULT_GRACE`], one hour), so no janitor
+/// pass can collect it before the event naming it is written. A janitor must never run with a
+/// grace this short.
+pub const FRESH_WINDOW: Duration = Duration::from_secs(60);
+
+/// The fresh set is pruned of expired entries once it holds this many.
+const FRESH_CAPACITY: usize = 4096;
 
 /// What a publication produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +81,27 @@ struct StorePaths {
     /// Artifacts published with [`Durability::Written`] whose bytes and directory entry are not
     /// yet known to be on the device; [`ArtifactStore::sync_written`] empties it.
     unsynced: Mutex<Vec<PathBuf>>,
+    /// The shared lock on `gc.lock` behind every [`PublicationGuard`] of this store.
+    guards: Arc<GuardLock>,
+    /// Artifacts published or refreshed within [`FRESH_WINDOW`].
+    fresh: Mutex<FreshSet>,
+}
+
+/// digest → (when it was published or refreshed, its length, its file's mtime then).
+type FreshSet = HashMap<ArtifactId, (Instant, u64, SystemTime)>;
+
+/// One open `gc.lock` for all of a store's guards: the first guard takes the shared flock, the
+/// last one dropped releases it. flock belongs to the open file description, so every guard of
+/// the store must share it rather than lock and unlock it independently.
+#[derive(Debug)]
+struct GuardLock {
+    state: Mutex<GuardState>,
+}
+
+#[derive(Debug, Default)]
+struct GuardState {
+    file: Option<File>,
+    holders: usize,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -85,6 +116,10 @@ impl ArtifactStore {
             tmp: store_dir.join("tmp"),
             gc_lock: store_dir.join("gc.lock"),
             unsynced: Mutex::new(Vec::new()),
+            guards: Arc::new(GuardLock {
+                state: Mutex::new(GuardState::default()),
+            }),
+            fresh: Mutex::new(HashMap::new()),
         };
         let store = Self {
             paths: Arc::new(paths),
@@ -235,6 +270,7 @@ impl ArtifactStore {
                 TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
             ));
             let _ = fs::rename(&path, aside);
+            self.forget_fresh(id);
             return Err(StoreError::ArtifactCorrupt { id, actual });
         }
         file.seek(SeekFrom::Start(0))
@@ -297,6 +333,11 @@ impl ArtifactStore {
         self.paths.open_gc_lock()
     }
 
+    /// Drops `id` from the fresh set, so its next publication checks the disk in full.
+    pub(crate) fn forget_fresh(&self, id: ArtifactId) {
+        self.paths.lock_fresh().remove(&id);
+    }
+
     fn is_verified(&self, id: ArtifactId) -> bool {
         self.verified_set().contains(&id)
     }
@@ -311,10 +352,54 @@ impl ArtifactStore {
 
 impl StorePaths {
     fn publication_guard(&self) -> Result<PublicationGuard, StoreError> {
-        let file = self.open_gc_lock()?;
-        file.lock_shared()
-            .map_err(StoreError::io("lock", &self.gc_lock))?;
-        Ok(PublicationGuard { _file: file })
+        let mut state = self.guards.lock_state();
+        if state.holders == 0 {
+            if state.file.is_none() {
+                state.file = Some(self.open_gc_lock()?);
+            }
+            if let Some(file) = &state.file {
+                // Blocks only while a janitor pass holds the exclusive lock.
+                file.lock_shared()
+                    .map_err(StoreError::io("lock", &self.gc_lock))?;
+            }
+        }
+        state.holders += 1;
+        Ok(PublicationGuard {
+            lock: self.guards.clone(),
+        })
+    }
+
+    /// When `id` was published or refreshed within [`FRESH_WINDOW`] and its file still has the
+    /// length and mtime it had then, it needs nothing more to be deduplicated. Any rewrite of
+    /// the file changes its mtime, so a damaged or replaced copy takes the full check.
+    fn is_fresh(&self, id: ArtifactId, final_path: &Path, len: u64) -> bool {
+        let Some((at, known_len, mtime)) = self.lock_fresh().get(&id).copied() else {
+            return false;
+        };
+        known_len == len
+            && at.elapsed() < FRESH_WINDOW
+            && fs::metadata(final_path).is_ok_and(|m| {
+                m.is_file() && m.len() == len && m.modified().is_ok_and(|t| t == mtime)
+            })
+    }
+
+    /// Records a publication or refresh of `id`, whose file now has `len` bytes and `mtime`.
+    fn mark_fresh(&self, id: ArtifactId, len: u64, mtime: SystemTime) {
+        let mut fresh = self.lock_fresh();
+        if fresh.len() >= FRESH_CAPACITY {
+            fresh.retain(|_, (at, _, _)| at.elapsed() < FRESH_WINDOW);
+            if fresh.len() >= FRESH_CAPACITY {
+                fresh.clear();
+            }
+        }
+        fresh.insert(id, (Instant::now(), len, mtime));
+    }
+
+    fn lock_fresh(&self) -> std::sync::MutexGuard<'_, FreshSet> {
+        // Entries are independent; a panic elsewhere cannot leave the map inconsistent.
+        self.fresh
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn open_gc_lock(&self) -> Result<File, StoreError> {
@@ -359,17 +444,18 @@ impl StorePaths {
         }
     }
 
-    /// Refreshes the mtime of an existing artifact that still matches `expected`; `Ok(false)`
-    /// when there is none, or when the copy on disk is damaged (then it is replaced).
+    /// Refreshes the mtime of an existing artifact that still matches `expected` and returns
+    /// the mtime it now has; `Ok(None)` when there is none, or when the copy on disk is damaged
+    /// (then it is replaced).
     fn refresh_existing(
         &self,
         final_path: &Path,
         expected: Expected<'_>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<SystemTime>, StoreError> {
         // Read-only is enough: the owner may set times through any descriptor.
         let mut existing = match File::open(final_path) {
             Ok(f) => f,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(StoreError::io("open artifact", final_path)(err)),
         };
         let len = existing
@@ -392,12 +478,14 @@ impl StorePaths {
             Expected::Len(n) => len == n,
         };
         if !intact {
-            return Ok(false);
+            return Ok(None);
         }
         existing
             .set_modified(SystemTime::now())
             .map_err(StoreError::io("refresh mtime of", final_path))?;
-        Ok(true)
+        // Read back: the filesystem may keep a coarser time than was set.
+        let mtime = modified_of(&existing).map_err(StoreError::io("stat artifact", final_path))?;
+        Ok(Some(mtime))
     }
 
     /// Publishes bytes held in memory: dedup against an existing artifact, or temp → fsync →
@@ -408,9 +496,14 @@ impl StorePaths {
         id: ArtifactId,
         durability: Durability,
     ) -> Result<(), StoreError> {
-        let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        if self.refresh_existing(&final_path, Expected::Bytes(bytes))? {
+        let len = bytes.len() as u64;
+        if self.is_fresh(id, &final_path, len) {
+            return Ok(());
+        }
+        let _guard = self.publication_guard()?;
+        if let Some(mtime) = self.refresh_existing(&final_path, Expected::Bytes(bytes))? {
+            self.mark_fresh(id, len, mtime);
             return Ok(());
         }
         let (mut file, temp) = self.create_temp()?;
@@ -418,16 +511,23 @@ impl StorePaths {
         let written = file
             .write_all(bytes)
             .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
+            .and_then(|()| modified_of(&file))
             .map_err(StoreError::io("write temp file", &temp))
-            .and_then(|()| {
+            .and_then(|mtime| {
                 fs::rename(&temp, &final_path)
+                    .map(|()| mtime)
                     .map_err(StoreError::io("publish artifact", &final_path))
             });
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(e);
-        }
-        self.sync_published(final_path, durability)
+        let mtime = match written {
+            Ok(mtime) => mtime,
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                return Err(e);
+            }
+        };
+        self.sync_published(final_path, durability)?;
+        self.mark_fresh(id, len, mtime);
+        Ok(())
     }
 
     /// After a rename: fsync the directory now, or owe both the file and the directory to
@@ -463,18 +563,26 @@ impl StorePaths {
     ) -> Result<(), StoreError> {
         // Publishing under a guard means a janitor pass cannot delete the existing copy between
         // our existence check and the mtime refresh that puts it back inside the grace period.
-        let _guard = self.publication_guard()?;
         let final_path = self.artifacts.join(id.to_hex());
-        if self.refresh_existing(&final_path, Expected::Len(len))? {
+        if self.is_fresh(id, &final_path, len) {
             fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
+            return Ok(());
+        }
+        let _guard = self.publication_guard()?;
+        if let Some(mtime) = self.refresh_existing(&final_path, Expected::Len(len))? {
+            fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
+            self.mark_fresh(id, len, mtime);
             return Ok(());
         }
         if durability == Durability::Synced {
             file.sync_all()
                 .map_err(StoreError::io("fsync temp file", temp))?;
         }
+        let mtime = modified_of(file).map_err(StoreError::io("stat temp file", temp))?;
         fs::rename(temp, &final_path).map_err(StoreError::io("publish artifact", &final_path))?;
-        self.sync_published(final_path, durability)
+        self.sync_published(final_path, durability)?;
+        self.mark_fresh(id, len, mtime);
+        Ok(())
     }
 
     fn remove_stale_temps(&self, now: SystemTime) -> Result<usize, StoreError> {
@@ -506,6 +614,10 @@ impl StorePaths {
     }
 }
 
+fn modified_of(file: &File) -> io::Result<SystemTime> {
+    file.metadata()?.modified()
+}
+
 fn hash_reader(reader: &mut impl Read) -> io::Result<ArtifactId> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
@@ -530,8 +642,28 @@ pub fn hash_file(path: &Path) -> io::Result<ArtifactId> {
 #[derive(Debug)]
 #[must_use = "the guard protects publication only while it is held"]
 pub struct PublicationGuard {
-    // The shared flock lives exactly as long as this open file description.
-    _file: File,
+    lock: Arc<GuardLock>,
+}
+
+impl GuardLock {
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, GuardState> {
+        // The count is updated in one step under the lock; a panic cannot leave it half-done.
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl Drop for PublicationGuard {
+    fn drop(&mut self) {
+        let mut state = self.lock.lock_state();
+        state.holders = state.holders.saturating_sub(1);
+        let released = state.holders > 0 || state.file.as_ref().is_none_or(|f| f.unlock().is_ok());
+        if !released {
+            // Closing the description releases the flock for certain.
+            state.file = None;
+        }
+    }
 }
 
 /// What a deduplicating publication expects the existing artifact to hold.
@@ -1109,9 +1241,12 @@ mod tests {
     #[test]
     fn dedup_replaces_a_damaged_copy_instead_of_trusting_it() {
         let dir = tempfile::tempdir().unwrap();
+        let writer = ArtifactStore::open(dir.path()).unwrap();
+        // Republished through another handle, as by a later process: the writer's fresh set
+        // would trust a copy damaged within the same clock tick (see the next test).
         let store = ArtifactStore::open(dir.path()).unwrap();
         // Small: same length, one flipped byte, never read in between.
-        let small = store.put(b"small content\n").unwrap();
+        let small = writer.put(b"small content\n").unwrap();
         let path = store.artifact_path(small.id);
         let mut bytes = fs::read(&path).unwrap();
         bytes[3] ^= 0x20;
@@ -1120,7 +1255,7 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"small content\n");
         // Large (spilled to a temp file): truncated on disk.
         let big = vec![b'z'; CAPTURE_BUFFER * 2];
-        let mut c = store.begin_capture().unwrap();
+        let mut c = writer.begin_capture().unwrap();
         c.write(&big).unwrap();
         let info = c.finish().unwrap();
         let path = store.artifact_path(info.id);
@@ -1129,6 +1264,59 @@ mod tests {
         c.write(&big).unwrap();
         c.finish().unwrap();
         assert_eq!(fs::read(&path).unwrap(), big);
+    }
+
+    #[test]
+    fn fresh_dedup_checks_metadata_and_falls_back_to_the_full_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let first = store.put(b"fresh\n").unwrap();
+        let path = store.artifact_path(first.id);
+        let mtime = fs::metadata(&path).unwrap().modified().unwrap();
+        // Within the window and untouched: deduplicated by metadata alone, mtime left as is.
+        assert_eq!(store.put(b"fresh\n").unwrap(), first);
+        assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+        // Gone (removed behind the store's back): published again, not trusted from memory.
+        fs::remove_file(&path).unwrap();
+        assert_eq!(store.put(b"fresh\n").unwrap(), first);
+        assert_eq!(fs::read(&path).unwrap(), b"fresh\n");
+        // An older mtime (another janitor's view of it): the full check refreshes it.
+        set_age(&path, Duration::from_secs(2 * 3600));
+        let aged = fs::metadata(&path).unwrap().modified().unwrap();
+        store.put(b"fresh\n").unwrap();
+        assert!(fs::metadata(&path).unwrap().modified().unwrap() > aged);
+        // A different length: the damaged copy is replaced.
+        fs::write(&path, b"x").unwrap();
+        store.put(b"fresh\n").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"fresh\n");
+        // A spilled capture takes the same path and leaves no temp behind.
+        let big = vec![b'q'; CAPTURE_BUFFER + 10];
+        for _ in 0..2 {
+            let mut c = store.begin_capture().unwrap();
+            c.write(&big).unwrap();
+            c.finish().unwrap();
+        }
+        assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn guards_of_one_store_share_its_lock_until_the_last_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        let janitor_side = ArtifactStore::open(dir.path()).unwrap();
+        let lock = janitor_side.open_gc_lock().unwrap();
+        let first = store.publication_guard().unwrap();
+        let second = store.publication_guard().unwrap();
+        assert!(lock.try_lock().is_err(), "two guards held");
+        drop(first);
+        assert!(lock.try_lock().is_err(), "one guard still held");
+        drop(second);
+        lock.try_lock().unwrap();
+        lock.unlock().unwrap();
+        // Taken again after release.
+        let third = store.publication_guard().unwrap();
+        assert!(lock.try_lock().is_err(), "the lock is taken again");
+        drop(third);
     }
 
     #[test]

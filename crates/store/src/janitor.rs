@@ -121,6 +121,7 @@ impl<'a> Janitor<'a> {
                 continue;
             }
             if !dry_run {
+                self.store.forget_fresh(artifact.id);
                 let path = self.store.artifact_path(artifact.id);
                 match fs::remove_file(&path) {
                     Ok(()) => {}
