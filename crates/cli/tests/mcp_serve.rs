@@ -19,7 +19,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 
-use harness::{KillOnDrop, Project};
+use harness::{KillOnDrop, Output, Project};
 use serde_json::Value;
 
 fn client_script() -> PathBuf {
@@ -207,23 +207,21 @@ fn http_refuses_a_public_bind_without_a_token() {
         .stderr_contains("not a loopback address, without a bearer token");
 }
 
-#[test]
-fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
-    let p = project();
-    let input = [
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-        r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#,
-        r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"bogus"}}"#,
-        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}"#,
-    ]
-    .join("\n")
-        + "\n";
-    let out = p.tackle(["serve"]).stdin(input).run();
+/// What the stdio test sends: start-up, a listing, an unknown method, a bad cursor, a call.
+const STDIO_SESSION: [&str; 6] = [
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"bogus"}}"#,
+    r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}"#,
+];
+
+/// Every stdout line is a JSON-RPC message, and each request got its answer.
+fn check_stdio_session(out: &Output, stdout: &str) {
     out.success().stderr_contains("posture: mode ask");
     let mut by_id = std::collections::BTreeMap::new();
-    for line in out.stdout.lines() {
+    for line in stdout.lines() {
         let msg: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| out.fail(&format!("stdout line is not JSON ({e}): {line:?}")));
         if msg["jsonrpc"] != "2.0" {
@@ -234,7 +232,9 @@ fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
         }
     }
     assert!(
-        by_id[&1]["result"]["serverInfo"]["name"] == "tackle",
+        by_id
+            .get(&1)
+            .is_some_and(|m| m["result"]["serverInfo"]["name"] == "tackle"),
         "{by_id:#?}"
     );
     assert!(
@@ -245,4 +245,52 @@ fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
     assert_eq!(by_id[&3]["error"]["code"], -32601);
     assert_eq!(by_id[&4]["error"]["code"], -32602);
     assert_eq!(by_id[&5]["result"]["isError"], false);
+}
+
+/// Hosts connect stdio through pipes (tokio, Python), socketpairs (Node's libuv), or, by hand,
+/// files: each is served, only protocol reaches stdout, and end of input ends the server.
+#[test]
+fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
+    use std::os::unix::net::UnixStream;
+    use std::process::Stdio;
+    let input = STDIO_SESSION.join("\n") + "\n";
+    for kind in ["pipe", "socketpair", "file"] {
+        let p = project();
+        let (out, stdout) = match kind {
+            "pipe" => {
+                let out = p.tackle(["serve"]).stdin(&input).run();
+                let stdout = out.stdout.clone();
+                (out, stdout)
+            }
+            "socketpair" => {
+                let (mut ours_in, theirs_in) = UnixStream::pair().unwrap();
+                let (mut ours_out, theirs_out) = UnixStream::pair().unwrap();
+                ours_in.write_all(input.as_bytes()).unwrap();
+                ours_in.shutdown(std::net::Shutdown::Write).unwrap();
+                let reader = std::thread::spawn(move || {
+                    let mut s = String::new();
+                    ours_out.read_to_string(&mut s).unwrap();
+                    s
+                });
+                let out = p.tackle(["serve"]).run_with_stdio(
+                    Stdio::from(std::os::fd::OwnedFd::from(theirs_in)),
+                    Stdio::from(std::os::fd::OwnedFd::from(theirs_out)),
+                );
+                (out, reader.join().unwrap())
+            }
+            "file" => {
+                let dir = tempfile::tempdir().unwrap();
+                let (in_path, out_path) = (dir.path().join("in"), dir.path().join("out"));
+                std::fs::write(&in_path, &input).unwrap();
+                let out = p.tackle(["serve"]).run_with_stdio(
+                    Stdio::from(std::fs::File::open(&in_path).unwrap()),
+                    Stdio::from(std::fs::File::create(&out_path).unwrap()),
+                );
+                (out, std::fs::read_to_string(&out_path).unwrap())
+            }
+            _ => unreachable!(),
+        };
+        eprintln!("stdio kind: {kind}");
+        check_stdio_session(&out, &stdout);
+    }
 }

@@ -249,6 +249,44 @@ impl TestCommand {
         KillOnDrop(child)
     }
 
+    /// Run to completion with the given standard input and output (a file, a socket…), which
+    /// the caller fills and reads itself; stderr is captured, `Output::stdout` is empty. Our
+    /// copies of `stdin` and `stdout` are closed once the process has started, so the caller
+    /// sees end-of-file when the process exits.
+    pub fn run_with_stdio(&mut self, stdin: Stdio, stdout: Stdio) -> Output {
+        let described = describe(&self.cmd);
+        self.cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
+        let child = self
+            .cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {described}: {e}"));
+        self.cmd.stdin(Stdio::null()).stdout(Stdio::null());
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(self.timeout) {
+            Ok(result) => result.unwrap_or_else(|e| panic!("waiting for {described}: {e}")),
+            Err(_) => {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(pid.to_string())
+                    .status();
+                panic!(
+                    "{described} did not finish within {:?}; it was killed",
+                    self.timeout
+                );
+            }
+        };
+        Output {
+            command: described,
+            code: out.status.code(),
+            stdout: String::new(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     /// Run to completion and capture everything.
     pub fn run(&mut self) -> Output {
         use std::io::Write;

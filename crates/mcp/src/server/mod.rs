@@ -9,6 +9,7 @@
 mod approver;
 mod progress;
 mod render;
+pub mod stdio;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -423,9 +424,10 @@ impl ServerHandler for McpServer {
 }
 
 /// Serve over this process's standard input and output until the client closes stdin.
-/// Nothing but MCP messages is written to stdout.
+/// Nothing but MCP messages is written to stdout. Pipes and sockets are polled by the reactor
+/// (see [`stdio`]); anything else goes through tokio's blocking threads.
 pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
-    let (read, write) = rmcp::transport::stdio();
+    let (read, write) = (stdio::StdinReader::open(), stdio::StdoutWriter::open());
     let transport =
         AsyncRwTransport::new_server(read, write).with_max_line_length(crate::MAX_MESSAGE_BYTES);
     let running = rmcp::serve_server(server, transport).await.map_err(|e| {
