@@ -456,6 +456,42 @@ mod tests {
         }
     }
 
+    /// A direct write that fails (here: a read-only descriptor) is rewritten through the page
+    /// cache, and later blocks stay there.
+    #[test]
+    fn a_refused_direct_write_is_rewritten_through_the_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let mut writer = BlockWriter::new(File::create_new(&path).unwrap());
+        writer.direct = Direct::Open(File::open(&path).unwrap());
+        let data = pattern(DIRECT_AFTER as usize + 2 * SPILL_CHUNK);
+        let mut block = Block::new();
+        for chunk in data.chunks(SPILL_CHUNK) {
+            block.clear();
+            block.fill(chunk);
+            writer.write(block.bytes()).unwrap();
+        }
+        assert_eq!(writer.direct_bytes(), 0);
+        assert!(matches!(writer.direct, Direct::Unavailable));
+        assert!(std::fs::read(&path).unwrap() == data);
+    }
+
+    /// A failure on the writing thread reaches the capture: at a later write or at finish.
+    #[test]
+    fn a_failed_write_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        File::create_new(&path).unwrap();
+        let read_only = File::open(&path).unwrap();
+        let mut sink = SpilledSink::start(read_only, Sha256::new(), b"head").unwrap();
+        let data = pattern((SPILL_BUFFERS + 3) * SPILL_CHUNK);
+        let failed = match sink.write(&data) {
+            Err(e) => e,
+            Ok(()) => sink.finish().err().unwrap(),
+        };
+        assert_eq!(failed.raw_os_error(), Some(libc::EBADF), "{failed}");
+    }
+
     #[test]
     fn blocks_are_aligned_for_direct_io() {
         for _ in 0..4 {
