@@ -6,29 +6,20 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
 use crate::fsutil::{create_private_dir, sync_dir};
+use crate::spill::SpilledSink;
 use crate::{ArtifactId, Durability, Manifest, StoreError};
 
 /// Temp files older than this whose lock is free are removed when a store opens.
 pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
 
 /// A capture holds this much in memory (hashed inline) before it spills into a temp file.
-const CAPTURE_BUFFER: usize = 256 * 1024;
-
-/// A spilled capture's writes are gathered into buffers of this size; each is written to the
-/// temp file in one call, then hashed on the capture's hashing thread.
-const SPILL_CHUNK: usize = 1024 * 1024;
-
-/// Buffers a spilled capture may have at once (writing, queued or being hashed): its memory
-/// bound is `SPILL_BUFFERS * SPILL_CHUNK`.
-const SPILL_BUFFERS: usize = 4;
+pub(crate) const CAPTURE_BUFFER: usize = 256 * 1024;
 
 /// An artifact this store published or refreshed less than this long ago is deduplicated by a
 /// metadata check alone: no guard, no open, no read, no mtime refresh. Its mtime is then at most
@@ -678,7 +669,7 @@ enum Expected<'a> {
 enum CaptureSink {
     /// Small so far: held in memory and hashed inline.
     Memory(Vec<u8>),
-    /// Spilled into a locked temp file, hashed on a thread of its own.
+    /// Spilled into a locked temp file, hashed and written on threads of their own.
     File(SpilledSink),
     Finished,
 }
@@ -687,12 +678,13 @@ enum CaptureSink {
 /// counts.
 ///
 /// Small output (up to [`CAPTURE_BUFFER`]) is hashed inline. Once a capture spills, bytes are
-/// gathered into [`SPILL_CHUNK`] buffers, each written straight to the temp file and then handed
-/// to a hashing thread, so SHA-256 runs beside the producer instead of after it on the same core;
-/// a small pool of buffers bounds the memory and makes a slow hasher slow the writer down.
+/// gathered into 1 MiB blocks, each hashed on a `capture-hash` thread and then written to the
+/// temp file on a `capture-write` thread (past the first few MiB, bypassing the page cache), so
+/// SHA-256 and the device work run beside the producer; a small pool of blocks bounds the memory
+/// and makes a slow hasher or device slow the writer down (see `spill.rs`).
 ///
 /// Dropping it without [`Capture::finish`] removes the temp file, if one was created, and ends
-/// the hashing thread.
+/// both threads.
 #[derive(Debug)]
 pub struct Capture {
     paths: Arc<StorePaths>,
@@ -724,12 +716,12 @@ impl Capture {
                 let (file, path) = self.paths.create_temp()?;
                 self.path = path;
                 let hashed = std::mem::take(&mut self.hasher);
-                let mut spilled = SpilledSink::start(file, hashed)
-                    .map_err(|e| StoreError::io("start hashing thread for", &self.path)(e))?;
-                // `held` is already part of the hash: straight to the file.
+                // `held` is already part of the hash; it becomes the start of the file.
+                let mut spilled = SpilledSink::start(file, hashed, &held).map_err(|e| {
+                    StoreError::io("start hashing and writing threads for", &self.path)(e)
+                })?;
                 spilled
-                    .write_unhashed(&held)
-                    .and_then(|()| spilled.write(data))
+                    .write(data)
                     .map_err(|e| StoreError::io("write temp file", &self.path)(e))?;
                 self.sink = CaptureSink::File(spilled);
             }
@@ -773,7 +765,7 @@ impl Capture {
     #[cfg(test)]
     fn hash_thread_liveness(&self) -> Option<std::sync::Weak<()>> {
         match &self.sink {
-            CaptureSink::File(spilled) => Some(spilled.worker.alive.clone()),
+            CaptureSink::File(spilled) => Some(spilled.alive.clone()),
             _ => None,
         }
     }
@@ -801,7 +793,7 @@ impl Capture {
         };
         let path = std::mem::take(&mut self.path);
         // From here on the temp is published or removed below: nothing is left for Drop.
-        let (file, hasher) = match spilled.finish() {
+        let (file, hasher, _direct_bytes) = match spilled.finish() {
             Ok(done) => done,
             Err(err) => {
                 let _ = fs::remove_file(&path);
@@ -834,170 +826,6 @@ impl Drop for Capture {
     }
 }
 
-/// A spilled capture's bytes gathered into [`SPILL_CHUNK`] buffers: each full buffer is written
-/// to the temp file, then hashed by a [`HashWorker`].
-#[derive(Debug)]
-struct SpilledSink {
-    file: File,
-    /// Bytes not yet written to the file (at most [`SPILL_CHUNK`]).
-    pending: Vec<u8>,
-    worker: HashWorker,
-    /// Bytes written to the file.
-    written: u64,
-}
-
-impl SpilledSink {
-    fn start(file: File, hasher: Sha256) -> io::Result<Self> {
-        let mut worker = HashWorker::start(hasher)?;
-        let pending = worker.take_buffer()?;
-        Ok(Self {
-            file,
-            pending,
-            worker,
-            written: 0,
-        })
-    }
-
-    /// Appends bytes that the hash already covers (the in-memory head at spill time).
-    fn write_unhashed(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)?;
-        self.written += data.len() as u64;
-        Ok(())
-    }
-
-    fn write(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            let take = (SPILL_CHUNK - self.pending.len()).min(data.len());
-            let (head, rest) = data.split_at(take);
-            self.pending.extend_from_slice(head);
-            data = rest;
-            if self.pending.len() == SPILL_CHUNK {
-                self.flush_pending()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the gathered bytes to the file and hands the buffer to the hashing thread.
-    fn flush_pending(&mut self) -> io::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        self.file.write_all(&self.pending)?;
-        self.written += self.pending.len() as u64;
-        let full = std::mem::take(&mut self.pending);
-        self.worker.submit(full)?;
-        self.pending = self.worker.take_buffer()?;
-        Ok(())
-    }
-
-    /// Writes the last bytes, waits for the hash and returns the file with it.
-    fn finish(mut self) -> io::Result<(File, Sha256)> {
-        if !self.pending.is_empty() {
-            self.file.write_all(&self.pending)?;
-            self.written += self.pending.len() as u64;
-            let last = std::mem::take(&mut self.pending);
-            self.worker.submit(last)?;
-        }
-        let hasher = self.worker.finish()?;
-        Ok((self.file, hasher))
-    }
-}
-
-/// A thread hashing buffers in the order they are submitted, returning each for reuse.
-///
-/// At most [`SPILL_BUFFERS`] buffers exist: the writer holds one, the rest are queued, being
-/// hashed or waiting to be reused, so a capture's memory is bounded however fast its producer.
-#[derive(Debug)]
-struct HashWorker {
-    /// `None` once finished; dropping it tells the thread no more buffers are coming.
-    to_hash: Option<SyncSender<Vec<u8>>>,
-    hashed: Receiver<Vec<u8>>,
-    allocated: usize,
-    thread: Option<JoinHandle<Sha256>>,
-    /// Gone once the thread's closure has been dropped, i.e. the thread has ended.
-    #[cfg(test)]
-    alive: std::sync::Weak<()>,
-}
-
-impl HashWorker {
-    fn start(mut hasher: Sha256) -> io::Result<Self> {
-        let (to_hash, queue) = mpsc::sync_channel::<Vec<u8>>(SPILL_BUFFERS);
-        let (give_back, hashed) = mpsc::sync_channel::<Vec<u8>>(SPILL_BUFFERS);
-        #[cfg(test)]
-        let token = Arc::new(());
-        #[cfg(test)]
-        let alive = Arc::downgrade(&token);
-        let thread = std::thread::Builder::new()
-            .name("capture-hash".into())
-            .spawn(move || {
-                #[cfg(test)]
-                let _token = token;
-                while let Ok(mut buf) = queue.recv() {
-                    hasher.update(&buf);
-                    buf.clear();
-                    // The writer may have finished or gone; the buffer is then simply freed.
-                    let _ = give_back.try_send(buf);
-                }
-                hasher
-            })?;
-        Ok(Self {
-            to_hash: Some(to_hash),
-            hashed,
-            allocated: 0,
-            thread: Some(thread),
-            #[cfg(test)]
-            alive,
-        })
-    }
-
-    /// An empty buffer: a returned one if any, a new one while under the pool size, else waits
-    /// for the thread to return one.
-    fn take_buffer(&mut self) -> io::Result<Vec<u8>> {
-        if let Ok(buf) = self.hashed.try_recv() {
-            return Ok(buf);
-        }
-        if self.allocated < SPILL_BUFFERS {
-            self.allocated += 1;
-            return Ok(Vec::with_capacity(SPILL_CHUNK));
-        }
-        self.hashed.recv().map_err(|_| hash_thread_stopped())
-    }
-
-    fn submit(&mut self, buf: Vec<u8>) -> io::Result<()> {
-        // Never blocks: the queue holds as many buffers as exist.
-        self.to_hash
-            .as_ref()
-            .ok_or_else(hash_thread_stopped)?
-            .send(buf)
-            .map_err(|_| hash_thread_stopped())
-    }
-
-    /// Waits for every submitted buffer to be hashed and returns the hash.
-    fn finish(mut self) -> io::Result<Sha256> {
-        self.to_hash = None;
-        self.thread
-            .take()
-            .ok_or_else(hash_thread_stopped)?
-            .join()
-            .map_err(|_| hash_thread_stopped())
-    }
-}
-
-impl Drop for HashWorker {
-    fn drop(&mut self) {
-        // Closing the queue ends the thread after at most the few buffers still queued.
-        self.to_hash = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn hash_thread_stopped() -> io::Error {
-    io::Error::other("the capture's hashing thread stopped unexpectedly")
-}
-
 fn count_newlines(data: &[u8]) -> u64 {
     // SIMD count: captures see every byte a tool writes, so this is on the hot path.
     bytecount::count(data, b'\n') as u64
@@ -1008,6 +836,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
+    use crate::spill::{DIRECT_AFTER, SPILL_BUFFERS, SPILL_CHUNK};
 
     fn temp_names(store: &ArtifactStore) -> Vec<String> {
         fs::read_dir(store.root().join("tmp"))
@@ -1049,6 +878,14 @@ mod tests {
             ),
             ("many small writes", &[4096; 3000]),
             ("ends on a chunk boundary", &[2 * m]),
+            (
+                "past the direct-write threshold, unaligned tail",
+                &[DIRECT_AFTER as usize + 3 * m + 4097],
+            ),
+            (
+                "writes straddling the direct-write threshold",
+                &[DIRECT_AFTER as usize - 5, 10, m + 1, 4095],
+            ),
         ];
         for (name, writes) in cases {
             let dir = tempfile::tempdir().unwrap();

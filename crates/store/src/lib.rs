@@ -28,6 +28,7 @@ mod fsutil;
 mod id;
 mod janitor;
 mod manifest;
+mod spill;
 
 pub use artifact::{
     ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, STALE_TEMP_AGE,
