@@ -547,7 +547,7 @@ impl StorePaths {
     fn publish(
         &self,
         temp: &Path,
-        file: &File,
+        file: File,
         id: ArtifactId,
         len: u64,
         durability: Durability,
@@ -556,20 +556,18 @@ impl StorePaths {
         // our existence check and the mtime refresh that puts it back inside the grace period.
         let final_path = self.artifacts.join(id.to_hex());
         if self.is_fresh(id, &final_path, len) {
-            fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
-            return Ok(());
+            return discard_temp(temp, file, len);
         }
         let _guard = self.publication_guard()?;
         if let Some(mtime) = self.refresh_existing(&final_path, Expected::Len(len))? {
-            fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
             self.mark_fresh(id, len, mtime);
-            return Ok(());
+            return discard_temp(temp, file, len);
         }
         if durability == Durability::Synced {
             file.sync_all()
                 .map_err(StoreError::io("fsync temp file", temp))?;
         }
-        let mtime = modified_of(file).map_err(StoreError::io("stat temp file", temp))?;
+        let mtime = modified_of(&file).map_err(StoreError::io("stat temp file", temp))?;
         fs::rename(temp, &final_path).map_err(StoreError::io("publish artifact", &final_path))?;
         self.sync_published(final_path, durability)?;
         self.mark_fresh(id, len, mtime);
@@ -603,6 +601,39 @@ impl StorePaths {
         }
         Ok(removed)
     }
+}
+
+/// A deduplicated temp at least this large is removed on a thread of its own: freeing a GiB of
+/// blocks takes a fifth of a second, which the call does not need to wait for.
+const DISCARD_IN_BACKGROUND: u64 = 64 * 1024 * 1024;
+
+/// Removes a temp whose content is already stored. Its blocks are freed when both the name and
+/// the last descriptor are gone, so a large one is handed, with its descriptor, to a thread.
+/// Should the process end first, the store's startup cleanup removes it (it is unlocked then).
+fn discard_temp(temp: &Path, file: File, len: u64) -> Result<(), StoreError> {
+    discard_temp_joinable(temp, file, len).map(drop)
+}
+
+/// [`discard_temp`], returning the thread that removes a large temp.
+fn discard_temp_joinable(
+    temp: &Path,
+    file: File,
+    len: u64,
+) -> Result<Option<std::thread::JoinHandle<()>>, StoreError> {
+    if len >= DISCARD_IN_BACKGROUND {
+        let owned = temp.to_path_buf();
+        let spawned = std::thread::Builder::new()
+            .name("capture-discard".into())
+            .spawn(move || {
+                let _ = fs::remove_file(&owned);
+                drop(file);
+            });
+        if let Ok(thread) = spawned {
+            return Ok(Some(thread));
+        }
+    }
+    fs::remove_file(temp).map_err(StoreError::io("remove temp file", temp))?;
+    Ok(None)
 }
 
 fn modified_of(file: &File) -> io::Result<SystemTime> {
@@ -804,8 +835,7 @@ impl Capture {
         // The lock stays held (through `file`) until publication has renamed or removed the temp.
         let result = self
             .paths
-            .publish(&path, &file, info.id, info.bytes, self.durability);
-        drop(file);
+            .publish(&path, file, info.id, info.bytes, self.durability);
         if result.is_err() {
             let _ = fs::remove_file(&path);
         }
@@ -1134,6 +1164,22 @@ mod tests {
             c.finish().unwrap();
         }
         assert!(temp_names(&store).is_empty());
+    }
+
+    #[test]
+    fn a_large_discarded_temp_is_removed_on_its_own_thread_and_a_small_one_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for (len, threaded) in [(10, false), (DISCARD_IN_BACKGROUND, true)] {
+            let path = dir.path().join(format!("temp-{len}"));
+            let file = File::create(&path).unwrap();
+            file.set_len(len).unwrap();
+            let thread = discard_temp_joinable(&path, file, len).unwrap();
+            assert_eq!(thread.is_some(), threaded, "{len} bytes");
+            if let Some(thread) = thread {
+                thread.join().unwrap();
+            }
+            assert!(!path.exists(), "{len} bytes: the temp is gone");
+        }
     }
 
     #[test]
