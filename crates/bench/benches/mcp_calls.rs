@@ -1,6 +1,8 @@
 //! MCP: `tackle serve` beside peers, each a child process over stdio driven by the Rust SDK
 //! client.
 //!
+//! Both sides of each comparison run in alternating rounds, so load changes fall on both.
+//!
 //! 1. Sequential calls/s of a trivial tool (tackle's `stat`) against a minimal rmcp echo server
 //!    written here (this benchmark re-executes itself as that server). Every tackle call also
 //!    passes the gate and appends two events (written before the result; `stat` is read-only,
@@ -109,6 +111,39 @@ async fn time_calls(
     Ok((Stats::of(&mut samples), per_s))
 }
 
+/// Both sides' calls in alternating rounds of `n / ROUNDS`, so a change in the machine's load
+/// falls on both: per side, the per-call stats and its calls/s over the time spent on its own
+/// calls.
+async fn time_interleaved(
+    a: (&Client, &str, Value),
+    b: (&Client, &str, Value),
+    n: usize,
+) -> BenchResult<((Stats, f64), (Stats, f64))> {
+    const ROUNDS: usize = 20;
+    let per_round = (n / ROUNDS).max(1);
+    for _ in 0..per_round {
+        call(a.0, a.1, a.2.clone()).await?;
+        call(b.0, b.1, b.2.clone()).await?;
+    }
+    let (mut sa, mut sb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..ROUNDS {
+        for (side, samples, total) in [(&a, &mut sa, &mut ta), (&b, &mut sb, &mut tb)] {
+            let round = Instant::now();
+            for _ in 0..per_round {
+                let t = Instant::now();
+                call(side.0, side.1, side.2.clone()).await?;
+                samples.push(t.elapsed());
+            }
+            *total += round.elapsed();
+        }
+    }
+    let rate =
+        |samples: &Vec<Duration>, total: Duration| samples.len() as f64 / total.as_secs_f64();
+    let (ra, rb) = (rate(&sa, ta), rate(&sb, tb));
+    Ok(((Stats::of(&mut sa), ra), (Stats::of(&mut sb), rb)))
+}
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -188,9 +223,13 @@ async fn bench() -> BenchResult<()> {
     echo_cmd.env(ECHO_ENV, "1");
     let (echo, echo_start) = spawn(echo_cmd).await?;
     let (tackle, tackle_start) = spawn(tackle_cmd(&bin, project.path())).await?;
-    let (e, e_rate) = time_calls(&echo, "echo", json!({"text": "x"}), CALLS).await?;
-    let (t, t_rate) = time_calls(&tackle, "stat", json!({"path": "f.txt"}), CALLS).await?;
-    println!("mcp sequential calls over stdio ({CALLS} calls each)");
+    let ((e, e_rate), (t, t_rate)) = time_interleaved(
+        (&echo, "echo", json!({"text": "x"})),
+        (&tackle, "stat", json!({"path": "f.txt"})),
+        CALLS,
+    )
+    .await?;
+    println!("mcp sequential calls over stdio ({CALLS} calls each, in alternating rounds)");
     println!(
         "  start-up to first tools/list: tackle {tackle_start:.1?}, rmcp echo {echo_start:.1?}"
     );
@@ -215,11 +254,13 @@ async fn bench() -> BenchResult<()> {
     let (fs, _) = spawn(node_cmd).await?;
     let big = project.path().join("big.txt");
     let n = 300;
-    let (nr, _) = time_calls(&fs, "read_text_file", json!({"path": big}), n).await?;
-    let (tr, _) = time_calls(
-        &tackle,
-        "read_file",
-        json!({"path": "big.txt", "limit": 2000}),
+    let ((nr, _), (tr, _)) = time_interleaved(
+        (&fs, "read_text_file", json!({"path": big})),
+        (
+            &tackle,
+            "read_file",
+            json!({"path": "big.txt", "limit": 2000}),
+        ),
         n,
     )
     .await?;
@@ -231,7 +272,9 @@ async fn bench() -> BenchResult<()> {
         )
         .await?,
     );
-    println!("read of a 100 KiB file ({n} calls each; tackle returned {tr_bytes} bytes)");
+    println!(
+        "read of a 100 KiB file ({n} calls each, in alternating rounds; tackle returned {tr_bytes} bytes)"
+    );
     println!("  node read_text_file     {nr}");
     println!("  tackle read_file        {tr}");
     println!(
