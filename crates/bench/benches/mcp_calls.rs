@@ -60,15 +60,29 @@ impl ServerHandler for Echo {
         request: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-        let text = request
-            .arguments
-            .and_then(|a| a.get("text").and_then(|t| t.as_str()).map(str::to_owned))
-            .unwrap_or_default();
+        let args = request.arguments.unwrap_or_default();
+        // `lines`: answer with the 100 KiB file's text instead (the transport's floor for it).
+        let text = match args.get("lines").and_then(Value::as_u64) {
+            Some(n) => big_line().repeat(n as usize),
+            None => args
+                .get("text")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+                .unwrap_or_default(),
+        };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 }
 
 type Client = RunningService<RoleClient, ()>;
+
+/// One 64-byte line of the 100 KiB file.
+fn big_line() -> String {
+    format!(
+        "{}\n",
+        "abcdefghij".repeat(7).chars().take(63).collect::<String>()
+    )
+}
 
 async fn spawn(mut cmd: tokio::process::Command) -> BenchResult<(Client, Duration)> {
     cmd.stderr(std::process::Stdio::null());
@@ -212,11 +226,7 @@ async fn bench() -> BenchResult<()> {
     let project = tempfile::tempdir()?;
     std::fs::create_dir(project.path().join(".agents"))?;
     std::fs::write(project.path().join("f.txt"), "x\n")?;
-    let line = format!(
-        "{}\n",
-        "abcdefghij".repeat(7).chars().take(63).collect::<String>()
-    );
-    std::fs::write(project.path().join("big.txt"), line.repeat(1600))?; // 100 KiB
+    std::fs::write(project.path().join("big.txt"), big_line().repeat(1600))?; // 100 KiB
 
     // 1. Calls/s.
     let mut echo_cmd = tokio::process::Command::new(std::env::current_exe()?);
@@ -239,7 +249,6 @@ async fn bench() -> BenchResult<()> {
         "  tackle / echo calls/s: {:.2}x (target >= 0.9x)",
         t_rate / e_rate
     );
-    echo.cancel().await?;
 
     // 2. The reference filesystem server.
     let Some(node) = node_server() else {
@@ -247,6 +256,7 @@ async fn bench() -> BenchResult<()> {
             "read/glob vs @modelcontextprotocol/server-filesystem: skipped (npm install failed)"
         );
         tackle.cancel().await?;
+        echo.cancel().await?;
         return Ok(());
     };
     let mut node_cmd = tokio::process::Command::new("node");
@@ -281,6 +291,25 @@ async fn bench() -> BenchResult<()> {
         "  tackle / node: {:.3}x (target <= 0.3x)",
         ratio(tr.median, nr.median)
     );
+    // The same text from the echo server: what the transport and this client cost for it,
+    // which both servers above pay too.
+    let ((ef, _), _) = time_interleaved(
+        (&echo, "echo", json!({"lines": 1600})),
+        (
+            &tackle,
+            "read_file",
+            json!({"path": "big.txt", "limit": 2000}),
+        ),
+        n,
+    )
+    .await?;
+    println!("  rmcp echo of the same text (transport + client floor): {ef}");
+    println!(
+        "  beyond that floor: tackle {:.0?}, node {:.0?}",
+        tr.median.saturating_sub(ef.median),
+        nr.median.saturating_sub(ef.median)
+    );
+    echo.cancel().await?;
     fs.cancel().await?;
     tackle.cancel().await?;
 

@@ -209,6 +209,11 @@ impl Tool for ReadFile {
     ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
         let media_max_bytes = self.media_max_bytes;
+        if let ReadFilePlan::File { rel, request } = &plan
+            && small_regular_file(&cx.root, rel)
+        {
+            return read_path(&cx.root, rel, request, &indexes, media_max_bytes);
+        }
         tackle_tool::run_blocking(move || match plan {
             ReadFilePlan::File { rel, request } => {
                 read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
@@ -227,6 +232,18 @@ impl Tool for ReadFile {
             )
         })?
     }
+}
+
+/// A regular file up to this size is read on the calling worker: reading it costs less than
+/// handing the worker's other tasks to another thread, as a blocking section must.
+const INLINE_READ_BYTES: u64 = 1024 * 1024;
+
+/// Whether `rel` looks like a small regular file now. Only a hint for where to read it: the
+/// read itself opens it again beneath the root and checks everything, and anything else (a
+/// FIFO, a device, a large file, an error) goes to a blocking section.
+fn small_regular_file(root: &std::path::Path, rel: &RelPath) -> bool {
+    std::fs::metadata(root.join(rel.as_str()))
+        .is_ok_and(|m| m.is_file() && m.len() <= INLINE_READ_BYTES)
 }
 
 /// 64 hex digits and nothing else: the shape of a SHA-256 digest, whatever the case.

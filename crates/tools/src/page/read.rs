@@ -348,8 +348,13 @@ impl PageBuilder {
     }
 }
 
+/// Valid UTF-8 borrowed, through the standard validator's ASCII fast path; anything else with
+/// U+FFFD for each invalid sequence.
 fn lossy(bytes: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// The largest cut `<= max` that does not split a UTF-8 sequence: steps back over at most three
