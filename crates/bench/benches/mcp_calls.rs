@@ -158,6 +158,113 @@ async fn time_interleaved(
     Ok(((Stats::of(&mut sa), ra), (Stats::of(&mut sb), rb)))
 }
 
+/// A minimal JSON-RPC client over a child's stdio: one line out, one line in, parsed into a
+/// `serde_json::Value`. It costs far less per message than the SDK client, so what it measures
+/// is mostly the server.
+struct RawClient {
+    /// Killed when the client is dropped (`kill_on_drop`).
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl RawClient {
+    async fn spawn(mut cmd: tokio::process::Command) -> BenchResult<Self> {
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut client = Self {
+            _child: child,
+            stdin,
+            stdout,
+            next_id: 0,
+            line: String::new(),
+        };
+        client
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "bench", "version": "0"}}),
+            )
+            .await?;
+        client
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await?;
+        Ok(client)
+    }
+
+    async fn send(&mut self, message: &Value) -> BenchResult<()> {
+        use tokio::io::AsyncWriteExt;
+        let mut bytes = serde_json::to_vec(message)?;
+        bytes.push(b'\n');
+        self.stdin.write_all(&bytes).await?;
+        Ok(())
+    }
+
+    /// Sends a request and reads lines until its response (skipping notifications).
+    async fn request(&mut self, method: &str, params: Value) -> BenchResult<Value> {
+        use tokio::io::AsyncBufReadExt;
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await?;
+        loop {
+            self.line.clear();
+            if self.stdout.read_line(&mut self.line).await? == 0 {
+                return Err(format!("{method}: the server closed its stdout").into());
+            }
+            let msg: Value = serde_json::from_str(&self.line)?;
+            if msg.get("id").and_then(Value::as_u64) == Some(id) {
+                if msg.get("error").is_some() || msg["result"]["isError"] == json!(true) {
+                    return Err(format!("{method} failed: {msg}").into());
+                }
+                return Ok(msg);
+            }
+        }
+    }
+
+    async fn call(&mut self, tool: &str, args: &Value) -> BenchResult<Value> {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+            .await
+    }
+}
+
+/// [`time_interleaved`] for two raw clients.
+async fn time_raw_interleaved(
+    a: (&mut RawClient, &str, Value),
+    b: (&mut RawClient, &str, Value),
+    n: usize,
+) -> BenchResult<(Stats, Stats)> {
+    const ROUNDS: usize = 20;
+    let per_round = (n / ROUNDS).max(1);
+    let (ca, ta, aa) = a;
+    let (cb, tb, ab) = b;
+    for _ in 0..per_round {
+        ca.call(ta, &aa).await?;
+        cb.call(tb, &ab).await?;
+    }
+    let (mut sa, mut sb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..ROUNDS {
+        for _ in 0..per_round {
+            let t = Instant::now();
+            ca.call(ta, &aa).await?;
+            sa.push(t.elapsed());
+        }
+        for _ in 0..per_round {
+            let t = Instant::now();
+            cb.call(tb, &ab).await?;
+            sb.push(t.elapsed());
+        }
+    }
+    Ok((Stats::of(&mut sa), Stats::of(&mut sb)))
+}
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -309,6 +416,29 @@ async fn bench() -> BenchResult<()> {
         tr.median.saturating_sub(ef.median),
         nr.median.saturating_sub(ef.median)
     );
+    // The same reads through a minimal line client, which leaves mostly the servers' own cost.
+    let mut raw_node_cmd = tokio::process::Command::new("node");
+    raw_node_cmd.arg(&node).arg(project.path());
+    let mut raw_node = RawClient::spawn(raw_node_cmd).await?;
+    let mut raw_tackle = RawClient::spawn(tackle_cmd(&bin, project.path())).await?;
+    let (rn, rt) = time_raw_interleaved(
+        (&mut raw_node, "read_text_file", json!({"path": big})),
+        (
+            &mut raw_tackle,
+            "read_file",
+            json!({"path": "big.txt", "limit": 2000}),
+        ),
+        n,
+    )
+    .await?;
+    println!("  through a minimal JSON-RPC line client instead of the SDK client:");
+    println!("  node read_text_file     {rn}");
+    println!("  tackle read_file        {rt}");
+    println!(
+        "  tackle / node: {:.3}x (target <= 0.3x)",
+        ratio(rt.median, rn.median)
+    );
+    drop((raw_node, raw_tackle));
     echo.cancel().await?;
     fs.cancel().await?;
     tackle.cancel().await?;
