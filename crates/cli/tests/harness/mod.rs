@@ -261,24 +261,7 @@ impl TestCommand {
             .spawn()
             .unwrap_or_else(|e| panic!("spawning {described}: {e}"));
         self.cmd.stdin(Stdio::null()).stdout(Stdio::null());
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        let out = match rx.recv_timeout(self.timeout) {
-            Ok(result) => result.unwrap_or_else(|e| panic!("waiting for {described}: {e}")),
-            Err(_) => {
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(pid.to_string())
-                    .status();
-                panic!(
-                    "{described} did not finish within {:?}; it was killed",
-                    self.timeout
-                );
-            }
-        };
+        let out = wait_within(child, &described, self.timeout);
         Output {
             command: described,
             code: out.status.code(),
@@ -305,30 +288,36 @@ impl TestCommand {
             // The binary may not read stdin at all; a broken pipe then is fine.
             let _ = pipe.write_all(&input);
         });
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        let out = match rx.recv_timeout(self.timeout) {
-            Ok(result) => result.unwrap_or_else(|e| panic!("waiting for {described}: {e}")),
-            Err(_) => {
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(pid.to_string())
-                    .status();
-                panic!(
-                    "{described} did not finish within {:?}; it was killed",
-                    self.timeout
-                );
-            }
-        };
+        let out = wait_within(child, &described, self.timeout);
         writer.join().unwrap();
         Output {
             command: described,
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Waits for `child` and collects what it piped; kills it and fails the test past `limit`.
+fn wait_within(
+    child: std::process::Child,
+    described: &str,
+    limit: Duration,
+) -> std::process::Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(result) => result.unwrap_or_else(|e| panic!("waiting for {described}: {e}")),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+            panic!("{described} did not finish within {limit:?}; it was killed");
         }
     }
 }
