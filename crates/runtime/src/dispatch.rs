@@ -110,7 +110,7 @@ impl Runtime {
         event: Event,
         durability: Durability,
     ) -> Result<u64, RuntimeError> {
-        let seq = session.recorder.append(event.clone(), durability).await?;
+        let seq = session.recorder.append(&event, durability).await?;
         if let Some(obs) = &self.event_observer {
             obs.on_recorded(seq, &event);
         }

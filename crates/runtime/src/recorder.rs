@@ -28,17 +28,16 @@ impl Recorder {
         event: &Event,
         durability: Durability,
     ) -> Result<u64, RuntimeError> {
-        let value = serde_json::to_value(event).map_err(|e| RuntimeError::Join(e.to_string()))?;
-        Ok(self.log.append_with(&value, durability)?)
+        Ok(self.log.append_with(event, durability)?)
     }
 
     /// Append and wait until the event is as durable as `durability` asks. Concurrent synced
     /// appends group-commit.
-    pub async fn append(&self, event: Event, durability: Durability) -> Result<u64, RuntimeError> {
+    pub async fn append(&self, event: &Event, durability: Durability) -> Result<u64, RuntimeError> {
         match durability {
-            Durability::Written => self.append_blocking(&event, durability),
+            Durability::Written => self.append_blocking(event, durability),
             Durability::Synced => {
-                let this = self.clone();
+                let (this, event) = (self.clone(), event.clone());
                 run_blocking(move || this.append_blocking(&event, durability)).await?
             }
         }

@@ -217,8 +217,13 @@ impl EventLog {
         self.append_with(event, Durability::Synced)
     }
 
-    /// Appends `event` and returns its seq once it is as durable as `durability` asks.
-    pub fn append_with(&self, event: &Value, durability: Durability) -> Result<u64, EventLogError> {
+    /// Appends `event` and returns its seq once it is as durable as `durability` asks. Any
+    /// serializable event is written as one JSON object, with no intermediate `Value`.
+    pub fn append_with<T: serde::Serialize + ?Sized>(
+        &self,
+        event: &T,
+        durability: Durability,
+    ) -> Result<u64, EventLogError> {
         let body = serde_json::to_vec(event).map_err(|source| EventLogError::Encode { source })?;
         let inner = &*self.inner;
         let mut state = inner.lock_state();
