@@ -38,19 +38,18 @@ pub enum StdioKind {
     Blocking,
 }
 
-/// Standard input as an async reader.
-pub enum StdinReader {
-    Pipe(pipe::Receiver),
+/// A standard stream: a pipe or a socket on the reactor, or `B` on blocking threads.
+pub enum StdStream<P, B> {
+    Pipe(P),
     Socket(UnixStream, RestoreBlocking),
-    Blocking(tokio::io::Stdin),
+    Blocking(B),
 }
 
+/// Standard input as an async reader.
+pub type StdinReader = StdStream<pipe::Receiver, tokio::io::Stdin>;
+
 /// Standard output as an async writer.
-pub enum StdoutWriter {
-    Pipe(pipe::Sender),
-    Socket(UnixStream, RestoreBlocking),
-    Blocking(tokio::io::Stdout),
-}
+pub type StdoutWriter = StdStream<pipe::Sender, tokio::io::Stdout>;
 
 /// Makes a socket's open file description blocking again when dropped.
 pub struct RestoreBlocking(StdUnixStream);
@@ -70,22 +69,7 @@ impl StdinReader {
 
     /// `fd` on the reactor, or `None` when it is neither a pipe nor a socket.
     fn over(fd: BorrowedFd<'_>) -> Option<Self> {
-        match kind_of(fd)? {
-            StdioKind::Pipe => reopen(fd, false)
-                .and_then(pipe::Receiver::from_file)
-                .ok()
-                .map(Self::Pipe),
-            StdioKind::Socket => socket(fd).ok().map(|(s, r)| Self::Socket(s, r)),
-            StdioKind::Blocking => None,
-        }
-    }
-
-    pub fn kind(&self) -> StdioKind {
-        match self {
-            Self::Pipe(_) => StdioKind::Pipe,
-            Self::Socket(..) => StdioKind::Socket,
-            Self::Blocking(_) => StdioKind::Blocking,
-        }
+        Self::on_reactor(fd, false, pipe::Receiver::from_file)
     }
 }
 
@@ -98,11 +82,20 @@ impl StdoutWriter {
 
     /// `fd` on the reactor, or `None` when it is neither a pipe nor a socket.
     fn over(fd: BorrowedFd<'_>) -> Option<Self> {
+        Self::on_reactor(fd, true, pipe::Sender::from_file)
+    }
+}
+
+impl<P, B> StdStream<P, B> {
+    /// `fd` as a pipe (reopened for reading or `write`, then converted by `pipe`) or a socket;
+    /// `None` when it is neither, or cannot be set up.
+    fn on_reactor(
+        fd: BorrowedFd<'_>,
+        write: bool,
+        pipe: impl FnOnce(File) -> io::Result<P>,
+    ) -> Option<Self> {
         match kind_of(fd)? {
-            StdioKind::Pipe => reopen(fd, true)
-                .and_then(pipe::Sender::from_file)
-                .ok()
-                .map(Self::Pipe),
+            StdioKind::Pipe => reopen(fd, write).and_then(pipe).ok().map(Self::Pipe),
             StdioKind::Socket => socket(fd).ok().map(|(s, r)| Self::Socket(s, r)),
             StdioKind::Blocking => None,
         }
@@ -148,28 +141,28 @@ fn socket(fd: BorrowedFd<'_>) -> io::Result<(UnixStream, RestoreBlocking)> {
     Ok((UnixStream::from_std(std)?, restore))
 }
 
-impl AsyncRead for StdinReader {
+impl<P: AsyncRead + Unpin, B: AsyncRead + Unpin> AsyncRead for StdStream<P, B> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Pipe(rx) => Pin::new(rx).poll_read(cx, buf),
+            Self::Pipe(p) => Pin::new(p).poll_read(cx, buf),
             Self::Socket(s, _) => Pin::new(s).poll_read(cx, buf),
             Self::Blocking(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
 
-impl AsyncWrite for StdoutWriter {
+impl<P: AsyncWrite + Unpin, B: AsyncWrite + Unpin> AsyncWrite for StdStream<P, B> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Self::Pipe(tx) => Pin::new(tx).poll_write(cx, data),
+            Self::Pipe(p) => Pin::new(p).poll_write(cx, data),
             Self::Socket(s, _) => Pin::new(s).poll_write(cx, data),
             Self::Blocking(s) => Pin::new(s).poll_write(cx, data),
         }
@@ -177,7 +170,7 @@ impl AsyncWrite for StdoutWriter {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Pipe(tx) => Pin::new(tx).poll_flush(cx),
+            Self::Pipe(p) => Pin::new(p).poll_flush(cx),
             Self::Socket(s, _) => Pin::new(s).poll_flush(cx),
             Self::Blocking(s) => Pin::new(s).poll_flush(cx),
         }
@@ -185,7 +178,7 @@ impl AsyncWrite for StdoutWriter {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Pipe(tx) => Pin::new(tx).poll_shutdown(cx),
+            Self::Pipe(p) => Pin::new(p).poll_shutdown(cx),
             // Shutting down the write side would tell the host we are gone; dropping the
             // stream at exit is enough.
             Self::Socket(_, _) => Poll::Ready(Ok(())),

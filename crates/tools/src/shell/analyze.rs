@@ -302,16 +302,30 @@ fn heredoc_literal(
     depth: usize,
     a: &mut Analysis,
 ) -> Option<String> {
+    literal_with_escapes(pieces, &["$", "`", "\\"], depth, a)
+}
+
+/// The text of pieces where globs do not expand and a backslash is removed only before one of
+/// `escapable` or a newline; `None` if any piece expands at run time. Command substitutions
+/// are walked either way.
+fn literal_with_escapes(
+    pieces: &[WordPieceWithSource],
+    escapable: &[&str],
+    depth: usize,
+    a: &mut Analysis,
+) -> Option<String> {
     let mut out = Some(String::new());
     for p in pieces {
         let piece = match &p.piece {
             WordPiece::Text(t) => Some(t.clone()),
             WordPiece::EscapeSequence(e) => {
                 let c = &e[1.min(e.len())..];
-                Some(match c {
-                    "$" | "`" | "\\" => c.to_owned(),
-                    "\n" => String::new(),
-                    _ => e.clone(),
+                Some(if escapable.contains(&c) {
+                    c.to_owned()
+                } else if c == "\n" {
+                    String::new()
+                } else {
+                    e.clone()
                 })
             }
             _ => pieces_literal(std::slice::from_ref(p), depth, a),
@@ -469,38 +483,7 @@ fn pieces_literal_quoted(
     depth: usize,
     a: &mut Analysis,
 ) -> Option<String> {
-    let mut out = Some(String::new());
-    for p in pieces {
-        match &p.piece {
-            WordPiece::Text(t) => {
-                if let Some(o) = &mut out {
-                    o.push_str(t);
-                }
-            }
-            WordPiece::EscapeSequence(e) => {
-                if let Some(o) = &mut out {
-                    let c = &e[1.min(e.len())..];
-                    match c {
-                        "$" | "`" | "\"" | "\\" => o.push_str(c),
-                        "\n" => {}
-                        _ => o.push_str(e),
-                    }
-                }
-            }
-            _ => {
-                let single = [p.clone()];
-                match pieces_literal(&single, depth, a) {
-                    Some(s) => {
-                        if let Some(o) = &mut out {
-                            o.push_str(&s);
-                        }
-                    }
-                    None => out = None,
-                }
-            }
-        }
-    }
-    out
+    literal_with_escapes(pieces, &["$", "`", "\"", "\\"], depth, a)
 }
 
 /// Inside backquotes, `\\`, `` \` `` and `\$` lose their backslash.
