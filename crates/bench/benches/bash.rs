@@ -1,10 +1,11 @@
 //! bash through the runtime beside its floors:
 //!
-//! 1. `true` end to end (resolve, parse, prepare with the shell parser, gate hook, spawn in a
-//!    process group, stream, end the group, publish two empty streams and a manifest, the
-//!    call's start written and its end fdatasync'd) beside a bare
+//! 1. `true` end to end (resolve, parse, prepare with the shell parser, gate hook, run in a
+//!    process group — by default in the shell started ahead of the call, and also measured
+//!    with every call spawning its shell — stream, end the group, publish two empty streams and
+//!    a manifest, the call's start written and its end fdatasync'd) beside a bare
 //!    `Command::new("/bin/sh").arg("-c").arg("true").output()`, with the breakdown: the process
-//!    runner alone and the appends alone (a written start, a synced end), all four interleaved.
+//!    runner alone and the appends alone (a written start, a synced end), all interleaved.
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
 //!    that of one more capture once the floor's buffer is freed. For scale, the same command
@@ -39,24 +40,37 @@ fn main() -> BenchResult<()> {
     {
         return Ok(());
     }
+    // `cargo bench` runs benches with an `LD_LIBRARY_PATH` of every build-script output
+    // directory; every dynamically linked program started from here would then search all of
+    // them for libc (+0.4 ms per `sh -c true` on the reference machine). A user's tackle has no
+    // such path, so neither do the programs measured here.
+    // SAFETY: no other thread exists yet (the tokio runtime is built below).
+    unsafe { std::env::remove_var("LD_LIBRARY_PATH") };
     let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
     std::fs::create_dir_all(&base)?;
     let project = tempfile::tempdir_in(&base)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let tools = builtin_tools(&BuiltinConfig {
-        registered: vec!["bash".into()],
-        ..BuiltinConfig::default()
-    })
-    .into_iter()
-    .filter(|t| t.name() == "bash")
-    .collect();
-    let runtime = Runtime::new(
-        Catalog::new(tools)?,
-        Arc::new(AllowAll),
-        RuntimeConfig::default(),
-    );
+    let runtime_with = |prestart: bool| -> BenchResult<Runtime> {
+        let tools = builtin_tools(&BuiltinConfig {
+            registered: vec!["bash".into()],
+            bash_prestart: prestart,
+            ..BuiltinConfig::default()
+        })
+        .into_iter()
+        .filter(|t| t.name() == "bash")
+        .collect();
+        Ok(Runtime::new(
+            Catalog::new(tools)?,
+            Arc::new(AllowAll),
+            RuntimeConfig::default(),
+        ))
+    };
+    // The default: a shell is started ahead of each call (`[bash] prestart`).
+    let runtime = runtime_with(true)?;
+    // Every call spawns its shell (`prestart = false`, or a shell other than dash).
+    let cold_runtime = runtime_with(false)?;
     let session = Session::open(project.path())?;
     let call = |command: &str| ToolCall {
         id: CallId("c".into()),
@@ -64,8 +78,13 @@ fn main() -> BenchResult<()> {
         arguments: serde_json::json!({ "command": command }),
     };
 
-    // 1. Spawn overhead, interleaved so both sides see the same machine state.
+    // 1. Spawn overhead, interleaved so both sides see the same machine state. Each
+    // measurement starts after the same short pause, long enough for the shell a warm call
+    // starts for the next one to be up: its start-up is then not charged to whatever is
+    // measured next (the bare spawn, in this order).
+    let pause = || std::thread::sleep(Duration::from_millis(3));
     let (mut tackle, mut bare, mut runner) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cold = Vec::new();
     let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
     let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
     let finished = serde_json::json!({"type":"call_finished","call_id":"c","tool":"bash","status":"ok","at_ms":2,
@@ -73,6 +92,7 @@ fn main() -> BenchResult<()> {
         "label":{"trust":"trusted","privacy":"private"}});
     let mut appends = Vec::new();
     for _ in 0..SPAWNS {
+        pause();
         let start = Instant::now();
         let r =
             rt.block_on(runtime.run_batch(&session, vec![call("true")], CancellationToken::new()))?;
@@ -80,6 +100,18 @@ fn main() -> BenchResult<()> {
         if r[0].is_error {
             return Err(format!("bash true failed: {}", r[0].text()).into());
         }
+        pause();
+        let start = Instant::now();
+        let r = rt.block_on(cold_runtime.run_batch(
+            &session,
+            vec![call("true")],
+            CancellationToken::new(),
+        ))?;
+        cold.push(start.elapsed());
+        if r[0].is_error {
+            return Err(format!("bash true failed: {}", r[0].text()).into());
+        }
+        pause();
         let start = Instant::now();
         let out = std::process::Command::new("/bin/sh")
             .arg("-c")
@@ -102,18 +134,21 @@ fn main() -> BenchResult<()> {
             CancellationToken::new(),
         ))?;
         runner.push(start.elapsed());
+        pause();
         let start = Instant::now();
         log.append_with(&started, Durability::Written)?;
         log.append(&finished)?;
         appends.push(start.elapsed());
     }
-    let (tackle, bare, runner, appends) = (
+    let (tackle, cold, bare, runner, appends) = (
         Stats::of(&mut tackle),
+        Stats::of(&mut cold),
         Stats::of(&mut bare),
         Stats::of(&mut runner),
         Stats::of(&mut appends),
     );
     println!("bash `true` through the runtime:      {tackle}");
+    println!("  the same, shell not started ahead:  {cold}");
     println!("bare Command sh -c true .output():    {bare}");
     println!("  process runner alone (group, pipes): {runner}");
     println!("  its appends alone (written + synced): {appends}");
@@ -121,6 +156,11 @@ fn main() -> BenchResult<()> {
         "ratio tackle / bare: {:.2}x (median); without the appends: {:.2}x",
         ratio(tackle.median, bare.median),
         ratio(tackle.median.saturating_sub(appends.median), bare.median)
+    );
+    println!(
+        "ratio tackle, shell not started ahead / bare: {:.2}x (median); without the appends: {:.2}x",
+        ratio(cold.median, bare.median),
+        ratio(cold.median.saturating_sub(appends.median), bare.median)
     );
     println!(
         "ratio process runner / bare: {:.2}x (median)",

@@ -51,6 +51,7 @@ impl Config {
             bash_search_gate: self.search_gate,
             process_env: self.process_env.clone(),
             stdin: tackle_process::StdinRegistry::default(),
+            bash_prestart: self.settings.bash_prestart.value,
         }
     }
 }

@@ -48,6 +48,7 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
                 "digests": sourced_json(&s.digests),
                 "media_max_bytes": sourced_json(&s.media_max_bytes),
             },
+            "bash": { "prestart": sourced_json(&s.bash_prestart) },
             "posture": posture,
         });
         serde_json::to_writer_pretty(&mut out, &value).context("writing the configuration")?;
@@ -137,6 +138,12 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         "tool_output.media_max_bytes",
         &s.media_max_bytes.value.to_string(),
         &s.media_max_bytes.origin,
+    );
+    row(
+        &mut text,
+        "bash.prestart",
+        &s.bash_prestart.value.to_string(),
+        &s.bash_prestart.origin,
     );
     text.push_str(&format!("\n{posture}\n"));
     out.write_all(text.as_bytes())

@@ -84,6 +84,27 @@ impl Group {
         }
     }
 
+    /// End a group that never ran anything for a caller (a pre-started shell nobody used):
+    /// SIGKILL at once, no grace, and reap the leader on a thread of its own, so the caller
+    /// never blocks on the leader's death.
+    pub(crate) fn discard(mut self) {
+        signal_group(self.pid, libc::SIGKILL);
+        let pid = self.pid;
+        self.reaped = true;
+        let reap = move || {
+            let mut status = 0;
+            // SAFETY: waitpid on our own child with a valid out-pointer.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+        };
+        if std::thread::Builder::new()
+            .name("tackle-process-reaper".into())
+            .spawn(reap)
+            .is_err()
+        {
+            reap();
+        }
+    }
+
     /// Reap the leader, which must already have exited (see [`ExitWatch`]).
     pub(crate) fn reap(&mut self) {
         if !self.reaped {
@@ -196,7 +217,7 @@ impl ExitWatch {
 
 /// `waitid(WEXITED | WNOWAIT | extra)`: the exit of a child without reaping it; `None` when
 /// `WNOHANG` is given and it has not exited yet.
-fn waitid(
+pub(crate) fn waitid(
     idtype: libc::idtype_t,
     id: impl TryInto<libc::id_t>,
     extra: libc::c_int,
@@ -262,7 +283,7 @@ fn live_member(pgid: libc::pid_t) -> bool {
     })
 }
 
-fn signal_group(pid: libc::pid_t, signal: libc::c_int) {
+pub(crate) fn signal_group(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions; a negative pid addresses the group.
     unsafe { libc::kill(-pid, signal) };
 }

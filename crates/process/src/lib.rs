@@ -4,8 +4,9 @@
 //! separate pipes, streaming both output streams to a caller's handler as bytes arrive, a
 //! per-call timeout, cancellation, and ending the *whole group* (SIGTERM, then SIGKILL after a
 //! grace) so nothing the program started outlives the call. Also: the inherited environment
-//! minus a denylist of secrets ([`EnvPolicy`]), and the registry through which a front end
-//! feeds bytes or EOF to an interactive call's stdin ([`StdinRegistry`]).
+//! minus a denylist of secrets ([`EnvPolicy`]), the registry through which a front end
+//! feeds bytes or EOF to an interactive call's stdin ([`StdinRegistry`]), and [`Shell`], which
+//! runs scripts as `sh -c` would, by default in a shell started ahead of the call.
 //!
 //! Refuses to own: shells, quoting, permission decisions, truncation and retention. The caller
 //! hands over an argv, a working directory and a handler; what the bytes mean is its business.
@@ -27,11 +28,13 @@ mod error;
 mod group;
 mod marker;
 mod run;
+mod shell;
 mod stdin;
 
 pub use env::{DEFAULT_ENV_DENY, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
+pub use shell::{Shell, ShellRun};
 pub use stdin::{StdinError, StdinInput, StdinRegistration, StdinRegistry};
 
 pub use tokio_util::sync::CancellationToken;

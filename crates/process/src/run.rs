@@ -1,8 +1,8 @@
 //! Running one program to its end: stream, time out or be cancelled, end the group, report.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -94,6 +94,8 @@ pub struct RunOutcome<E> {
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
     pub pid: u32,
+    /// The program was a shell started before the run (see [`crate::Shell`]).
+    pub prestarted: bool,
 }
 
 struct Pipes {
@@ -121,29 +123,73 @@ enum Step {
 /// same way. Output already in the pipes is still delivered (unless the handler failed).
 pub async fn run<E, F>(
     spec: RunSpec,
-    mut on_output: F,
+    on_output: F,
     cancel: CancellationToken,
 ) -> Result<RunOutcome<E>, ProcessError>
 where
     F: FnMut(OutputStream, &[u8]) -> Result<(), E>,
 {
-    let program_name = spec.program.to_string_lossy().into_owned();
+    let env = spec.env.filter(std::env::vars_os());
+    let started = Instant::now();
+    let child = spawn_group(
+        &spec.program,
+        &spec.args,
+        &spec.cwd,
+        env,
+        spec.stdin.is_some(),
+        spec.grace,
+    )?;
+    let limits = Limits {
+        timeout: spec.timeout,
+        grace: spec.grace,
+    };
+    drive(child, spec.stdin, started, limits, on_output, cancel).await
+}
+
+/// A program started in a process group of its own, with its pipes, not yet driven.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pub(crate) program: String,
+    pub(crate) group: Group,
+    pub(crate) stdin: Option<std::process::ChildStdin>,
+    pub(crate) stdout: Option<std::process::ChildStdout>,
+    pub(crate) stderr: Option<std::process::ChildStderr>,
+}
+
+/// How long a driven run may take, and the grace between SIGTERM and SIGKILL.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) timeout: Duration,
+    pub(crate) grace: Duration,
+}
+
+/// Start `program` in a new process group in `cwd` with the environment `env` (already
+/// filtered) plus the run's marker; stdin is a pipe when `stdin_pipe`, else `/dev/null`.
+/// Blocking only for as long as posix_spawn is (the child's `execve`).
+pub(crate) fn spawn_group(
+    program: &OsStr,
+    args: &[OsString],
+    cwd: &Path,
+    mut env: Vec<(OsString, OsString)>,
+    stdin_pipe: bool,
+    grace: Duration,
+) -> Result<Spawned, ProcessError> {
+    let program_name = program.to_string_lossy().into_owned();
     let marker = RunMarker::new();
-    let mut env = spec.env.filter(std::env::vars_os());
     let inherited = env
         .iter()
         .position(|(k, _)| k == MARKER_VAR)
         .map(|i| env.swap_remove(i).1);
-    let mut command = std::process::Command::new(&spec.program);
+    let mut command = std::process::Command::new(program);
     // No `pre_exec` and no uid/gid changes: std then spawns with posix_spawn (vfork-like),
     // much cheaper than fork + exec from a large multi-threaded process.
     command
-        .args(&spec.args)
-        .current_dir(&spec.cwd)
+        .args(args)
+        .current_dir(cwd)
         .env_clear()
         .envs(env)
         .env(MARKER_VAR, marker.env_value(inherited.as_deref()))
-        .stdin(if spec.stdin.is_some() {
+        .stdin(if stdin_pipe {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -151,32 +197,57 @@ where
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let started = Instant::now();
     let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program_name.clone(),
         source,
     })?;
-    let mut group = Group::new(child.id(), spec.grace, marker);
+    let group = Group::new(child.id(), grace, marker);
+    if let Some(out) = &child.stdout {
+        widen_pipe(out);
+    }
+    // `child` is never waited on through std: the group reaps the leader itself.
+    Ok(Spawned {
+        program: program_name,
+        group,
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    })
+}
+
+/// Drive a spawned program to its end: stream its output to `on_output`, feed `input` (if any)
+/// to its stdin, observe the deadline (from `started`) and `cancel`, then end the group.
+pub(crate) async fn drive<E, F>(
+    child: Spawned,
+    input: Option<mpsc::UnboundedReceiver<StdinInput>>,
+    started: Instant,
+    limits: Limits,
+    mut on_output: F,
+    cancel: CancellationToken,
+) -> Result<RunOutcome<E>, ProcessError>
+where
+    F: FnMut(OutputStream, &[u8]) -> Result<(), E>,
+{
+    let Spawned {
+        program: program_name,
+        mut group,
+        stdin,
+        stdout,
+        stderr,
+    } = child;
     let read_err = |source| ProcessError::Read {
         program: program_name.clone(),
         source,
     };
-    if let Some(out) = &child.stdout {
-        widen_pipe(out);
-    }
-    let stdout = child
-        .stdout
-        .take()
+    let stdout = stdout
         .map(tokio::process::ChildStdout::from_std)
         .transpose()
         .map_err(read_err)?;
-    let stderr = child
-        .stderr
-        .take()
+    let stderr = stderr
         .map(tokio::process::ChildStderr::from_std)
         .transpose()
         .map_err(read_err)?;
-    if let (Some(stdin), Some(mut input)) = (child.stdin.take(), spec.stdin) {
+    if let (Some(stdin), Some(mut input)) = (stdin, input) {
         let mut stdin = tokio::process::ChildStdin::from_std(stdin).map_err(read_err)?;
         tokio::spawn(async move {
             while let Some(msg) = input.recv().await {
@@ -192,8 +263,6 @@ where
             }
         });
     }
-    // `child` is never waited on through std: the group reaps the leader itself.
-    drop(child);
     let pid = group.pid();
     let mut exit = ExitWatch::new(pid);
     let mut exit_status: Option<ExitStatus> = None;
@@ -205,7 +274,7 @@ where
         stdout_bytes: 0,
         stderr_bytes: 0,
     };
-    let deadline = tokio::time::sleep(spec.timeout);
+    let deadline = tokio::time::sleep(limits.timeout.saturating_sub(started.elapsed()));
     tokio::pin!(deadline);
 
     // Run: until the program exits, the deadline passes, cancellation, or the handler fails.
@@ -239,7 +308,7 @@ where
 
     // End the group: SIGTERM, drain until every writer is gone or the grace passes, SIGKILL.
     group.signal(libc::SIGTERM);
-    let grace = tokio::time::sleep(spec.grace);
+    let grace = tokio::time::sleep(limits.grace);
     tokio::pin!(grace);
     let never = CancellationToken::new();
     while pipes.open() || exit_status.is_none() {
@@ -269,7 +338,7 @@ where
     group.signal(libc::SIGKILL);
     // Everything in the group is dead now (or about to be: see `wait_until_stopped` below); collect the leader's status and the last bytes. A
     // process that left the group (setsid) may still hold a pipe: stop after another grace.
-    let last = tokio::time::sleep(spec.grace);
+    let last = tokio::time::sleep(limits.grace);
     tokio::pin!(last);
     while pipes.open() || exit_status.is_none() {
         match next_step(
@@ -296,7 +365,7 @@ where
         }
     }
     group.reap();
-    group.wait_until_stopped(spec.grace).await;
+    group.wait_until_stopped(limits.grace).await;
     let status = exit_status.unwrap_or(ExitStatus {
         code: None,
         signal: Some(libc::SIGKILL),
@@ -308,6 +377,7 @@ where
         stdout_bytes: pipes.stdout_bytes,
         stderr_bytes: pipes.stderr_bytes,
         pid,
+        prestarted: false,
     })
 }
 

@@ -15,17 +15,17 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_process::{Ended, EnvPolicy, OutputStream, RunSpec, StdinRegistry, run as run_process};
+use tackle_process::{Ended, EnvPolicy, OutputStream, Shell, ShellRun, StdinRegistry};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
     Action, ExecuteContext, OutputSink, PermissionResource, PrepareContext, Prepared, Routing,
     Tool, ToolCompletion, ToolError,
 };
 
-use crate::shell::analyze::analyze;
+use crate::shell::analyze::{analyze_parsed, parse};
 use crate::shell::denylist::refusal;
 use crate::shell::keys::{BASH_CMD_ACTION, command_targets};
-use crate::shell::search_gate::find_search;
+use crate::shell::search_gate::find_search_parsed;
 
 /// Used when a call gives no `timeout`.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -124,11 +124,12 @@ impl SearchGate {
     }
 
     /// The advice for a search-shaped command, if this gate can redirect it.
-    fn advice(&self, script: &str) -> Option<String> {
+    /// The refusal for a parsed script (`None`: it did not parse, and the gate fails open).
+    fn advice(&self, program: Option<&brush_parser::ast::Program>) -> Option<String> {
         if !self.armed() {
             return None;
         }
-        let hit = find_search(script)?;
+        let hit = find_search_parsed(program?)?;
         let redirectable = match hit.tool {
             "grep" => self.grep,
             _ => self.glob,
@@ -174,6 +175,8 @@ pub struct BashPlan {
     command: String,
     timeout_ms: u64,
     interactive: bool,
+    /// The shell parser read the whole command without error.
+    parsed: bool,
     /// The search gate's advice in `warn` mode.
     notice: Option<String>,
 }
@@ -181,13 +184,18 @@ pub struct BashPlan {
 /// The bash tool. Build it with [`Bash::new`] from the built-in configuration.
 pub struct Bash {
     gate: SearchGate,
-    env: EnvPolicy,
+    shell: Shell,
     stdin: StdinRegistry,
 }
 
 impl Bash {
-    pub fn new(gate: SearchGate, env: EnvPolicy, stdin: StdinRegistry) -> Self {
-        Self { gate, env, stdin }
+    /// `prestart`: keep a shell started ahead of the next call ([`Shell`]).
+    pub fn new(gate: SearchGate, env: EnvPolicy, stdin: StdinRegistry, prestart: bool) -> Self {
+        Self {
+            gate,
+            shell: Shell::new("/bin/sh", env, KILL_GRACE, prestart),
+            stdin,
+        }
     }
 }
 
@@ -269,14 +277,16 @@ impl Tool for Bash {
                 "bash: command is empty; pass the command line to run",
             ));
         }
+        // Parsed once for the search gate, the command keys and the runner.
+        let program = parse(&args.command);
         // The search gate runs here, before the permission gate, so no mode waves it through.
-        let notice = match (self.gate.advice(&args.command), self.gate.mode) {
+        let notice = match (self.gate.advice(program.as_ref()), self.gate.mode) {
             (Some(advice), SearchGateMode::Enforce) => {
                 return Err(ToolError::new(SEARCH_GATE_REFUSED, advice));
             }
             (advice, _) => advice,
         };
-        let analysis = analyze(&args.command);
+        let analysis = analyze_parsed(program.as_ref());
         if let Some(why) = refusal(&args.command, &analysis) {
             return Err(ToolError::new(
                 COMMAND_REFUSED,
@@ -309,6 +319,7 @@ impl Tool for Bash {
                 command: args.command,
                 timeout_ms,
                 interactive: args.interactive.unwrap_or(false),
+                parsed: program.is_some(),
                 notice,
             },
         ))
@@ -325,27 +336,27 @@ impl Tool for Bash {
         } else {
             (None, None)
         };
-        let spec = RunSpec {
-            program: "/bin/sh".into(),
-            args: vec!["-c".into(), plan.command.clone().into()],
-            cwd: cx.root.to_path_buf(),
-            env: self.env.clone(),
+        let job = ShellRun {
+            script: &plan.command,
+            parsed: plan.parsed,
+            cwd: &cx.root,
             timeout: Duration::from_millis(plan.timeout_ms),
-            grace: KILL_GRACE,
             stdin,
         };
         let mut out = Utf8Stream::new(cx.output.clone(), stream("stdout"));
         let mut err = Utf8Stream::new(cx.output.clone(), stream("stderr"));
-        let outcome = run_process(
-            spec,
-            |s, bytes| match s {
-                OutputStream::Stdout => out.push(bytes),
-                OutputStream::Stderr => err.push(bytes),
-            },
-            cx.cancel.clone(),
-        )
-        .await
-        .map_err(|e| ToolError::new(ErrorCode::IO, format!("bash: {e}")))?;
+        let outcome = self
+            .shell
+            .run(
+                job,
+                |s, bytes| match s {
+                    OutputStream::Stdout => out.push(bytes),
+                    OutputStream::Stderr => err.push(bytes),
+                },
+                cx.cancel.clone(),
+            )
+            .await
+            .map_err(|e| ToolError::new(ErrorCode::IO, format!("bash: {e}")))?;
         drop(registration);
         let flushed = out.finish().and_then(|()| err.finish());
         let duration_ms = outcome.duration.as_millis() as u64;
@@ -548,6 +559,7 @@ mod tests {
             SearchGate::new(mode, &registered),
             EnvPolicy::default(),
             StdinRegistry::new(),
+            false,
         );
         let cx = PrepareContext {
             root: Path::new("/work/proj"),
@@ -629,6 +641,7 @@ mod tests {
                 SearchGate::new(mode, &names(reg)),
                 EnvPolicy::default(),
                 StdinRegistry::new(),
+                false,
             )
             .description()
             .into_owned()
@@ -643,10 +656,10 @@ mod tests {
     fn the_gate_refuses_only_what_it_can_redirect() {
         let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         let only_grep = SearchGate::new(SearchGateMode::Enforce, &names(&["grep"]));
-        assert!(only_grep.advice("grep -rn x .").is_some());
-        assert!(only_grep.advice("find . -name x").is_none());
+        assert!(only_grep.advice(parse("grep -rn x .").as_ref()).is_some());
+        assert!(only_grep.advice(parse("find . -name x").as_ref()).is_none());
         let only_glob = SearchGate::new(SearchGateMode::Enforce, &names(&["glob"]));
-        assert!(only_glob.advice("rg x").is_none());
-        assert!(only_glob.advice("fd x").is_some());
+        assert!(only_glob.advice(parse("rg x").as_ref()).is_none());
+        assert!(only_glob.advice(parse("fd x").as_ref()).is_some());
     }
 }

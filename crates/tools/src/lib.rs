@@ -113,6 +113,7 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
         config.search_gate(),
         config.process_env.clone(),
         config.stdin.clone(),
+        config.bash_prestart,
     )));
     // Offered only when the URL scope allows something (the catalog also asks the policy).
     if !config.url_scope.is_empty() {
@@ -152,6 +153,8 @@ pub struct BuiltinConfig {
     pub process_env: tackle_process::EnvPolicy,
     /// Live stdin of interactive bash calls; a front end keeps a clone to send input.
     pub stdin: tackle_process::StdinRegistry,
+    /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call.
+    pub bash_prestart: bool,
 }
 
 impl Default for BuiltinConfig {
@@ -165,6 +168,7 @@ impl Default for BuiltinConfig {
             bash_search_gate: SearchGateMode::default(),
             process_env: tackle_process::EnvPolicy::default(),
             stdin: tackle_process::StdinRegistry::default(),
+            bash_prestart: true,
         }
     }
 }

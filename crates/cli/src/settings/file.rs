@@ -90,6 +90,8 @@ pub struct BashSection {
     pub env_deny: Option<Vec<Spanned<String>>>,
     /// Exact variable names passed through even when a deny pattern matches.
     pub env_pass: Option<Vec<Spanned<String>>>,
+    /// Keep a shell started ahead of the next command (default true).
+    pub prestart: Option<Spanned<bool>>,
 }
 
 /// `[permissions]`

@@ -55,6 +55,8 @@ pub struct Settings {
     pub bash_env_deny: Vec<Sourced<String>>,
     /// Accumulated across layers.
     pub bash_env_pass: Vec<Sourced<String>>,
+    /// `[bash] prestart`.
+    pub bash_prestart: Sourced<bool>,
 }
 
 /// One configured alert target (deliverable or not: that depends on the environment).
@@ -87,6 +89,7 @@ impl Settings {
             bash_search_gate: Sourced::new("enforce".to_owned(), Origin::BuiltIn),
             bash_env_deny: Vec::new(),
             bash_env_pass: Vec::new(),
+            bash_prestart: Sourced::new(true, Origin::BuiltIn),
         }
     }
 
@@ -147,6 +150,9 @@ impl Settings {
                 .extend(b.env_deny.iter().flatten().map(|d| f.sourced(d)));
             self.bash_env_pass
                 .extend(b.env_pass.iter().flatten().map(|d| f.sourced(d)));
+            if let Some(p) = &b.prestart {
+                self.bash_prestart = f.sourced(p);
+            }
         }
         if let Some(o) = &s.tool_output {
             if let Some(l) = &o.lines {

@@ -60,8 +60,17 @@ pub struct Analysis {
 
 /// Analyze a whole script.
 pub fn analyze(script: &str) -> Analysis {
+    analyze_parsed(parse(script).as_ref())
+}
+
+/// Analyze a script already parsed with [`parse`] (`None`: it did not parse), so a caller that
+/// also needs the syntax tree parses it once.
+pub fn analyze_parsed(program: Option<&ast::Program>) -> Analysis {
     let mut a = Analysis::default();
-    walk_script(script, 0, &mut a);
+    match program {
+        Some(program) => walk_program(program, 0, &mut a),
+        None => a.unresolved = true,
+    }
     if a.commands.len() > MAX_COMMANDS {
         a.unresolved = true;
     }
@@ -74,7 +83,7 @@ fn options() -> ParserOptions {
 
 /// Parse a script; `None` on a parse error (or a parser panic, which is the parser's bug and
 /// must not become ours).
-pub(crate) fn parse(script: &str) -> Option<ast::Program> {
+pub fn parse(script: &str) -> Option<ast::Program> {
     std::panic::catch_unwind(|| {
         let mut parser =
             brush_parser::Parser::new(std::io::BufReader::new(script.as_bytes()), &options());
@@ -90,12 +99,18 @@ fn walk_script(script: &str, depth: usize, a: &mut Analysis) {
         return;
     }
     match parse(script) {
-        Some(program) => {
-            for cc in &program.complete_commands {
-                walk_list(cc, &Stdin::Inherited, depth, a);
-            }
-        }
+        Some(program) => walk_program(&program, depth, a),
         None => a.unresolved = true,
+    }
+}
+
+fn walk_program(program: &ast::Program, depth: usize, a: &mut Analysis) {
+    if depth > MAX_DEPTH || a.commands.len() > MAX_COMMANDS {
+        a.unresolved = true;
+        return;
+    }
+    for cc in &program.complete_commands {
+        walk_list(cc, &Stdin::Inherited, depth, a);
     }
 }
 

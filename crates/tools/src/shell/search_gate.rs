@@ -36,7 +36,11 @@ pub fn tool_for(verb: &str) -> Option<&'static str> {
 
 /// The first search-shaped command of `script`, if any.
 pub fn find_search(script: &str) -> Option<SearchHit> {
-    let program = parse(script)?;
+    find_search_parsed(&parse(script)?)
+}
+
+/// [`find_search`] on a script already parsed.
+pub fn find_search_parsed(program: &ast::Program) -> Option<SearchHit> {
     program.complete_commands.iter().find_map(list)
 }
 

@@ -1,0 +1,349 @@
+//! A pre-started shell runs a script exactly as a fresh `sh -c` would, is used only when that
+//! is certain, and never outlives its [`Shell`].
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tackle_process::{
+    CancellationToken, Ended, EnvPolicy, OutputStream, RunOutcome, Shell, ShellRun,
+};
+
+struct Collected {
+    stdout: String,
+    stderr: String,
+    outcome: RunOutcome<()>,
+}
+
+fn shell(prestart: bool) -> Shell {
+    Shell::new(
+        "/bin/sh",
+        EnvPolicy::default(),
+        Duration::from_millis(200),
+        prestart,
+    )
+}
+
+async fn run_in(
+    shell: &Shell,
+    script: &str,
+    parsed: bool,
+    dir: &Path,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> Collected {
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let job = ShellRun {
+        script,
+        parsed,
+        cwd: dir,
+        timeout,
+        stdin: None,
+    };
+    let outcome = shell
+        .run(
+            job,
+            |s, b: &[u8]| {
+                match s {
+                    OutputStream::Stdout => stdout.extend_from_slice(b),
+                    OutputStream::Stderr => stderr.extend_from_slice(b),
+                }
+                Ok::<(), ()>(())
+            },
+            cancel,
+        )
+        .await
+        .unwrap();
+    Collected {
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        outcome,
+    }
+}
+
+async fn run(shell: &Shell, script: &str, parsed: bool, dir: &Path) -> Collected {
+    run_in(
+        shell,
+        script,
+        parsed,
+        dir,
+        Duration::from_secs(30),
+        CancellationToken::new(),
+    )
+    .await
+}
+
+/// Scripts whose every observable result must be the same from a pre-started shell, as
+/// `(script, parsed by the caller, may use a pre-started shell)`.
+const SAME_EITHER_WAY: &[(&str, bool, bool)] = &[
+    ("true", true, true),
+    ("exit 7", true, true),
+    ("no_such_command_here", true, true),
+    ("echo a; no_such_command_two arg", true, true),
+    ("echo a\nno_such_command_three", true, true),
+    ("echo \"$0\" $# \"$@\"", true, true),
+    ("echo $LINENO; echo $LINENO\necho $LINENO", true, true),
+    ("cat; echo after-cat", true, true),
+    ("read x; echo \"[$x] $?\"", true, true),
+    // The script redirects its own stdin; the rest of that file is data, never script.
+    (
+        "printf 'first\\necho PWNED-1\\n' > d1; exec < d1; read x; echo \"read $x\"",
+        true,
+        true,
+    ),
+    ("printf 'echo PWNED-2\\n' > d2; exec < d2", true, true),
+    ("set -n; echo not-run", true, true),
+    ("trap 'echo bye' EXIT; exit 3", true, true),
+    ("set -e; false; echo not-reached", true, true),
+    ("return 4; echo not-reached", true, true),
+    ("kill -TERM $$; echo not-reached", true, true),
+    ("echo -n no-newline", true, true),
+    // bash syntax the caller's parser accepts and dash refuses: the same error either way.
+    ("a=(1 2); echo $a", true, true),
+    ("ls /proc/self/fd | sort", true, true),
+    ("sleep 0.01 & wait; echo waited $?", true, true),
+    ("x=1; f() { echo $x; }; f", true, true),
+    ("exec echo replaced", true, true),
+    ("cd /no/such/dir/anywhere", true, true),
+    ("echo 'it''s' \"dq\" \\$HOME", true, true),
+    ("# only a comment", true, true),
+    ("echo a # trailing comment", true, true),
+    ("echo trailing-newlines\n\n\n", true, true),
+    // Not eligible: these always get a fresh `sh -c`.
+    ("cat <<EOF\nheredoc $((1+2))\nEOF", true, false),
+    ("cat <<<here-string", true, false),
+    ("echo continued \\", true, false),
+    ("if then", false, false),
+    ("echo \"unterminated", false, false),
+];
+
+#[tokio::test]
+async fn a_prestarted_shell_behaves_as_sh_c() {
+    let warm = shell(true);
+    let cold = shell(false);
+    if !warm.prestarts() {
+        // /bin/sh is not dash: every run must be fresh.
+        let dir = tempfile::tempdir().unwrap();
+        warm.warm_up(dir.path()).await;
+        assert!(
+            !run(&warm, "true", true, dir.path())
+                .await
+                .outcome
+                .prestarted
+        );
+        return;
+    }
+    for &(script, parsed, eligible) in SAME_EITHER_WAY {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let fresh = run(&cold, script, parsed, a.path()).await;
+        warm.warm_up(b.path()).await;
+        let pre = run(&warm, script, parsed, b.path()).await;
+        assert!(!fresh.outcome.prestarted);
+        assert_eq!(pre.outcome.prestarted, eligible, "{script:?}");
+        assert_eq!(pre.stdout, fresh.stdout, "stdout of {script:?}");
+        assert_eq!(pre.stderr, fresh.stderr, "stderr of {script:?}");
+        assert_eq!(
+            pre.outcome.status, fresh.outcome.status,
+            "status of {script:?}"
+        );
+        assert_eq!(pre.outcome.ended, Ended::Exited, "{script:?}");
+        assert!(!pre.stdout.contains("PWNED"), "{script:?} ran its data");
+    }
+}
+
+#[tokio::test]
+async fn the_documented_differences_are_the_only_ones() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    warm.warm_up(dir.path()).await;
+    let c = run(&warm, "echo \"$-\"", true, dir.path()).await;
+    assert!(c.outcome.prestarted);
+    assert_eq!(c.stdout, "s\n");
+    let fresh = run(&shell(false), "echo \"$-\"", true, dir.path()).await;
+    assert_eq!(fresh.stdout, "\n");
+}
+
+/// Pre-started shells (`/bin/sh -s`, our children) whose working directory is `dir`.
+fn prestarted_in(dir: &Path) -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let dir = std::fs::canonicalize(dir).unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let mut rest = stat
+                .rsplit_once(')')
+                .map_or("", |(_, r)| r)
+                .split_whitespace();
+            let (state, ppid) = (rest.next(), rest.next());
+            state.is_some_and(|s| s != "Z" && s != "X")
+                && ppid == Some(me.as_str())
+                && std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
+                    == b"/bin/sh\0-s\0"
+                && std::fs::read_link(format!("/proc/{pid}/cwd")).ok() == Some(dir.clone())
+        })
+        .collect()
+}
+
+/// Wait (bounded) until no pre-started shell runs in `dir`.
+async fn none_left_in(dir: &Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if prestarted_in(dir).is_empty() {
+            return true;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_shell_started_for_another_directory_is_not_used_and_not_left() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    warm.warm_up(a.path()).await;
+    assert_eq!(prestarted_in(a.path()).len(), 1);
+    let c = run(&warm, "pwd -P", true, b.path()).await;
+    assert!(!c.outcome.prestarted);
+    assert_eq!(
+        PathBuf::from(c.stdout.trim_end()),
+        std::fs::canonicalize(b.path()).unwrap()
+    );
+    assert!(
+        none_left_in(a.path()).await,
+        "the unused shell was not ended"
+    );
+}
+
+#[tokio::test]
+async fn a_directory_replaced_under_the_same_path_gets_a_fresh_shell() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("project");
+    std::fs::create_dir(&dir).unwrap();
+    warm.warm_up(&dir).await;
+    std::fs::rename(&dir, root.path().join("old")).unwrap();
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("marker"), "new").unwrap();
+    let c = run(&warm, "cat marker", true, &dir).await;
+    assert!(!c.outcome.prestarted);
+    assert_eq!(c.stdout, "new");
+    assert!(none_left_in(&root.path().join("old")).await);
+}
+
+#[tokio::test]
+async fn a_prestarted_shell_that_died_is_replaced_by_a_fresh_one() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    warm.warm_up(dir.path()).await;
+    let pids = prestarted_in(dir.path());
+    assert_eq!(pids.len(), 1);
+    // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
+    unsafe { libc::kill(pids[0], libc::SIGKILL) };
+    assert!(none_left_in(dir.path()).await);
+    let c = run(&warm, "echo still-runs", true, dir.path()).await;
+    assert!(!c.outcome.prestarted);
+    assert_eq!(c.stdout, "still-runs\n");
+    assert_eq!(c.outcome.status.code, Some(0));
+}
+
+#[tokio::test]
+async fn dropping_the_shell_ends_the_one_started_ahead() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    warm.warm_up(dir.path()).await;
+    assert_eq!(prestarted_in(dir.path()).len(), 1);
+    drop(warm);
+    assert!(none_left_in(dir.path()).await);
+}
+
+#[tokio::test]
+async fn after_a_run_the_next_shell_is_started_ahead() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = run(&warm, "true", true, dir.path()).await;
+    assert!(
+        !first.outcome.prestarted,
+        "nothing was started before the first run"
+    );
+    // The replacement is started in the background; warm_up waits for it (or starts one).
+    warm.warm_up(dir.path()).await;
+    assert_eq!(prestarted_in(dir.path()).len(), 1);
+    let second = run(&warm, "echo second", true, dir.path()).await;
+    assert!(second.outcome.prestarted);
+    assert_eq!(second.stdout, "second\n");
+}
+
+#[tokio::test]
+async fn timeout_and_cancellation_end_a_prestarted_run_and_its_group() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    warm.warm_up(dir.path()).await;
+    let c = run_in(
+        &warm,
+        "trap '' TERM; sleep 30 & echo $!; wait",
+        true,
+        dir.path(),
+        Duration::from_millis(300),
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(c.outcome.prestarted);
+    assert_eq!(c.outcome.ended, Ended::TimedOut);
+    let sleeper: i32 = c.stdout.trim().parse().unwrap();
+    assert!(
+        !alive(sleeper),
+        "the SIGTERM-ignoring child outlived the timeout"
+    );
+
+    warm.warm_up(dir.path()).await;
+    // Cancelled before the script could finish: the run ends as cancelled, group and all.
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let c = run_in(
+        &warm,
+        "sleep 30",
+        true,
+        dir.path(),
+        Duration::from_secs(60),
+        cancel,
+    )
+    .await;
+    assert!(c.outcome.prestarted);
+    assert_eq!(c.outcome.ended, Ended::Cancelled);
+    assert!(!alive(c.outcome.pid as i32));
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
