@@ -43,6 +43,11 @@ impl Group {
         self.pid as u32
     }
 
+    /// A pre-started leader is handed its work now (see [`RunMarker::starts_now`]).
+    pub(crate) fn starts_now(&mut self) {
+        self.marker.starts_now();
+    }
+
     /// Send `signal` to every member of the group and to every process outside it that carries
     /// the run's marker (it left the group with `setsid`). A group with no live member is not an
     /// error.

@@ -39,8 +39,11 @@ const PROBE_LIMIT: libc::pid_t = 256;
 #[derive(Debug, Clone)]
 pub(crate) struct RunMarker {
     id: String,
-    /// The run's leader: every descendant's pid comes after it.
+    /// The run's leader (never signalled through the marker: the group owns it).
     leader: libc::pid_t,
+    /// Every descendant's pid comes after this one: the leader's, or the last pid allocated
+    /// when a pre-started leader was handed its script (it ran nothing before).
+    floor: libc::pid_t,
 }
 
 /// A marked process, with a pidfd when the kernel has them.
@@ -71,7 +74,11 @@ impl RunMarker {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        Self { id, leader: 0 }
+        Self {
+            id,
+            leader: 0,
+            floor: 0,
+        }
     }
 
     /// The value of [`MARKER_VAR`] for the child: the inherited value, if any, then our id.
@@ -89,6 +96,15 @@ impl RunMarker {
 
     pub(crate) fn set_leader(&mut self, pid: libc::pid_t) {
         self.leader = pid;
+        self.floor = pid;
+    }
+
+    /// The leader starts running a script only now: descendants can only have pids allocated
+    /// from here on, so the scans look at those alone, however long the leader waited.
+    pub(crate) fn starts_now(&mut self) {
+        if let Some(last) = last_pid() {
+            self.floor = last;
+        }
     }
 
     /// Send `signal` to every live marked process; returns them (their pidfds let a caller wait
@@ -108,14 +124,15 @@ impl RunMarker {
         }
         let me = std::process::id() as libc::pid_t;
         let keep = |pid: libc::pid_t| pid != self.leader && pid != me;
+        let floor = self.floor;
         let candidates: Vec<libc::pid_t> = match last_pid() {
-            Some(last) if last == self.leader => return Vec::new(),
-            Some(last) if last > self.leader && last - self.leader <= PROBE_LIMIT => {
-                (self.leader + 1..=last).collect()
+            Some(last) if last == floor => return Vec::new(),
+            Some(last) if last > floor && last - floor <= PROBE_LIMIT => {
+                (floor + 1..=last).collect()
             }
-            Some(last) if last > self.leader => proc_pids(|p| p > self.leader),
-            // Wrapped: new pids are above the leader or at most the last one.
-            Some(last) => proc_pids(|p| p > self.leader || p <= last),
+            Some(last) if last > floor => proc_pids(|p| p > floor),
+            // Wrapped: new pids are above the floor or at most the last one.
+            Some(last) => proc_pids(|p| p > floor || p <= last),
             None => proc_pids(|_| true),
         };
         candidates

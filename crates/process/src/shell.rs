@@ -326,6 +326,7 @@ impl Warm {
         text.push_str(PROLOGUE);
         text.push_str(script);
         text.push_str(EPILOGUE);
+        self.child.group.starts_now();
         let written = match self.child.stdin.take() {
             // One write of at most PIPE_BUF bytes into an empty pipe: it neither blocks nor
             // splits. Dropping the pipe then gives the shell end-of-file.

@@ -347,3 +347,33 @@ fn alive(pid: i32) -> bool {
             .is_some_and(|state| state != "Z" && state != "X")
     })
 }
+
+#[tokio::test]
+async fn setsid_escapees_of_a_prestarted_run_are_ended_however_long_it_waited() {
+    let warm = shell(true);
+    if !warm.prestarts() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    warm.warm_up(dir.path()).await;
+    // Pids allocated while the shell waits are not the run's: the scan looks only past the
+    // last pid at hand-over, and the run's own descendants must all be found there.
+    for _ in 0..300 {
+        std::process::Command::new("/bin/true").status().unwrap();
+    }
+    let c = run(
+        &warm,
+        "setsid sleep 30 >/dev/null 2>&1 & echo $!",
+        true,
+        dir.path(),
+    )
+    .await;
+    assert!(c.outcome.prestarted);
+    let escapee: i32 = c.stdout.trim().parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(escapee) && Instant::now() < deadline {
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!alive(escapee), "the setsid escapee outlived its run");
+}
