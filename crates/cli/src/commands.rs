@@ -242,8 +242,11 @@ fn call(
             "arguments are not valid JSON ({e}); pass an object such as '{{\"path\":\"README.md\"}}'"
         ))
     })?;
+    // One call per process: a shell started ahead would only be started to be killed.
+    let mut one_call = config.clone();
+    one_call.settings.bash_prestart.value = false;
     let runtime = Runtime::new(
-        catalog(config)?,
+        catalog(&one_call)?,
         Arc::new(PolicyGate::new(config.policy.clone())),
         config.runtime.clone(),
     )
