@@ -305,3 +305,28 @@ fn the_bash_description_follows_the_gate() {
         "{description}"
     );
 }
+
+#[test]
+fn starting_a_shell_ahead_is_on_by_default_and_can_be_turned_off() {
+    let p = Project::new();
+    let out = p.tackle(["config", "--json"]).run();
+    out.success();
+    assert_eq!(out.json()["bash"]["prestart"]["value"], true);
+    p.config("[bash]\nprestart = false\n");
+    let out = p.tackle(["config", "--json"]).run();
+    out.success();
+    let prestart = &out.json()["bash"]["prestart"];
+    assert_eq!(prestart["value"], false);
+    assert!(
+        prestart["from"].as_str().unwrap().contains("config.toml"),
+        "{prestart}"
+    );
+    let out = p.tackle(["config"]).run();
+    out.success().stdout_contains("bash.prestart");
+    // A wrong type names the file and line.
+    p.config("[bash]\nprestart = \"yes\"\n");
+    p.tackle(["config"])
+        .run()
+        .code(3)
+        .stderr_contains("config.toml:2: invalid type: string \"yes\", expected a boolean");
+}
