@@ -8,21 +8,25 @@
 //! shell runs it at once; the call pays for neither the spawn nor the start-up.
 //!
 //! The script reaches the shell as `sh -s` reads it, which keeps a shell's own messages exactly
-//! as `sh -c` prints them (`sh: 1: foo: not found`; `eval` or `.` would add their names). Three
-//! things make that safe:
-//! - the text is `exec 0</dev/null; ` + script + `\nexit\n`, written in a single write of at
-//!   most `PIPE_BUF` bytes, so the shell's first read takes all of it (dash reads 8 KiB at a
-//!   time) and the script's stdin is `/dev/null`, as with a fresh `sh -c`;
-//! - the closing `exit` ends the shell when the script does, so it never reads further
-//!   "script" from its stdin — which the script may have redirected (`exec < data.txt`);
+//! as `sh -c` prints them (`sh: 1: foo: not found`; `eval` or `.` would add their names). What
+//! makes that safe:
+//! - the text is `exec 0</dev/null; ` + script + `\n{ \exit; } 2>/dev/null\n`, written in a
+//!   single write of at most `PIPE_BUF` bytes, so the shell's first read takes all of it (dash
+//!   reads 8 KiB at a time) and the script's stdin is `/dev/null`, as with a fresh `sh -c`;
+//! - the closing `exit` ends the shell when the script does, with the script's status, so it
+//!   never reads further "script" from its stdin, which the script may have redirected
+//!   (`exec < data.txt`): data is never run as commands. The braces' redirection keeps `set -x`
+//!   from tracing it (an EXIT trap still writes where the script left stderr), and the
+//!   backslash keeps an alias named `exit` from replacing it;
 //! - only scripts the caller's parser read whole qualify, with no heredoc and no trailing
-//!   backslash, so the appended `exit` can never become part of a quote, a heredoc body or a
-//!   continued line.
+//!   backslash, so the closing line can never become part of a quote, a heredoc body or a
+//!   continued line; nor scripts that may turn on `set -v`, which would echo the lines read.
 //!
 //! Everything else takes a fresh `sh -c`: interactive calls (their stdin is the caller's
 //! pipe), longer scripts, a shell other than dash (whose `-s` reading this relies on), a
 //! changed environment or working directory, a pre-started shell that died. What a script can
-//! observe differs only in `$-` (which carries `s`) and the shell's argv in a process listing.
+//! observe differs only in `$-` (which carries `s`) and the shell's argv in a process listing;
+//! and a file the script sources or evaluates that turns on `set -v` echoes the closing line.
 //!
 //! An unused shell is killed at once when it is replaced or the [`Shell`] is dropped; if tackle
 //! itself dies, the shell reads end-of-file and exits having run nothing.
@@ -45,8 +49,9 @@ use crate::stdin::StdinInput;
 
 /// Runs first: the script's stdin is `/dev/null`, not the pipe the script arrived on.
 const PROLOGUE: &str = "exec 0</dev/null; ";
-/// Ends the shell with the script's status once the script is done (see the module docs).
-const EPILOGUE: &str = "\nexit\n";
+/// Ends the shell with the script's status once the script is done, untraced and unaliased
+/// (see the module docs).
+const EPILOGUE: &str = "\n{ \\exit; } 2>/dev/null\n";
 /// One pipe write of at most this many bytes is atomic (`PIPE_BUF`), and fits even a pipe
 /// shrunk to one page by the per-user pipe quota.
 const ATOMIC_WRITE: usize = 4096;
@@ -354,6 +359,34 @@ fn fits_prestarted(script: &str, parsed: bool) -> bool {
         && !script.contains("<<")
         && !script.contains('\0')
         && !script.trim_end().ends_with('\\')
+        && !may_set_verbose(script)
+}
+
+/// Whether `script` may run `set -v` (`set -xv`, `set -o verbose`…): dash would then echo every
+/// line it reads, the closing one included. Errs towards yes: any `set` followed, before the
+/// end of its command, by an option word holding a `v`, or the word `verbose` anywhere.
+fn may_set_verbose(script: &str) -> bool {
+    if script.contains("verbose") {
+        return true;
+    }
+    let bytes = script.as_bytes();
+    script.match_indices("set").any(|(at, _)| {
+        let starts_word = at == 0 || !is_word_byte(bytes[at - 1]);
+        let rest = &script[at + 3..];
+        let ends_word = rest.bytes().next().is_none_or(|b| !is_word_byte(b));
+        starts_word
+            && ends_word
+            && rest
+                .split(['\n', ';', '&', '|', ')'])
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .any(|w| (w.starts_with('-') || w.starts_with('+')) && w.contains('v'))
+    })
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
 /// The device and inode of a directory, to notice it being replaced under the same path.
@@ -385,6 +418,21 @@ mod tests {
         assert!(!fits_prestarted("echo a \\", true), "continued line");
         assert!(!fits_prestarted("echo a \\\n", true), "continued line");
         assert!(!fits_prestarted("echo \0", true));
+        assert!(
+            !fits_prestarted("set -v; echo a", true),
+            "verbose echoes the closing line"
+        );
+        assert!(!fits_prestarted("set -euxv", true));
+        assert!(!fits_prestarted("true && set +v -o pipefail", true));
+        assert!(!fits_prestarted("set -o verbose", true));
+        assert!(
+            fits_prestarted("set -eux; echo v", true),
+            "no v among the options"
+        );
+        assert!(
+            fits_prestarted("reset -v; offset -v", true),
+            "not the set builtin"
+        );
         let limit = ATOMIC_WRITE - PROLOGUE.len() - EPILOGUE.len();
         assert!(fits_prestarted(&"x".repeat(limit), true));
         assert!(!fits_prestarted(&"x".repeat(limit + 1), true));

@@ -95,6 +95,13 @@ const SAME_EITHER_WAY: &[(&str, bool, bool)] = &[
     ("printf 'echo PWNED-2\\n' > d2; exec < d2", true, true),
     ("set -n; echo not-run", true, true),
     ("trap 'echo bye' EXIT; exit 3", true, true),
+    // The script's own end, traced, trapped or with `exit` aliased away.
+    ("set -x; echo traced", true, true),
+    ("set -x; false", true, true),
+    ("trap 'echo bye >&2' EXIT; echo hi", true, true),
+    ("trap 'echo bye; exit 5' EXIT; true", true, true),
+    ("alias exit='echo aliased'; echo hi", true, true),
+    ("exec 2>&-; echo stderr-closed", true, true),
     ("set -e; false; echo not-reached", true, true),
     ("return 4; echo not-reached", true, true),
     ("kill -TERM $$; echo not-reached", true, true),
@@ -114,6 +121,7 @@ const SAME_EITHER_WAY: &[(&str, bool, bool)] = &[
     ("cat <<EOF\nheredoc $((1+2))\nEOF", true, false),
     ("cat <<<here-string", true, false),
     ("echo continued \\", true, false),
+    ("set -v; echo verbose", true, false),
     ("if then", false, false),
     ("echo \"unterminated", false, false),
 ];
