@@ -8,9 +8,12 @@
 //!    runner alone and the appends alone (a written start, a synced end), all interleaved.
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
-//!    that of one more capture once the floor's buffer is freed. For scale, the same command
-//!    alone into /dev/null and read by the process runner alone (discarded, and hashed inline):
-//!    on a small machine the command and its pipe are a large share of the wall time.
+//!    that of one more capture once the floor's buffer is freed. Two commands write the same
+//!    bytes: the `yes | head` pipeline, whose own processes and pipes cost more CPU than the
+//!    capture on a small machine, and `cat` of a file of those lines (generated once under
+//!    `target/bench-data/`), a single process moving 128 KiB per write. For scale, each
+//!    command alone into /dev/null and read by the process runner alone (discarded, and hashed
+//!    inline).
 //!
 //! Run: `cargo bench -p tackle-bench --bench bash` (`TACKLE_BENCH_SPAWN_ONLY=1`: part 1 only)
 
@@ -171,51 +174,41 @@ fn main() -> BenchResult<()> {
         return Ok(());
     }
 
-    // 2. 1 GiB through capture + hash + retain, beside the sha2 floor on the same bytes.
-    let script = format!("yes '{LINE}' | head -c {GIB}");
+    // 2. 1 GiB through capture + hash + retain, beside the sha2 floor on the same bytes, from
+    //    two producers of those same bytes.
     let mut floor_bytes = Vec::with_capacity(GIB as usize);
     while (floor_bytes.len() as u64) < GIB {
         floor_bytes.extend_from_slice(LINE.as_bytes());
         floor_bytes.push(b'\n');
     }
     floor_bytes.truncate(GIB as usize);
-    let (mut big, mut floor) = (Vec::new(), Vec::new());
-    let (mut producer, mut piped, mut piped_hashed) = (Vec::new(), Vec::new(), Vec::new());
+    let lines_file = lines_file(&floor_bytes)?;
+    let mut producers = [
+        // Three processes and two pipes: `yes` writes 8 KiB at a time and `head` moves it on
+        // in 4 KiB writes, so on a small machine the pipeline costs more CPU than everything
+        // the capture does.
+        Producer::new(
+            "`yes | head -c 1GiB`",
+            format!("yes '{LINE}' | head -c {GIB}"),
+        ),
+        // One process writing the same bytes from the page cache: GNU cat reads and writes
+        // 128 KiB at a time, which leaves mostly the capture's own cost.
+        Producer::new(
+            "`cat` of a 1 GiB file",
+            format!("cat '{}'", lines_file.display()),
+        ),
+    ];
+    // Into the page cache before anything is timed (a file generated earlier may have been
+    // evicted since).
+    std::process::Command::new("cat")
+        .arg(&lines_file)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    let mut floor = Vec::new();
     let rss_before = peak_rss_kib();
     for _ in 0..BIG_RUNS {
-        // The command's share: the same command into /dev/null, then read by the process
-        // runner (discarded, and hashed inline), so the reader sees how much of the wall time
-        // the command and its pipe take on this machine before capture does anything.
-        let start = Instant::now();
-        let status = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(format!("{script} > /dev/null"))
-            .status()?;
-        producer.push(start.elapsed());
-        assert!(status.success());
-        let start = Instant::now();
-        let out = rt.block_on(run_script(&script, project.path(), |_, _| Ok(())))?;
-        piped.push(start.elapsed());
-        assert_eq!(out.stdout_bytes, GIB);
-        let mut hasher = Sha256::new();
-        let start = Instant::now();
-        let out = rt.block_on(run_script(&script, project.path(), |_, bytes| {
-            hasher.update(bytes);
-            Ok(())
-        }))?;
-        std::hint::black_box(hasher.finalize());
-        piped_hashed.push(start.elapsed());
-        assert_eq!(out.stdout_bytes, GIB);
-
-        let start = Instant::now();
-        let r = rt.block_on(runtime.run_batch(
-            &session,
-            vec![call(&script)],
-            CancellationToken::new(),
-        ))?;
-        big.push(start.elapsed());
-        if r[0].is_error || r[0].retained_output.iter().all(|o| o.bytes != GIB) {
-            return Err(format!("1 GiB run failed: {}", r[0].text()).into());
+        for p in &mut producers {
+            p.run_once(&rt, &runtime, &session, project.path())?;
         }
         let start = Instant::now();
         let digest = Sha256::digest(&floor_bytes);
@@ -224,85 +217,206 @@ fn main() -> BenchResult<()> {
     }
     drop(floor_bytes);
     let rss_after = peak_rss_kib();
-    // Without the floor's buffer: the peak of one more capture alone (Linux resets VmHWM on
-    // writing 5 to clear_refs).
-    let capture_peak = match std::fs::write("/proc/self/clear_refs", "5") {
-        Ok(()) => {
-            let r = rt.block_on(runtime.run_batch(
-                &session,
-                vec![call(&script)],
-                CancellationToken::new(),
-            ))?;
-            if r[0].is_error {
-                return Err(format!("1 GiB run failed: {}", r[0].text()).into());
-            }
-            Some(peak_rss_kib())
+    // Without the floor's buffer: the peak of one more capture alone, from each producer (Linux
+    // resets VmHWM on writing 5 to clear_refs).
+    let mut capture_peaks = Vec::new();
+    for p in &producers {
+        if std::fs::write("/proc/self/clear_refs", "5").is_err() {
+            break;
         }
-        Err(_) => None,
-    };
-    // The first run publishes a new artifact (fsynced: bash has effects); the others find it
-    // and discard their temp.
-    let in_order = big
-        .iter()
-        .map(|d| format!("{d:.2?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let (big, floor) = (Stats::of(&mut big), Stats::of(&mut floor));
-    let (producer, piped, piped_hashed) = (
-        Stats::of(&mut producer),
-        Stats::of(&mut piped),
-        Stats::of(&mut piped_hashed),
-    );
-    println!("1 GiB stdout via bash (capture+hash+retain): {big}");
-    println!("sha2 over the same 1 GiB in memory:          {floor}");
-    println!(
-        "ratio: {:.2}x (median); {:.0} MiB/s",
-        ratio(big.median, floor.median),
-        GIB as f64 / (1 << 20) as f64 / big.median.as_secs_f64()
-    );
-    println!("  in run order (the first publishes, the rest deduplicate): {in_order}");
-    println!("  the command alone, into /dev/null:          {producer}");
-    println!("  read by the process runner, discarded:      {piped}");
-    println!("  read by the process runner, sha2 inline:    {piped_hashed}");
-    println!(
-        "  ratio bash / the runner reading and discarding: {:.2}x (median)",
-        ratio(big.median, piped.median)
-    );
+        let r = rt.block_on(runtime.run_batch(
+            &session,
+            vec![bash_call(&p.script)],
+            CancellationToken::new(),
+        ))?;
+        if r[0].is_error {
+            return Err(format!("1 GiB run failed: {}", r[0].text()).into());
+        }
+        capture_peaks.push((p.name, peak_rss_kib()));
+    }
+    let floor = Stats::of(&mut floor);
+    println!("sha2 over the same 1 GiB in memory (the floor): {floor}");
+    for p in &mut producers {
+        p.report(floor.median);
+    }
     println!(
         "peak RSS of the bench process: {} MiB before the 1 GiB runs (includes the 1 GiB floor buffer), {} MiB after",
         rss_before / 1024,
         rss_after / 1024
     );
-    if let Some(peak) = capture_peak {
+    for (name, peak) in capture_peaks {
         println!(
-            "peak RSS during one more 1 GiB capture, the floor buffer freed: {} MiB",
+            "peak RSS during one more 1 GiB capture from {name}, the floor buffer freed: {} MiB",
             peak / 1024
         );
     }
     Ok(())
 }
 
-/// `script` through the process runner alone, its output going to `on_output`.
-async fn run_script(
+fn bash_call(command: &str) -> ToolCall {
+    ToolCall {
+        id: CallId("c".into()),
+        name: "bash".into(),
+        arguments: serde_json::json!({ "command": command }),
+    }
+}
+
+/// One way of writing the 1 GiB to stdout, and its timings.
+struct Producer {
+    name: &'static str,
+    script: String,
+    /// Through bash: capture + hash + retain.
+    big: Vec<Duration>,
+    /// The command alone into /dev/null.
+    alone: Vec<Duration>,
+    /// Read by the process runner alone, discarded.
+    piped: Vec<Duration>,
+    /// Read by the process runner alone, hashed inline.
+    piped_hashed: Vec<Duration>,
+}
+
+impl Producer {
+    fn new(name: &'static str, script: String) -> Self {
+        Self {
+            name,
+            script,
+            big: Vec::new(),
+            alone: Vec::new(),
+            piped: Vec::new(),
+            piped_hashed: Vec::new(),
+        }
+    }
+
+    /// One of each measurement, in turn, so all see the same machine state. The command's
+    /// share: the same command into /dev/null, then read by the process runner (discarded, and
+    /// hashed inline), so the reader sees how much of the wall time the command and its pipe
+    /// take on this machine before capture does anything.
+    fn run_once(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        runtime: &Runtime,
+        session: &Session,
+        cwd: &std::path::Path,
+    ) -> BenchResult<()> {
+        let start = Instant::now();
+        let status = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("{} > /dev/null", self.script))
+            .status()?;
+        self.alone.push(start.elapsed());
+        assert!(status.success());
+        let start = Instant::now();
+        let read = runner_alone(rt, &self.script, cwd, false)?;
+        self.piped.push(start.elapsed());
+        assert_eq!(read, GIB);
+        let start = Instant::now();
+        let read = runner_alone(rt, &self.script, cwd, true)?;
+        self.piped_hashed.push(start.elapsed());
+        assert_eq!(read, GIB);
+
+        let start = Instant::now();
+        let r = rt.block_on(runtime.run_batch(
+            session,
+            vec![bash_call(&self.script)],
+            CancellationToken::new(),
+        ))?;
+        self.big.push(start.elapsed());
+        if r[0].is_error || r[0].retained_output.iter().all(|o| o.bytes != GIB) {
+            return Err(format!("1 GiB run from {} failed: {}", self.name, r[0].text()).into());
+        }
+        Ok(())
+    }
+
+    fn report(&mut self, floor: Duration) {
+        // Both producers write the same bytes: the very first capture publishes a new artifact
+        // (fsynced: bash has effects); every later one finds it and discards its temp.
+        let in_order = self
+            .big
+            .iter()
+            .map(|d| format!("{d:.2?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (big, alone, piped, piped_hashed) = (
+            Stats::of(&mut self.big),
+            Stats::of(&mut self.alone),
+            Stats::of(&mut self.piped),
+            Stats::of(&mut self.piped_hashed),
+        );
+        println!("1 GiB stdout from {}:", self.name);
+        println!("  via bash (capture+hash+retain):        {big}");
+        println!(
+            "  ratio to the sha2 floor: {:.2}x (median); {:.0} MiB/s",
+            ratio(big.median, floor),
+            GIB as f64 / (1 << 20) as f64 / big.median.as_secs_f64()
+        );
+        println!("  in run order: {in_order}");
+        println!("  the command alone, into /dev/null:     {alone}");
+        println!("  read by the process runner, discarded: {piped}");
+        println!("  read by the process runner, sha2 inline: {piped_hashed}");
+        println!(
+            "  ratio bash / the runner reading and discarding: {:.2}x (median)",
+            ratio(big.median, piped.median)
+        );
+    }
+}
+
+/// The 1 GiB of `bytes` as a file under `target/bench-data/`, written once and reused (its
+/// contents are checked by length only: they are always the same lines).
+fn lines_file(bytes: &[u8]) -> BenchResult<std::path::PathBuf> {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+    };
+    let dir = target.join("bench-data");
+    std::fs::create_dir_all(&dir)?;
+    let dir = dir.canonicalize()?;
+    let path = dir.join(format!("bash_lines_{}.txt", bytes.len()));
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+        return Ok(path);
+    }
+    // Renaming only a complete file means an interrupted run never leaves a short one behind.
+    let partial = path.with_extension("txt.partial");
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, &path)?;
+    Ok(path)
+}
+
+/// `script` through the process runner alone, its output discarded or hashed inline; returns
+/// the stdout bytes read. The run is a task of its own, as a call is in the server: driven
+/// by `block_on` from this thread, every readiness event would be a hand-off from the worker
+/// that polls the reactor to this thread, which costs more than the reading itself.
+fn runner_alone(
+    rt: &tokio::runtime::Runtime,
     script: &str,
     cwd: &std::path::Path,
-    on_output: impl FnMut(tackle_process::OutputStream, &[u8]) -> Result<(), ()>,
-) -> BenchResult<tackle_process::RunOutcome<()>> {
-    let out = tackle_process::run(
-        tackle_process::RunSpec {
-            program: "/bin/sh".into(),
-            args: vec![OsString::from("-c"), OsString::from(script)],
-            cwd: cwd.to_path_buf(),
-            env: tackle_process::EnvPolicy::default(),
-            timeout: Duration::from_secs(600),
-            grace: Duration::from_secs(2),
-            stdin: None,
-        },
-        on_output,
-        CancellationToken::new(),
-    )
-    .await?;
-    Ok(out)
+    hash: bool,
+) -> BenchResult<u64> {
+    let spec = tackle_process::RunSpec {
+        program: "/bin/sh".into(),
+        args: vec![OsString::from("-c"), OsString::from(script)],
+        cwd: cwd.to_path_buf(),
+        env: tackle_process::EnvPolicy::default(),
+        timeout: Duration::from_secs(600),
+        grace: Duration::from_secs(2),
+        stdin: None,
+    };
+    let task = rt.spawn(async move {
+        let mut hasher = hash.then(Sha256::new);
+        let out = tackle_process::run(
+            spec,
+            |_, bytes| {
+                if let Some(h) = &mut hasher {
+                    h.update(bytes);
+                }
+                Ok::<(), ()>(())
+            },
+            CancellationToken::new(),
+        )
+        .await;
+        std::hint::black_box(hasher.map(Sha256::finalize));
+        out.map(|o| o.stdout_bytes)
+    });
+    Ok(rt.block_on(task)??)
 }
 
 /// VmHWM from /proc/self/status, in KiB.

@@ -371,3 +371,77 @@ async fn a_missing_program_is_a_spawn_error() {
         .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/prog"), "{err}");
 }
+
+/// Two streams both writing without pause: each must keep being read. A reader that kept
+/// serving whichever pipe was ready last would never see the other's bytes, and the run would
+/// only end at its timeout.
+#[tokio::test]
+async fn two_busy_streams_are_both_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = [0u64; 2];
+    let outcome = run(
+        spec("yes out & yes err >&2", dir.path(), Duration::from_secs(120)),
+        |s, b: &[u8]| {
+            bytes[s as usize] += b.len() as u64;
+            if bytes.iter().all(|&n| n >= 4 << 20) {
+                return Err("both streams flowed");
+            }
+            Ok(())
+        },
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.ended, Ended::Stopped("both streams flowed"));
+}
+
+/// A single line on stderr gets through while stdout is flooded.
+#[tokio::test]
+async fn a_flooded_stdout_does_not_hide_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(
+        spec("yes & echo marker >&2; wait", dir.path(), Duration::from_secs(120)),
+        |s, b: &[u8]| match s {
+            OutputStream::Stderr if b.starts_with(b"marker") => Err("stderr seen"),
+            _ => Ok(()),
+        },
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.ended, Ended::Stopped("stderr seen"));
+}
+
+/// The deadline and cancellation are observed while output never pauses (the reader does not
+/// only look at them when a pipe runs dry).
+#[tokio::test]
+async fn timeout_and_cancellation_end_a_run_that_never_stops_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let timed = run(
+        spec("yes", dir.path(), Duration::from_millis(300)),
+        |_, _: &[u8]| Ok::<(), ()>(()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(timed.ended, Ended::TimedOut);
+    assert!(timed.stdout_bytes > 0);
+
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let mut seen = 0u64;
+    let cancelled = run(
+        spec("yes", dir.path(), Duration::from_secs(120)),
+        |_, b: &[u8]| {
+            seen += b.len() as u64;
+            if seen >= 8 << 20 {
+                trigger.cancel();
+            }
+            Ok::<(), ()>(())
+        },
+        cancel,
+    )
+    .await
+    .unwrap();
+    assert_eq!(cancelled.ended, Ended::Cancelled);
+}

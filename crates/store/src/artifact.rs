@@ -709,7 +709,7 @@ enum CaptureSink {
 /// counts.
 ///
 /// Small output (up to [`CAPTURE_BUFFER`]) is hashed inline. Once a capture spills, bytes are
-/// gathered into 1 MiB blocks, each hashed on a `capture-hash` thread and then written to the
+/// gathered into 2 MiB blocks (huge pages where available), each hashed on a `capture-hash` thread and then written to the
 /// temp file on a `capture-write` thread (past the first few MiB, bypassing the page cache), so
 /// SHA-256 and the device work run beside the producer; a small pool of blocks bounds the memory
 /// and makes a slow hasher or device slow the writer down (see `spill.rs`).

@@ -445,6 +445,8 @@ struct Utf8Stream {
     sink: OutputSink,
     name: StreamName,
     carry: Vec<u8>,
+    /// Reused to build the text of a read that has invalid bytes.
+    lossy: String,
 }
 
 impl Utf8Stream {
@@ -453,42 +455,83 @@ impl Utf8Stream {
             sink,
             name,
             carry: Vec::new(),
+            lossy: String::new(),
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
-        if self.carry.is_empty() {
-            return self.emit(bytes);
+    fn push(&mut self, mut bytes: &[u8]) -> Result<(), ToolError> {
+        // A sequence split by the last read is completed with only the few bytes it still needs
+        // (at most three), not by joining it to this whole read: that copied every read after a
+        // split, which output with many multi-byte characters has on most reads. The small join
+        // may itself end in a new incomplete sequence, hence the loop; each turn consumes input.
+        while !self.carry.is_empty() && !bytes.is_empty() {
+            let need = utf8_width(self.carry[0])
+                .saturating_sub(self.carry.len())
+                .max(1);
+            let (head, rest) = bytes.split_at(need.min(bytes.len()));
+            let mut joined = std::mem::take(&mut self.carry);
+            joined.extend_from_slice(head);
+            bytes = rest;
+            self.emit(&joined)?;
         }
-        let mut joined = std::mem::take(&mut self.carry);
-        joined.extend_from_slice(bytes);
-        self.emit(&joined)
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.emit(bytes)
     }
 
+    /// Validation is SIMD (`simdutf8`, with the same error positions as `std`): it sees every
+    /// byte of the output, and `std`'s check costs about as much as SHA-256 once the text is not
+    /// ASCII.
     fn emit(&mut self, bytes: &[u8]) -> Result<(), ToolError> {
-        let mut rest = bytes;
+        let err = match simdutf8::compat::from_utf8(bytes) {
+            Ok(text) => return self.sink.write(Some(&self.name), text),
+            Err(e) => e,
+        };
+        let (valid, after) = bytes.split_at(err.valid_up_to());
+        if err.error_len().is_none() {
+            // Only a sequence cut by the end of the read: the text before it goes as it is, the
+            // cut one waits for the next read.
+            self.carry.clear();
+            self.carry.extend_from_slice(after);
+            return self.sink.write(Some(&self.name), known_valid(valid));
+        }
+        // Invalid bytes: the text is built once, with U+FFFD for each invalid sequence (as
+        // `String::from_utf8_lossy` does), so output that is mostly invalid (binary) reaches the
+        // sink in one piece per read rather than a few bytes at a time.
+        let mut text = std::mem::take(&mut self.lossy);
+        text.clear();
+        text.push_str(known_valid(valid));
+        let mut rest = after;
+        let mut err = err;
         loop {
-            match std::str::from_utf8(rest) {
-                Ok(text) => return self.sink.write(Some(&self.name), text),
+            match err.error_len() {
+                Some(bad) => {
+                    text.push('\u{fffd}');
+                    rest = &rest[bad..];
+                }
+                None => {
+                    self.carry.clear();
+                    self.carry.extend_from_slice(rest);
+                    break;
+                }
+            }
+            match simdutf8::compat::from_utf8(rest) {
+                Ok(valid) => {
+                    text.push_str(valid);
+                    break;
+                }
                 Err(e) => {
                     let (valid, after) = rest.split_at(e.valid_up_to());
-                    // The first `valid_up_to` bytes are valid UTF-8 by definition.
-                    let text = std::str::from_utf8(valid).unwrap_or_default();
-                    self.sink.write(Some(&self.name), text)?;
-                    match e.error_len() {
-                        Some(bad) => {
-                            self.sink.write(Some(&self.name), "\u{fffd}")?;
-                            rest = &after[bad..];
-                        }
-                        None => {
-                            // An incomplete sequence at the end: wait for the next read.
-                            self.carry = after.to_vec();
-                            return Ok(());
-                        }
-                    }
+                    text.push_str(known_valid(valid));
+                    rest = after;
+                    err = e;
                 }
             }
         }
+        let written = self.sink.write(Some(&self.name), &text);
+        self.lossy = text;
+        written
     }
 
     fn finish(&mut self) -> Result<(), ToolError> {
@@ -498,6 +541,23 @@ impl Utf8Stream {
         let rest = std::mem::take(&mut self.carry);
         self.sink
             .write(Some(&self.name), &String::from_utf8_lossy(&rest))
+    }
+}
+
+/// `bytes` as text, where a validator has already found them valid UTF-8. Checked again rather
+/// than trusted (no `unsafe`); with SIMD the second look costs little, and it only happens for a
+/// read that did not end on a character boundary or has invalid bytes.
+fn known_valid(bytes: &[u8]) -> &str {
+    simdutf8::basic::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The length of the UTF-8 sequence that `lead` starts (1 for a byte that starts none).
+fn utf8_width(lead: u8) -> usize {
+    match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 1,
     }
 }
 
@@ -537,6 +597,62 @@ mod tests {
         assert!(!g.armed());
         let g = SearchGate::new(SearchGateMode::Allow, &names(&["grep"]));
         assert!(!g.armed());
+    }
+
+    /// Keeps everything a stream writes.
+    #[derive(Default)]
+    struct Collect(std::sync::Mutex<String>);
+
+    impl tackle_tool::ProgressReceiver for Collect {
+        fn accept(&self, progress: tackle_tool::ToolProgress) -> Result<(), ToolError> {
+            for chunk in progress.output {
+                self.0.lock().unwrap().push_str(&chunk.text);
+            }
+            Ok(())
+        }
+
+        fn accept_output(&self, _: Option<&StreamName>, text: &str) -> Result<(), ToolError> {
+            self.0.lock().unwrap().push_str(text);
+            Ok(())
+        }
+    }
+
+    /// However the bytes are cut into reads, the text is what decoding them whole gives:
+    /// sequences cut by a read are joined, invalid bytes become U+FFFD, and so does a sequence
+    /// left unfinished at the end.
+    #[test]
+    fn utf8_stream_text_does_not_depend_on_read_boundaries() {
+        let inputs: [&[u8]; 7] = [
+            "aé€😀z".as_bytes(),
+            "日本語のテキスト".as_bytes(),
+            b"\xe2\x82",
+            // A truncated sequence right before a whole one: completing the first with the
+            // next read's bytes must not swallow the start of the second.
+            b"a\xe2\x82\xe2\x82\xacb",
+            b"\xf0\x9f\x41\xff\xc3",
+            b"\xf0\x9f\x98",
+            // Binary: invalid bytes between short valid runs, and cut sequences among them.
+            b"\xff\xfeab\x80c\xe2\x82\xacd\xed\xa0\x80\xc0\xafe\xf4\x90\x80\x80\xe2\x82",
+        ];
+        for input in inputs {
+            let whole = String::from_utf8_lossy(input).into_owned();
+            for i in 0..=input.len() {
+                for j in i..=input.len() {
+                    let collected = std::sync::Arc::new(Collect::default());
+                    let mut s =
+                        Utf8Stream::new(OutputSink::new(collected.clone()), stream("stdout"));
+                    for read in [&input[..i], &input[i..j], &input[j..]] {
+                        s.push(read).unwrap();
+                    }
+                    s.finish().unwrap();
+                    assert_eq!(
+                        *collected.0.lock().unwrap(),
+                        whole,
+                        "{input:?} read as [..{i}], [{i}..{j}], [{j}..]"
+                    );
+                }
+            }
+        }
     }
 
     struct NoArtifacts;
