@@ -122,6 +122,7 @@ fn main() -> BenchResult<()> {
             .output()?;
         bare.push(start.elapsed());
         assert!(out.status.success());
+        pause();
         let start = Instant::now();
         rt.block_on(tackle_process::run(
             tackle_process::RunSpec {

@@ -380,7 +380,11 @@ async fn two_busy_streams_are_both_read() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = [0u64; 2];
     let outcome = run(
-        spec("yes out & yes err >&2", dir.path(), Duration::from_secs(120)),
+        spec(
+            "yes out & yes err >&2",
+            dir.path(),
+            Duration::from_secs(120),
+        ),
         |s, b: &[u8]| {
             bytes[s as usize] += b.len() as u64;
             if bytes.iter().all(|&n| n >= 4 << 20) {
@@ -400,7 +404,11 @@ async fn two_busy_streams_are_both_read() {
 async fn a_flooded_stdout_does_not_hide_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let outcome = run(
-        spec("yes & echo marker >&2; wait", dir.path(), Duration::from_secs(120)),
+        spec(
+            "yes & echo marker >&2; wait",
+            dir.path(),
+            Duration::from_secs(120),
+        ),
         |s, b: &[u8]| match s {
             OutputStream::Stderr if b.starts_with(b"marker") => Err("stderr seen"),
             _ => Ok(()),
