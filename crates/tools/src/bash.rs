@@ -6,7 +6,9 @@
 //! command becomes a `tool.bash.cmd:<verb> <args…>` routing key and every redirection target a
 //! `write:<path>` key, so the gate decides on what would actually run. `execute` streams stdout
 //! and stderr as two named streams through the process runner (`tackle-process`), which ends
-//! the whole process group on timeout or cancellation.
+//! the whole process group on timeout or cancellation; the script parses once for all three,
+//! and a script parsed whole may run in a shell started ahead of the call
+//! ([`tackle_process::Shell`]), which behaves as `sh -c` would.
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -123,8 +125,8 @@ impl SearchGate {
         }
     }
 
-    /// The advice for a search-shaped command, if this gate can redirect it.
-    /// The refusal for a parsed script (`None`: it did not parse, and the gate fails open).
+    /// The advice for a search-shaped command of a parsed script, if this gate can redirect
+    /// it (`program` is `None` when the script did not parse: the gate fails open).
     fn advice(&self, program: Option<&brush_parser::ast::Program>) -> Option<String> {
         if !self.armed() {
             return None;
