@@ -279,17 +279,15 @@ impl Inner {
             slot.starting = true;
         }
         let cwd = cwd.to_path_buf();
+        let starting = Starting(self);
         Some(tokio::task::spawn_blocking(move || {
-            let warm = self.start(cwd);
-            let old = {
-                let mut slot = self.slot();
-                slot.starting = false;
-                warm.and_then(|w| slot.ready.replace(w))
-            };
-            self.started.notify_waiters();
+            let inner = &starting.0;
+            let warm = inner.start(cwd);
+            let old = warm.and_then(|w| inner.slot().ready.replace(w));
             if let Some(old) = old {
                 old.discard();
             }
+            // `starting` ends here, waking whoever waits for this start.
         }))
     }
 
@@ -313,6 +311,18 @@ impl Inner {
             cwd_id,
             env,
         })
+    }
+}
+
+/// A start in progress. Dropping it, after the start or instead of it (a runtime shut down
+/// before the blocking task ran), ends the start and wakes the runs waiting for it, so none
+/// waits for a start that will never come.
+struct Starting(Arc<Inner>);
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        self.0.slot().starting = false;
+        self.0.started.notify_waiters();
     }
 }
 

@@ -386,3 +386,34 @@ async fn setsid_escapees_of_a_prestarted_run_are_ended_however_long_it_waited() 
     }
     assert!(!alive(escapee), "the setsid escapee outlived its run");
 }
+
+#[test]
+fn a_shell_outlives_the_runtime_that_started_its_next_shell() {
+    let warm = shell(true);
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..5 {
+        // The run asks for the next shell on this runtime's blocking pool; the runtime is shut
+        // down at once, before or after that start runs.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let c = rt.block_on(run(&warm, "echo once", true, dir.path()));
+        assert_eq!(c.stdout, "once\n");
+        rt.shutdown_background();
+    }
+    // A later runtime still runs scripts: nothing waits for a start that never came.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let c = rt.block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            run(&warm, "echo later", true, dir.path()),
+        )
+        .await
+        .expect("the run waited for a start that never came")
+    });
+    assert_eq!(c.stdout, "later\n");
+}
