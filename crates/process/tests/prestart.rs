@@ -417,3 +417,35 @@ fn a_shell_outlives_the_runtime_that_started_its_next_shell() {
     });
     assert_eq!(c.stdout, "later\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_runs_share_the_shell_started_ahead_without_mixing_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(warm) = warmed(dir.path()).await else {
+        return;
+    };
+    for _ in 0..3 {
+        let runs = (0..8).map(|i| {
+            let (warm, dir) = (warm.clone(), dir.path().to_path_buf());
+            tokio::spawn(async move {
+                let script = format!("echo run-{i}; echo err-{i} >&2; exit {i}");
+                let c = run(&warm, &script, true, &dir).await;
+                (i, c)
+            })
+        });
+        let mut prestarted = 0;
+        for handle in runs.collect::<Vec<_>>() {
+            let (i, c) = handle.await.unwrap();
+            assert_eq!(c.stdout, format!("run-{i}\n"));
+            assert_eq!(c.stderr, format!("err-{i}\n"));
+            assert_eq!(c.outcome.status.code, Some(i));
+            prestarted += usize::from(c.outcome.prestarted);
+        }
+        // The shell started ahead went to one of them (and each run got its own output, so no
+        // shell ran two scripts).
+        assert!(prestarted >= 1, "the shell started ahead was not used");
+        warm.warm_up(dir.path()).await;
+    }
+    drop(warm);
+    assert!(none_left_in(dir.path()).await);
+}
