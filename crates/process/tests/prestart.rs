@@ -208,6 +208,21 @@ fn prestarted_in(dir: &Path) -> Vec<i32> {
         .collect()
 }
 
+/// The one pre-started shell in `dir`. `warm_up` returns once the spawn has returned, which
+/// can be a moment before the kernel shows the new program's argv in `/proc`: wait (bounded).
+async fn the_one_started_in(dir: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let pids = prestarted_in(dir);
+        if pids.len() == 1 || Instant::now() >= deadline {
+            assert_eq!(pids.len(), 1, "{pids:?}");
+            return pids[0];
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Wait (bounded) until no pre-started shell runs in `dir`.
 async fn none_left_in(dir: &Path) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -229,7 +244,7 @@ async fn a_shell_started_for_another_directory_is_not_used_and_not_left() {
     }
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     warm.warm_up(a.path()).await;
-    assert_eq!(prestarted_in(a.path()).len(), 1);
+    the_one_started_in(a.path()).await;
     let c = run(&warm, "pwd -P", true, b.path()).await;
     assert!(!c.outcome.prestarted);
     assert_eq!(
@@ -267,10 +282,9 @@ async fn a_prestarted_shell_that_died_is_replaced_by_a_fresh_one() {
     let Some(warm) = warmed(dir.path()).await else {
         return;
     };
-    let pids = prestarted_in(dir.path());
-    assert_eq!(pids.len(), 1);
+    let pid = the_one_started_in(dir.path()).await;
     // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
-    unsafe { libc::kill(pids[0], libc::SIGKILL) };
+    unsafe { libc::kill(pid, libc::SIGKILL) };
     assert!(none_left_in(dir.path()).await);
     let c = run(&warm, "echo still-runs", true, dir.path()).await;
     assert!(!c.outcome.prestarted);
@@ -284,7 +298,7 @@ async fn dropping_the_shell_ends_the_one_started_ahead() {
     let Some(warm) = warmed(dir.path()).await else {
         return;
     };
-    assert_eq!(prestarted_in(dir.path()).len(), 1);
+    the_one_started_in(dir.path()).await;
     drop(warm);
     assert!(none_left_in(dir.path()).await);
 }
@@ -303,7 +317,7 @@ async fn after_a_run_the_next_shell_is_started_ahead() {
     );
     // The replacement is started in the background; warm_up waits for it (or starts one).
     warm.warm_up(dir.path()).await;
-    assert_eq!(prestarted_in(dir.path()).len(), 1);
+    the_one_started_in(dir.path()).await;
     let second = run(&warm, "echo second", true, dir.path()).await;
     assert!(second.outcome.prestarted);
     assert_eq!(second.stdout, "second\n");
@@ -320,7 +334,7 @@ async fn timeout_and_cancellation_end_a_prestarted_run_and_its_group() {
         "trap '' TERM; sleep 30 & echo $!; wait",
         true,
         dir.path(),
-        Duration::from_millis(300),
+        Duration::from_millis(1000),
         CancellationToken::new(),
     )
     .await;
