@@ -4,11 +4,10 @@
 //! Each stage is a function of its own; this file only sequences them. Every call that reaches
 //! here gets exactly one `call_started` and one `call_finished`, whatever happens to it.
 
+use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
-
-use std::any::Any;
 
 use futures::FutureExt as _;
 use tackle_protocol::{

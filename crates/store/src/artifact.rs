@@ -824,7 +824,7 @@ impl Capture {
         };
         let path = std::mem::take(&mut self.path);
         // From here on the temp is published or removed below: nothing is left for Drop.
-        let (file, hasher, _direct_bytes) = match spilled.finish() {
+        let (file, hasher) = match spilled.finish() {
             Ok(done) => done,
             Err(err) => {
                 let _ = fs::remove_file(&path);

@@ -121,7 +121,7 @@ pub(crate) struct BlockWriter {
     file: File,
     direct: Direct,
     written: u64,
-    /// Bytes that went past the page cache (for tests and measurements).
+    /// Bytes that went past the page cache (what the tests check).
     direct_bytes: u64,
 }
 
@@ -187,6 +187,7 @@ impl BlockWriter {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn direct_bytes(&self) -> u64 {
         self.direct_bytes
     }
@@ -202,8 +203,8 @@ fn is_aligned(data: &[u8], offset: u64) -> bool {
         && offset.is_multiple_of(DIRECT_ALIGN as u64)
 }
 
-/// What the writing thread hands back: the file (lock still held) and how much went direct.
-type Written = io::Result<(File, u64)>;
+/// What the writing thread hands back: the file, its lock still held.
+type Written = io::Result<File>;
 
 /// A spilled capture's bytes gathered into blocks; each full block goes to the hashing thread,
 /// then to the writing thread, then back to the pool.
@@ -265,8 +266,7 @@ impl SpilledSink {
                     // The caller may have finished or gone; the block is then simply freed.
                     let _ = give_back.try_send(block);
                 }
-                let direct = writer.direct_bytes();
-                Ok((writer.into_file(), direct))
+                Ok(writer.into_file())
             });
         let write_thread = match write_thread {
             Ok(thread) => thread,
@@ -349,8 +349,8 @@ impl SpilledSink {
     }
 
     /// Submits the last bytes, waits until everything is hashed and written, and returns the
-    /// file (its lock still held), the hash, and how many bytes bypassed the page cache.
-    pub(crate) fn finish(mut self) -> io::Result<(File, Sha256, u64)> {
+    /// file (its lock still held) and the hash.
+    pub(crate) fn finish(mut self) -> io::Result<(File, Sha256)> {
         if let Some(last) = self.pending.take().filter(|b| b.len > 0) {
             self.submit(last)?;
         }
@@ -361,13 +361,13 @@ impl SpilledSink {
             .ok_or_else(threads_stopped)?
             .join()
             .map_err(|_| threads_stopped())?;
-        let (file, direct) = self
+        let file = self
             .write_thread
             .take()
             .ok_or_else(threads_stopped)?
             .join()
             .map_err(|_| threads_stopped())??;
-        Ok((file, hasher, direct))
+        Ok((file, hasher))
     }
 }
 
