@@ -232,6 +232,17 @@ impl Root {
         resolve_lexically(&self.path, input)
     }
 
+    /// The in-root path `rel` names once every symlink on it is followed (the final one
+    /// included): what a rule about the file, rather than about the name, must see. Parts that
+    /// do not exist yet are kept as written. `OutsideRoot` when a link leads out of the root.
+    ///
+    /// The answer is only as fresh as the moment it was computed: the open that follows still
+    /// resolves beneath the root handle, so a race can change which in-root file is meant,
+    /// never make one outside reachable.
+    pub fn real_path(&self, rel: &RelPath) -> Result<RelPath, FsError> {
+        self.expand_links(rel, true)
+    }
+
     /// Opens a regular file for reading, or lists a directory.
     ///
     /// Symlinks are followed only while they stay beneath the root. FIFOs, sockets and devices
