@@ -24,6 +24,7 @@ use tackle_tool::{
     Tool, ToolCompletion, ToolError,
 };
 
+use crate::shell::Dialect;
 use crate::shell::analyze::{analyze_parsed, parse};
 use crate::shell::denylist::refusal;
 use crate::shell::keys::{BASH_CMD_ACTION, command_targets};
@@ -288,7 +289,7 @@ impl Tool for Bash {
             }
             (advice, _) => advice,
         };
-        let analysis = analyze_parsed(program.as_ref());
+        let analysis = analyze_parsed(program.as_ref(), Dialect::Sh);
         if let Some(why) = refusal(&args.command, &analysis) {
             return Err(ToolError::new(
                 COMMAND_REFUSED,

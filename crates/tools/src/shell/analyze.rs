@@ -5,6 +5,8 @@ use brush_parser::ParserOptions;
 use brush_parser::ast::{self, Command, CommandPrefixOrSuffixItem, CompoundCommand, IoRedirect};
 use brush_parser::word::{WordPiece, WordPieceWithSource};
 
+use super::Dialect;
+
 /// More simple commands than this in one script is unresolved (a key list nobody can review).
 pub const MAX_COMMANDS: usize = 64;
 /// Nesting of `$(…)`, `sh -c`, `eval` deeper than this is unresolved.
@@ -58,14 +60,14 @@ pub struct Analysis {
     pub unresolved: bool,
 }
 
-/// Analyze a whole script.
-pub fn analyze(script: &str) -> Analysis {
-    analyze_parsed(parse(script).as_ref())
+/// Analyze a whole script, as `dialect` would run it.
+pub fn analyze(script: &str, dialect: Dialect) -> Analysis {
+    analyze_parsed(parse(script).as_ref(), dialect)
 }
 
 /// Analyze a script already parsed with [`parse`] (`None`: it did not parse), so a caller that
 /// also needs the syntax tree parses it once.
-pub fn analyze_parsed(program: Option<&ast::Program>) -> Analysis {
+pub fn analyze_parsed(program: Option<&ast::Program>, _dialect: Dialect) -> Analysis {
     let mut a = Analysis::default();
     match program {
         Some(program) => walk_program(program, 0, &mut a),

@@ -1,6 +1,7 @@
 //! The shell corpus: scripts a model might send (and bypass attempts), each with the command
 //! targets (`tool.bash.cmd:<target>`), the files written, and what the search gate says.
 
+use super::Dialect;
 use super::analyze::analyze;
 use super::denylist::refusal;
 use super::keys::command_targets;
@@ -207,7 +208,7 @@ const KEYS: &[(&str, &[&str], &[&str])] = &[
 fn command_keys_corpus() {
     let mut failures = Vec::new();
     for (script, targets, writes) in KEYS {
-        let a = analyze(script);
+        let a = analyze(script, Dialect::Bash);
         let got = command_targets(&a);
         if got != *targets || a.writes != *writes {
             failures.push(format!(
@@ -222,9 +223,9 @@ fn command_keys_corpus() {
 #[test]
 fn too_many_commands_is_unresolved() {
     let script = vec!["true"; 100].join("; ");
-    assert_eq!(command_targets(&analyze(&script)), vec!["?"]);
+    assert_eq!(command_targets(&analyze(&script, Dialect::Bash)), vec!["?"]);
     let nested = "echo $(".repeat(20) + "x" + &")".repeat(20);
-    assert!(command_targets(&analyze(&nested)).contains(&"?".to_owned()));
+    assert!(command_targets(&analyze(&nested, Dialect::Bash)).contains(&"?".to_owned()));
 }
 
 /// (script, the search tool it is redirected to, if gated)
@@ -314,7 +315,7 @@ const DENY: &[(&str, bool)] = &[
 fn denylist_corpus() {
     let mut failures = Vec::new();
     for (script, refused) in DENY {
-        let got = refusal(script, &analyze(script));
+        let got = refusal(script, &analyze(script, Dialect::Bash));
         if got.is_some() != *refused {
             failures.push(format!("{script:?}: got {got:?}, want refused={refused}"));
         }

@@ -12,6 +12,17 @@
 //! which becomes the key `tool.bash.cmd:?` that no allow rule matches. Rejected: splitting on
 //! `;`/`&&`/`|` with a regex, which every quoting trick defeats.
 
+/// The shell that will run a script. The analyzer models bash; under another `sh` every
+/// construct whose meaning differs from bash's must be unresolved, so a key never names less
+/// than what runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// `bash -c`: the grammar the analyzer reads.
+    Bash,
+    /// A POSIX `sh` that is not bash (dash, busybox ash).
+    Sh,
+}
+
 pub mod analyze;
 pub mod denylist;
 pub mod keys;
