@@ -11,7 +11,7 @@
 //! ([`tackle_process::Shell`]), which behaves as `sh -c` would.
 
 use std::borrow::Cow;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -25,9 +25,10 @@ use tackle_tool::{
 };
 
 use crate::shell::Dialect;
-use crate::shell::analyze::{analyze_parsed, parse};
+use crate::shell::analyze::{Analysis, analyze_parsed, parse, text_unresolved};
 use crate::shell::denylist::refusal;
-use crate::shell::keys::{BASH_CMD_ACTION, command_targets};
+use crate::shell::keys::{BASH_CMD_ACTION, UNRESOLVED, command_targets};
+use crate::shell::paths::file_keys;
 use crate::shell::search_gate::find_search_parsed;
 
 /// Used when a call gives no `timeout`.
@@ -256,7 +257,7 @@ impl Tool for Bash {
     }
 
     fn permission_actions(&self) -> &'static [&'static str] {
-        &[BASH_CMD_ACTION, "write"]
+        &[BASH_CMD_ACTION, "write", "read"]
     }
 
     fn prepare(
@@ -289,7 +290,11 @@ impl Tool for Bash {
             }
             (advice, _) => advice,
         };
-        let analysis = analyze_parsed(program.as_ref(), Dialect::Sh);
+        let dialect = Dialect::Sh;
+        let mut analysis = analyze_parsed(program.as_ref(), dialect);
+        if text_unresolved(&args.command, dialect) {
+            analysis.unresolved = true;
+        }
         if let Some(why) = refusal(&args.command, &analysis) {
             return Err(ToolError::new(
                 COMMAND_REFUSED,
@@ -300,22 +305,7 @@ impl Tool for Bash {
                 ),
             ));
         }
-        let mut resources: Vec<PermissionResource> = command_targets(&analysis)
-            .into_iter()
-            .map(|target| PermissionResource {
-                action: Action::Custom(BASH_CMD_ACTION),
-                target,
-            })
-            .collect();
-        for path in &analysis.writes {
-            if let Some(key) = write_key(cx.root, path)
-                && !resources
-                    .iter()
-                    .any(|r| r.action == Action::Write && r.target == key)
-            {
-                resources.push(PermissionResource::write(key));
-            }
-        }
+        let resources = routing_keys(&analysis, cx.root);
         Ok(Prepared::new(
             Routing { resources },
             BashPlan {
@@ -417,29 +407,52 @@ impl Tool for Bash {
 /// The `write:` key of a redirection target: root-relative and normalized when inside the
 /// root, absolute and normalized otherwise; `None` for `/dev/null` and the standard streams.
 pub fn write_key(root: &Path, target: &str) -> Option<String> {
-    if matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr") {
-        return None;
-    }
-    let joined = if target.starts_with('/') {
-        PathBuf::from(target)
-    } else {
-        root.join(target)
-    };
-    let mut normal = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                normal.pop();
+    crate::shell::paths::normalize(root, target)
+}
+
+/// The permission keys of an analysed line: a `tool.bash.cmd:` key per command, then for each
+/// file a redirection writes or reads the name given and the path it resolves to. A file that
+/// cannot be named (`~` without `$HOME`), and a `cd` to a bare name while `CDPATH` is set, add
+/// `tool.bash.cmd:?`.
+fn routing_keys(analysis: &Analysis, root: &Path) -> Vec<PermissionResource> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut unresolved =
+        analysis.cd_by_name && std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
+    let mut files: Vec<PermissionResource> = Vec::new();
+    for (action, list) in [
+        (Action::Write, &analysis.writes),
+        (Action::Read, &analysis.reads),
+    ] {
+        for location in list {
+            match file_keys(root, home.as_deref(), location) {
+                Some(keys) => {
+                    for target in keys {
+                        let r = PermissionResource {
+                            action: action.clone(),
+                            target,
+                        };
+                        if !files.contains(&r) {
+                            files.push(r);
+                        }
+                    }
+                }
+                None => unresolved = true,
             }
-            Component::Normal(p) => normal.push(p),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
         }
     }
-    match normal.strip_prefix(root) {
-        Ok(rel) if rel.as_os_str().is_empty() => Some(".".to_owned()),
-        Ok(rel) => Some(rel.to_string_lossy().into_owned()),
-        Err(_) => Some(normal.to_string_lossy().into_owned()),
+    let mut targets = command_targets(analysis);
+    if unresolved && !targets.iter().any(|t| t == UNRESOLVED) {
+        targets.push(UNRESOLVED.to_owned());
     }
+    let mut resources: Vec<PermissionResource> = targets
+        .into_iter()
+        .map(|target| PermissionResource {
+            action: Action::Custom(BASH_CMD_ACTION),
+            target,
+        })
+        .collect();
+    resources.extend(files);
+    resources
 }
 
 /// Bytes from a pipe → text for a named stream: UTF-8 sequences split across reads are joined,
@@ -673,6 +686,15 @@ mod tests {
         registered: &[&str],
         command: &str,
     ) -> Result<Prepared<BashPlan>, ToolError> {
+        prepare_in(Path::new("/work/proj"), mode, registered, command)
+    }
+
+    fn prepare_in(
+        root: &Path,
+        mode: SearchGateMode,
+        registered: &[&str],
+        command: &str,
+    ) -> Result<Prepared<BashPlan>, ToolError> {
         let registered: Vec<String> = registered.iter().map(|s| (*s).to_owned()).collect();
         let bash = Bash::new(
             SearchGate::new(mode, &registered),
@@ -681,7 +703,7 @@ mod tests {
             false,
         );
         let cx = PrepareContext {
-            root: Path::new("/work/proj"),
+            root,
             session: &tackle_tool::protocol::SessionId("s".into()),
             call_id: &tackle_tool::protocol::CallId("c".into()),
             artifacts: &NoArtifacts,
@@ -731,10 +753,16 @@ mod tests {
 
     #[test]
     fn routing_has_a_key_per_command_and_write() {
-        let p = prepare(
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let p = prepare_in(
+            &root,
             SearchGateMode::Enforce,
             &["bash"],
-            "git add . && git commit -m 'x' > log.txt; cat $(ls) >> /work/proj/b/../all.txt",
+            &format!(
+                "git add . && git commit -m 'x' > log.txt; cat $(ls) >> {}/b/../all.txt",
+                root.display()
+            ),
         )
         .ok()
         .unwrap();

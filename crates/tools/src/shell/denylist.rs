@@ -37,7 +37,9 @@ pub fn refusal(script: &str, a: &Analysis) -> Option<String> {
         return Some("a fork bomb".to_owned());
     }
     for path in &a.writes {
-        if is_device(path) {
+        if let super::analyze::Location::Path(path) = path
+            && is_device(path)
+        {
             return Some(format!("a write to the block device `{path}`"));
         }
     }

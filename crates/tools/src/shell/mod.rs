@@ -24,9 +24,13 @@ pub enum Dialect {
 }
 
 pub mod analyze;
+pub mod arith;
+pub mod builtins;
 pub mod denylist;
 pub mod keys;
+pub mod paths;
 pub mod search_gate;
+pub mod sensitive;
 
 #[cfg(test)]
 mod corpus;

@@ -8,7 +8,7 @@
 
 use brush_parser::ast::{self, Command, CompoundCommand};
 
-use super::analyze::{parse, word};
+use super::analyze::{decode, parse};
 use super::keys::basename;
 
 /// `find` predicates that act on files rather than list them.
@@ -76,8 +76,7 @@ fn command(c: &Command) -> Option<SearchHit> {
 }
 
 fn simple(s: &ast::SimpleCommand) -> Option<SearchHit> {
-    let mut scratch = super::analyze::Analysis::default();
-    let verb = word(&s.word_or_name.as_ref()?.value, 0, &mut scratch).literal?;
+    let verb = decode(&s.word_or_name.as_ref()?.value).literal?;
     // A bare name or an absolute path (`/usr/bin/grep`); `./grep` is the project's own program.
     if verb.contains('/') && !verb.starts_with('/') {
         return None;
@@ -90,7 +89,7 @@ fn simple(s: &ast::SimpleCommand) -> Option<SearchHit> {
             _ => None,
         });
         for a in args {
-            let decoded = word(a, 0, &mut scratch).literal;
+            let decoded = decode(a).literal;
             match decoded {
                 Some(d) if FIND_ACTIONS.contains(&d.as_str()) => return None,
                 // An argument we cannot read might be an action: fail open.
