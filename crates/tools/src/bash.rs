@@ -11,7 +11,7 @@
 //! ([`tackle_process::Shell`]), which behaves as `sh -c` would.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -20,15 +20,15 @@ use serde_json::json;
 use tackle_process::{Ended, EnvPolicy, OutputStream, Shell, ShellRun, StdinRegistry};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
-    Action, ExecuteContext, OutputSink, PermissionResource, PrepareContext, Prepared, Routing,
+    ExecuteContext, OutputSink, PrepareContext, Prepared, Routing,
     Tool, ToolCompletion, ToolError,
 };
 
 use crate::shell::Dialect;
-use crate::shell::analyze::{Analysis, analyze_parsed, parse, text_unresolved};
+use crate::shell::analyze::{analyze_parsed, parse, text_unresolved};
 use crate::shell::denylist::refusal;
-use crate::shell::keys::{BASH_CMD_ACTION, UNRESOLVED, command_targets};
-use crate::shell::paths::file_keys;
+use crate::shell::keys::BASH_CMD_ACTION;
+use crate::shell::routing::{LineEnvironment, routing_keys};
 use crate::shell::search_gate::find_search_parsed;
 
 /// Used when a call gives no `timeout`.
@@ -305,7 +305,7 @@ impl Tool for Bash {
                 ),
             ));
         }
-        let resources = routing_keys(&analysis, cx.root);
+        let resources = routing_keys(&analysis, cx.root, &LineEnvironment::inherited());
         Ok(Prepared::new(
             Routing { resources },
             BashPlan {
@@ -408,51 +408,6 @@ impl Tool for Bash {
 /// root, absolute and normalized otherwise; `None` for `/dev/null` and the standard streams.
 pub fn write_key(root: &Path, target: &str) -> Option<String> {
     crate::shell::paths::normalize(root, target)
-}
-
-/// The permission keys of an analysed line: a `tool.bash.cmd:` key per command, then for each
-/// file a redirection writes or reads the name given and the path it resolves to. A file that
-/// cannot be named (`~` without `$HOME`), and a `cd` to a bare name while `CDPATH` is set, add
-/// `tool.bash.cmd:?`.
-fn routing_keys(analysis: &Analysis, root: &Path) -> Vec<PermissionResource> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut unresolved =
-        analysis.cd_by_name && std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
-    let mut files: Vec<PermissionResource> = Vec::new();
-    for (action, list) in [
-        (Action::Write, &analysis.writes),
-        (Action::Read, &analysis.reads),
-    ] {
-        for location in list {
-            match file_keys(root, home.as_deref(), location) {
-                Some(keys) => {
-                    for target in keys {
-                        let r = PermissionResource {
-                            action: action.clone(),
-                            target,
-                        };
-                        if !files.contains(&r) {
-                            files.push(r);
-                        }
-                    }
-                }
-                None => unresolved = true,
-            }
-        }
-    }
-    let mut targets = command_targets(analysis);
-    if unresolved && !targets.iter().any(|t| t == UNRESOLVED) {
-        targets.push(UNRESOLVED.to_owned());
-    }
-    let mut resources: Vec<PermissionResource> = targets
-        .into_iter()
-        .map(|target| PermissionResource {
-            action: Action::Custom(BASH_CMD_ACTION),
-            target,
-        })
-        .collect();
-    resources.extend(files);
-    resources
 }
 
 /// Bytes from a pipe → text for a named stream: UTF-8 sequences split across reads are joined,

@@ -919,12 +919,18 @@ impl<'a> Walker<'a> {
     /// either way.
     fn pieces_literal(&mut self, pieces: &[WordPieceWithSource]) -> Option<String> {
         let mut out = Some(String::new());
+        // An unquoted `[` starts a glob bracket that a `]` in any later piece may close.
+        let mut open_bracket = false;
         let push = |out: &mut Option<String>, s: &str| {
             if let Some(o) = out {
                 o.push_str(s);
             }
         };
         for p in pieces {
+            if open_bracket && !matches!(p.piece, WordPiece::Text(_)) {
+                // Conservatively: a bracket left open may be closed by what follows.
+                out = None;
+            }
             match &p.piece {
                 WordPiece::Text(t) => {
                     let brace =
@@ -933,9 +939,10 @@ impl<'a> Walker<'a> {
                         self.sh_only();
                     }
                     // Unquoted glob and brace characters expand against the file system.
-                    if t.contains(['*', '?', '[']) || brace {
+                    if is_glob(t) || brace || (open_bracket && t.contains(']')) {
                         out = None;
                     }
+                    open_bracket |= t.contains('[');
                     push(&mut out, t);
                 }
                 WordPiece::SingleQuotedText(t) => push(&mut out, t),
@@ -1155,6 +1162,11 @@ impl<'a> Walker<'a> {
                 self.unresolved();
             }
             self.word(op);
+            // Inside double quotes a `'` in an operand quotes nothing (`"${x:-'$(cmd)'}"` runs
+            // cmd): walk it as if unquoted as well.
+            if op.contains('\'') {
+                self.word(&op.replace('\'', ""));
+            }
         }
     }
 
@@ -1192,10 +1204,16 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// Whether unquoted text is a glob pattern: `*`, `?`, or a `[` closed by a later `]` (a lone
+/// `[`, as in `[ -f x ]`, matches only itself).
+fn is_glob(t: &str) -> bool {
+    t.contains(['*', '?']) || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
+}
+
 /// Whether a piece expands to exactly its own field: quoted, or plain text without globs.
 fn quoted_or_inert(p: &WordPiece) -> bool {
     match p {
-        WordPiece::Text(t) => !t.contains(['*', '?', '[', '{']),
+        WordPiece::Text(t) => !is_glob(t) && !t.contains('{'),
         WordPiece::SingleQuotedText(_)
         | WordPiece::AnsiCQuotedText(_)
         | WordPiece::DoubleQuotedSequence(_)

@@ -29,8 +29,10 @@ pub mod builtins;
 pub mod denylist;
 pub mod keys;
 pub mod paths;
+pub mod routing;
 pub mod search_gate;
 pub mod sensitive;
 
 #[cfg(test)]
 mod corpus;
+#[cfg(test)] mod dump_tmp;
