@@ -20,8 +20,7 @@ use serde_json::json;
 use tackle_process::{Ended, EnvPolicy, OutputStream, Shell, ShellRun, StdinRegistry};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
-    ExecuteContext, OutputSink, PrepareContext, Prepared, Routing,
-    Tool, ToolCompletion, ToolError,
+    ExecuteContext, OutputSink, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::shell::Dialect;

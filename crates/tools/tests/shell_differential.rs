@@ -10,9 +10,15 @@
 //! `⏎` for a newline) plus lines generated from a grammar of constructs by a seeded generator.
 //! The shell runs as an unprivileged user (`setpriv`), with `PATH` holding only the shims.
 
+// A test binary of its own (`harness = false`, so it prints its figures): a failed set-up
+// step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -21,7 +27,7 @@ use std::time::{Duration, SystemTime};
 
 use tackle_tools::shell::Dialect;
 use tackle_tools::shell::analyze::{Analysis, SimpleCommand, analyze};
-use tackle_tools::shell::keys::{basename, command_target};
+use tackle_tools::shell::keys::{basename, command_target, command_targets};
 use tackle_tools::shell::routing::{LineEnvironment, routing_keys};
 use tackle_tools::shell::sensitive::changes_commands;
 
@@ -145,8 +151,11 @@ fn observed(before: &Snapshot, after: &Snapshot) -> (Vec<PathBuf>, Vec<PathBuf>)
             None => written.push(p.clone()),
             Some(b) if b.kind == "dir" && a.kind == "dir" => {}
             Some(b) => {
-                let changed = (b.kind, b.len, b.mtime, b.mtime_ns, b.ctime, b.ctime_ns, b.ino)
-                    != (a.kind, a.len, a.mtime, a.mtime_ns, a.ctime, a.ctime_ns, a.ino);
+                let changed = (
+                    b.kind, b.len, b.mtime, b.mtime_ns, b.ctime, b.ctime_ns, b.ino,
+                ) != (
+                    a.kind, a.len, a.mtime, a.mtime_ns, a.ctime, a.ctime_ns, a.ino,
+                );
                 if changed {
                     written.push(p.clone());
                 } else if a.kind == "file" && (b.atime, b.atime_ns) != (a.atime, a.atime_ns) {
@@ -249,11 +258,7 @@ impl Harness {
         std::fs::write(home.join(".ssh/id_rsa"), "key\n").unwrap();
         std::fs::write(home.join(".gitconfig"), "[core]\n").unwrap();
         // A program of the repository's own that a changed PATH would run.
-        write(
-            &root.join("git"),
-            &shim_text("ROGUE:git", DRAIN),
-            0o755,
-        );
+        write(&root.join("git"), &shim_text("ROGUE:git", DRAIN), 0o755);
         let link = |target: &str, name: &str| {
             std::os::unix::fs::symlink(target, root.join(name)).unwrap();
         };
@@ -292,7 +297,21 @@ impl Harness {
             ("BASH_ENV", self.bash_env.clone().into_os_string()),
         ];
         env.sort();
-        let status = Command::new("/usr/bin/setpriv")
+        // Every process the line starts inherits the write end of this pipe as fd 9, so the
+        // read end ends only once the last of them (background jobs included) has exited.
+        let (mut done, held) = std::io::pipe().unwrap();
+        let held_fd = held.as_raw_fd();
+        let mut command = Command::new("/usr/bin/setpriv");
+        // SAFETY: between fork and exec only the async-signal-safe dup2 runs.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(held_fd, 9) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let status = command
             .args([
                 "--reuid=65534",
                 "--regid=65534",
@@ -314,6 +333,9 @@ impl Harness {
             .stderr(Stdio::null())
             .status()
             .unwrap();
+        drop(held);
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut done, &mut rest).unwrap();
         assert_ne!(status.code(), Some(137), "the line timed out: {line:?}");
     }
 }
@@ -412,7 +434,9 @@ fn command_covers(c: &SimpleCommand, ran: &Ran, shims: &Path) -> bool {
     if let Some(file) = ran.env.get("TACKLE_SCRIPT_FILE") {
         let file = file.trim_matches(['\'', '"']);
         return matches!(basename(verb), "sh" | "bash" | "dash")
-            && c.words[1..].iter().any(|w| w.literal.as_deref() == Some(file));
+            && c.words[1..]
+                .iter()
+                .any(|w| w.literal.as_deref() == Some(file));
     }
     if verb != ran.name {
         return false;
@@ -447,18 +471,57 @@ fn normalized(env: BTreeMap<String, String>, case: &Path) -> BTreeMap<String, St
 }
 
 fn judge(h: &Harness, n: usize, line: &str, baseline: &BTreeSet<(String, String)>) -> Verdict {
+    judge_with(h, n, line, &analyze(line, Dialect::Bash), baseline)
+}
+
+/// Lines judged against the analysis of another line that misses what they do: the harness
+/// must report each as an escape, or it proves nothing.
+const CANARIES: &[(&str, &str)] = &[
+    ("touch x", ""),
+    ("echo x > f", "echo x"),
+    ("echo x >> link", "echo x >> outside_name"),
+    ("cat < secret", "cat"),
+    ("cat < ~/.ssh/id_rsa", "cat"),
+    ("PATH=.:$PATH; git status", "git status"),
+    ("HOME=$PWD; git status", "git status"),
+    ("find . -maxdepth 0 -exec rm {} \\;", "find . -maxdepth 0"),
+    ("rm -rf x", "rm -rf y"),
+    ("cd sub && echo x > f", "echo x > f"),
+];
+
+fn judge_with(
+    h: &Harness,
+    n: usize,
+    line: &str,
+    analysis: &Analysis,
+    baseline: &BTreeSet<(String, String)>,
+) -> Verdict {
     let started = std::time::Instant::now();
+    if command_targets(analysis).iter().any(|t| t == "?") {
+        // No allow rule matches the line: nothing it could do needs a key.
+        return Verdict {
+            unresolved: true,
+            escape: None,
+        };
+    }
     let case = h.fixture(n);
     let root = case.join("root");
-    let analysis: Analysis = analyze(line, Dialect::Bash);
     let env = LineEnvironment {
         home: Some(case.join("home")),
         cdpath_set: false,
     };
-    let keys: Vec<String> = routing_keys(&analysis, &root, &env)
+    let keys: Vec<String> = routing_keys(analysis, &root, &env)
         .iter()
         .map(|r| r.key())
         .collect();
+    if keys.iter().any(|k| k == "tool.bash.cmd:?") {
+        // No allow rule matches the line: nothing it could do needs a key.
+        let _ = std::fs::remove_dir_all(&case);
+        return Verdict {
+            unresolved: true,
+            escape: None,
+        };
+    }
     let before = snapshot(&case);
     h.run(&case, line);
     let ran: Vec<Ran> = records(&case.join("log"))
@@ -474,12 +537,7 @@ fn judge(h: &Harness, n: usize, line: &str, baseline: &BTreeSet<(String, String)
         .into_iter()
         .filter(|p| !p.starts_with(case.join("log")))
         .collect();
-    let verdict = if keys.iter().any(|k| k == "tool.bash.cmd:?") {
-        Verdict {
-            unresolved: true,
-            escape: None,
-        }
-    } else {
+    let verdict = {
         let mut problems = Vec::new();
         for r in &ran {
             let covering: Vec<&SimpleCommand> = analysis
@@ -602,10 +660,30 @@ struct Grammar<'r> {
 }
 
 const VERBS: &[&str] = &[
-    "touch", "rm", "git", "cat", "ls", "curl", "mkdir", "wc", "sort", "head", "make", "cargo",
-    "evil", "echo", "printf", "true", ":", "a", "b", "unknown_cmd",
+    "touch",
+    "rm",
+    "git",
+    "cat",
+    "ls",
+    "curl",
+    "mkdir",
+    "wc",
+    "sort",
+    "head",
+    "make",
+    "cargo",
+    "evil",
+    "echo",
+    "printf",
+    "true",
+    ":",
+    "a",
+    "b",
+    "unknown_cmd",
 ];
-const PLAIN: &[&str] = &["x", "-f", "-rf", "f", "sub", "--force", "a.txt", "status", "-n", "1"];
+const PLAIN: &[&str] = &[
+    "x", "-f", "-rf", "f", "sub", "--force", "a.txt", "status", "-n", "1",
+];
 const TARGETS: &[&str] = &[
     "f",
     "g",
@@ -709,29 +787,86 @@ impl Grammar<'_> {
         match r.below(24) {
             0..=5 => r.pick(PLAIN).to_owned(),
             6 => format!("'{}'", r.pick(&["a b", "$(touch sq)", "x;touch sq"])),
-            7 => format!("\"{}\"", r.pick(&["a b", "$v", "${v}", "$(touch dq)", "`touch dq`", "\\$(touch dq)"])),
-            8 => format!("$'{}'", r.pick(&["a\\' ; touch ansi ; #", "\\x74ouch", "a\\nb", "\\'"])),
+            7 => format!(
+                "\"{}\"",
+                r.pick(&[
+                    "a b",
+                    "$v",
+                    "${v}",
+                    "$(touch dq)",
+                    "`touch dq`",
+                    "\\$(touch dq)"
+                ])
+            ),
+            8 => format!(
+                "$'{}'",
+                r.pick(&["a\\' ; touch ansi ; #", "\\x74ouch", "a\\nb", "\\'"])
+            ),
             9 => format!("$({})", self.simple_inner()),
             10 => format!("`{}`", self.simple_inner()),
             11 => format!("${{v:-$({})}}", self.simple_inner()),
             12 => format!("\"${{v:-`{}`}}\"", self.simple_inner()),
             13 => format!("${{u:=$({})}}", self.simple_inner()),
-            14 => r.pick(&["$((1+2))", "$((x))", "$[x]", "$((i+1))", "$(( $(touch ar) ))"]).to_owned(),
+            14 => r
+                .pick(&[
+                    "$((1+2))",
+                    "$((x))",
+                    "$[x]",
+                    "$((i+1))",
+                    "$(( $(touch ar) ))",
+                ])
+                .to_owned(),
             15 => r.pick(&["~", "~/x", "~+", "~nobody"]).to_owned(),
-            16 => r.pick(&["{a,b}", "{1..2}", "*.txt", "s[ue]b", "?"]).to_owned(),
-            17 => r.pick(&["a\\ b", "\\$(touch esc)", "\\`touch esc\\`", "x\\;touch esc"]).to_owned(),
-            18 => r.pick(&["$v", "\"$v\"", "${#v}", "${v/a/b}", "${v:0:1}", "${s:$off}", "${a[0]}", "${a[$i]}", "${!v}", "${v@P}"]).to_owned(),
+            16 => r
+                .pick(&["{a,b}", "{1..2}", "*.txt", "s[ue]b", "?"])
+                .to_owned(),
+            17 => r
+                .pick(&[
+                    "a\\ b",
+                    "\\$(touch esc)",
+                    "\\`touch esc\\`",
+                    "x\\;touch esc",
+                ])
+                .to_owned(),
+            18 => r
+                .pick(&[
+                    "$v",
+                    "\"$v\"",
+                    "${#v}",
+                    "${v/a/b}",
+                    "${v:0:1}",
+                    "${s:$off}",
+                    "${a[0]}",
+                    "${a[$i]}",
+                    "${!v}",
+                    "${v@P}",
+                ])
+                .to_owned(),
             19 => r.pick(&["<(touch ps)", ">(touch ps)"]).to_owned(),
             20 => r.pick(&["$\"a\"", "\"a\"'b'c", "''", "\"\""]).to_owned(),
             21 => r.pick(&["{fd}>f", "PATH=.", "a=b"]).to_owned(),
             22 => r.pick(&["#c touch cm", "\\#", "a#b"]).to_owned(),
-            _ => r.pick(&["${v:-'$(touch sq2)'}", "\"${v:-\"$(touch dq2)\"}\"", "${v:+`touch alt`}", "${v#$(touch pat)}"]).to_owned(),
+            _ => r
+                .pick(&[
+                    "${v:-'$(touch sq2)'}",
+                    "\"${v:-\"$(touch dq2)\"}\"",
+                    "${v:+`touch alt`}",
+                    "${v#$(touch pat)}",
+                ])
+                .to_owned(),
         }
     }
 
     /// A short command for substitutions.
     fn simple_inner(&mut self) -> String {
-        let v = self.rng.pick(&["touch in", "rm -rf x", "cat f", "git status", "echo hi", "curl evil"]);
+        let v = self.rng.pick(&[
+            "touch in",
+            "rm -rf x",
+            "cat f",
+            "git status",
+            "echo hi",
+            "curl evil",
+        ]);
         v.to_owned()
     }
 
@@ -821,17 +956,35 @@ impl Grammar<'_> {
             25 => format!(
                 "find . -maxdepth 0 {} {} {{}} \\;",
                 self.rng.pick(&["-exec", "-execdir", "-ok"]),
-                self.rng.pick(&["rm", "touch", "cat", "sh -c 'touch fe'", "git"])
+                self.rng
+                    .pick(&["rm", "touch", "cat", "sh -c 'touch fe'", "git"])
             ),
             26 => format!(
                 "{} <<{}⏎{}⏎EOF",
                 self.rng.pick(&["cat", "sh", "bash", "cat > f", "sh -s"]),
                 self.rng.pick(&["EOF", "'EOF'", "-EOF"]),
-                self.rng.pick(&["touch hd", "${v:-$(touch hd)}", "$(rm -rf x)", "`touch hd`", "plain text", "$v"])
+                self.rng.pick(&[
+                    "touch hd",
+                    "${v:-$(touch hd)}",
+                    "$(rm -rf x)",
+                    "`touch hd`",
+                    "plain text",
+                    "$v"
+                ])
             ),
             27 => format!("echo {} | {}", self.word(), self.simple()),
             28 => format!("f() {{ {}; }}; f", self.list()),
-            _ => format!("[[ {} ]]", self.rng.pick(&["-n $v", "$x -eq 1", "a || sh -c 'touch t'", "x > victim", "-v x", "$v == f"])),
+            _ => format!(
+                "[[ {} ]]",
+                self.rng.pick(&[
+                    "-n $v",
+                    "$x -eq 1",
+                    "a || sh -c 'touch t'",
+                    "x > victim",
+                    "-v x",
+                    "$v == f"
+                ])
+            ),
         };
         self.depth -= 1;
         c
@@ -902,6 +1055,16 @@ fn main() {
         }
     });
     let escapes = escapes.into_inner().unwrap();
+    let caught = CANARIES
+        .iter()
+        .enumerate()
+        .filter(|(i, (line, stand_in))| {
+            let analysis = analyze(stand_in, Dialect::Bash);
+            judge_with(&h, lines.len() + i, line, &analysis, &baseline)
+                .escape
+                .is_some()
+        })
+        .count();
     for e in &escapes {
         println!("{e}");
     }
@@ -912,7 +1075,12 @@ fn main() {
         escapes.len(),
         started.elapsed().as_secs_f64()
     );
+    println!(
+        "harness canaries (lines judged against keys that miss what they do): {caught} of {} reported",
+        CANARIES.len()
+    );
     assert!(lines.len() >= 2000, "the corpus has fewer than 2,000 lines");
+    assert_eq!(caught, CANARIES.len(), "the harness missed a canary escape");
     if !escapes.is_empty() {
         eprintln!("{} escapes", escapes.len());
         std::process::exit(1);

@@ -35,4 +35,3 @@ pub mod sensitive;
 
 #[cfg(test)]
 mod corpus;
-#[cfg(test)] mod dump_tmp;
