@@ -296,7 +296,7 @@ impl Harness {
         case
     }
 
-    fn run(&self, case: &Path, line: &str) {
+    fn run(&self, case: &Path, line: &str, shell: Shell) {
         let root = case.join("root");
         let mut env: Vec<(&str, OsString)> = vec![
             ("PATH", self.shims.clone().into_os_string()),
@@ -310,7 +310,7 @@ impl Harness {
         // read end ends only once the last of them (background jobs included) has exited.
         let (mut done, held) = std::io::pipe().unwrap();
         let held_fd = held.as_raw_fd();
-        let mut command = Command::new("/bin/bash");
+        let mut command = Command::new(shell.program);
         // SAFETY: between fork and exec only async-signal-safe system calls run: the shell
         // gets fd 9 and runs as an unprivileged user, so a line that reached a real program
         // could touch nothing but the case's own files.
@@ -486,8 +486,32 @@ fn normalized(env: BTreeMap<String, String>, case: &Path) -> BTreeMap<String, St
         .collect()
 }
 
-fn judge(h: &Harness, n: usize, line: &str, baseline: &BTreeSet<(String, String)>) -> Verdict {
-    judge_with(h, n, line, &analyze(line, Dialect::Bash), baseline)
+/// A shell the corpus runs under, and the dialect the analyzer is told.
+#[derive(Clone, Copy)]
+struct Shell {
+    program: &'static str,
+    dialect: Dialect,
+}
+
+const BASH: Shell = Shell {
+    program: "/bin/bash",
+    dialect: Dialect::Bash,
+};
+/// Where `/bin/sh` is not bash, `bash` runs lines with it, and every construct whose meaning
+/// differs must be unresolved.
+const DASH: Shell = Shell {
+    program: "/bin/dash",
+    dialect: Dialect::Sh,
+};
+
+fn judge(
+    h: &Harness,
+    n: usize,
+    line: &str,
+    shell: Shell,
+    baseline: &BTreeSet<(String, String)>,
+) -> Verdict {
+    judge_with(h, n, line, &analyze(line, shell.dialect), shell, baseline)
 }
 
 /// Lines judged against the analysis of another line that misses what they do: the harness
@@ -510,6 +534,7 @@ fn judge_with(
     n: usize,
     line: &str,
     analysis: &Analysis,
+    shell: Shell,
     baseline: &BTreeSet<(String, String)>,
 ) -> Verdict {
     let started = std::time::Instant::now();
@@ -539,7 +564,7 @@ fn judge_with(
         };
     }
     let before = snapshot(&case);
-    h.run(&case, line);
+    h.run(&case, line, shell);
     let ran: Vec<Ran> = records(&case.join("log"))
         .into_iter()
         .map(|mut r| {
@@ -1040,7 +1065,11 @@ fn main() {
     // What a shim sees when nothing changed its environment, in each shell's format.
     let baseline = {
         let case = h.fixture(usize::MAX);
-        h.run(&case, "touch; sh -c 'notashim_x' ; bash -c 'notashim_y'");
+        h.run(
+            &case,
+            "touch; sh -c 'notashim_x' ; bash -c 'notashim_y'",
+            BASH,
+        );
         let mut env = BTreeSet::new();
         for r in records(&case.join("log")) {
             env.extend(normalized(r.env, &case));
@@ -1048,57 +1077,72 @@ fn main() {
         let _ = std::fs::remove_dir_all(&case);
         env
     };
-    let next = AtomicUsize::new(0);
-    let escapes = Mutex::new(Vec::new());
-    let unresolved = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
-                loop {
-                    let n = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(line) = lines.get(n) else {
-                        break;
-                    };
-                    let v = judge(&h, n, line, &baseline);
-                    if v.unresolved {
-                        unresolved.fetch_add(1, Ordering::Relaxed);
+    let mut passes = Vec::new();
+    for shell in [BASH, DASH] {
+        let next = AtomicUsize::new(0);
+        let escapes = Mutex::new(Vec::new());
+        let unresolved = AtomicUsize::new(0);
+        let pass_started = std::time::Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    loop {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(line) = lines.get(n) else {
+                            break;
+                        };
+                        let id = if shell.dialect == Dialect::Bash {
+                            n
+                        } else {
+                            lines.len() + n
+                        };
+                        let v = judge(&h, id, line, shell, &baseline);
+                        if v.unresolved {
+                            unresolved.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if let Some(e) = v.escape {
+                            escapes.lock().unwrap().push(e);
+                        }
                     }
-                    if let Some(e) = v.escape {
-                        escapes.lock().unwrap().push(e);
-                    }
-                }
-            });
+                });
+            }
+        });
+        let escapes = escapes.into_inner().unwrap();
+        for e in &escapes {
+            println!("[{}] {e}", shell.program);
         }
-    });
-    let escapes = escapes.into_inner().unwrap();
+        println!(
+            "shell differential corpus under {} ({:?}): {} lines ({hand} hand-written, {GENERATED} generated), {} keyed `?`, {} escapes, {:.1} s",
+            shell.program,
+            shell.dialect,
+            lines.len(),
+            unresolved.load(Ordering::Relaxed),
+            escapes.len(),
+            pass_started.elapsed().as_secs_f64()
+        );
+        passes.push(escapes.len());
+    }
+
     let caught = CANARIES
         .iter()
         .enumerate()
         .filter(|(i, (line, stand_in))| {
             let analysis = analyze(stand_in, Dialect::Bash);
-            judge_with(&h, lines.len() + i, line, &analysis, &baseline)
+            judge_with(&h, 2 * lines.len() + i, line, &analysis, BASH, &baseline)
                 .escape
                 .is_some()
         })
         .count();
-    for e in &escapes {
-        println!("{e}");
-    }
-    println!(
-        "shell differential corpus: {} lines ({hand} hand-written, {GENERATED} generated), {} keyed `?`, {} escapes, {:.1} s",
-        lines.len(),
-        unresolved.load(Ordering::Relaxed),
-        escapes.len(),
-        started.elapsed().as_secs_f64()
-    );
     println!(
         "harness canaries (lines judged against keys that miss what they do): {caught} of {} reported",
         CANARIES.len()
     );
     assert!(lines.len() >= 2000, "the corpus has fewer than 2,000 lines");
     assert_eq!(caught, CANARIES.len(), "the harness missed a canary escape");
-    if !escapes.is_empty() {
-        eprintln!("{} escapes", escapes.len());
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    let escapes: usize = passes.iter().sum();
+    if escapes > 0 {
+        eprintln!("{escapes} escapes");
         std::process::exit(1);
     }
 }
