@@ -20,12 +20,13 @@ use serde_json::json;
 use tackle_process::{Ended, EnvPolicy, OutputStream, Shell, ShellRun, StdinRegistry};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
-    ExecuteContext, OutputSink, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+    Action, ExecuteContext, OutputSink, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
+    ToolError,
 };
 
 use crate::shell::Dialect;
-use crate::shell::analyze::{analyze_parsed, parse, text_unresolved};
-use crate::shell::denylist::refusal;
+use crate::shell::analyze::{analyze_parsed, parse};
+use crate::shell::denylist::{device_write, refusal};
 use crate::shell::keys::BASH_CMD_ACTION;
 use crate::shell::routing::{LineEnvironment, routing_keys};
 use crate::shell::search_gate::find_search_parsed;
@@ -289,22 +290,21 @@ impl Tool for Bash {
             }
             (advice, _) => advice,
         };
-        let dialect = Dialect::Sh;
-        let mut analysis = analyze_parsed(program.as_ref(), dialect);
-        if text_unresolved(&args.command, dialect) {
-            analysis.unresolved = true;
-        }
+        let mut analysis = analyze_parsed(program.as_ref(), Dialect::Sh);
+        // What the tree does not keep (`{fd}>`, dash's reading of bash-only spellings).
+        analysis.check_text(&args.command);
         if let Some(why) = refusal(&args.command, &analysis) {
-            return Err(ToolError::new(
-                COMMAND_REFUSED,
-                format!(
-                    "bash refused {why}: it is on the denylist of destructive commands and is \
-                     never run, whatever the permission rules say; do the work with a narrower \
-                     command"
-                ),
-            ));
+            return Err(refused(&why));
         }
         let resources = routing_keys(&analysis, cx.root, &LineEnvironment::inherited());
+        // A link in the root to a disk is refused like the disk itself.
+        let written = resources
+            .iter()
+            .filter(|r| r.action == Action::Write)
+            .map(|r| r.target.as_str());
+        if let Some(why) = device_write(written) {
+            return Err(refused(&why));
+        }
         Ok(Prepared::new(
             Routing { resources },
             BashPlan {
@@ -401,6 +401,17 @@ impl Tool for Bash {
             .with_metadata(metadata)
             .with_summary(summary))
     }
+}
+
+/// The refusal of a line on the denylist.
+fn refused(why: &str) -> ToolError {
+    ToolError::new(
+        COMMAND_REFUSED,
+        format!(
+            "bash refused {why}: it is on the denylist of destructive commands and is never run, \
+             whatever the permission rules say; do the work with a narrower command"
+        ),
+    )
 }
 
 /// The `write:` key of a redirection target: root-relative and normalized when inside the
@@ -732,6 +743,42 @@ mod tests {
                 "write:all.txt",
             ]
         );
+    }
+
+    /// Redirections through links: both names are keys, a link to a disk is refused.
+    #[test]
+    fn redirect_keys_follow_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "").unwrap();
+        std::os::unix::fs::symlink(".git/config", root.join("link")).unwrap();
+        std::os::unix::fs::symlink("/dev/sda", root.join("disk")).unwrap();
+        let p = prepare_in(
+            &root,
+            SearchGateMode::Enforce,
+            &["bash"],
+            "echo x >> link; cat < link",
+        )
+        .ok()
+        .unwrap();
+        let keys: Vec<String> = p.routing.resources.iter().map(|r| r.key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "tool.bash.cmd:echo x",
+                "tool.bash.cmd:cat",
+                "write:link",
+                "write:.git/config",
+                "read:link",
+                "read:.git/config",
+            ]
+        );
+        let err = prepare_in(&root, SearchGateMode::Enforce, &["bash"], "echo x > disk")
+            .err()
+            .unwrap();
+        assert_eq!(err.code, COMMAND_REFUSED);
+        assert!(err.message.contains("/dev/sda"), "{}", err.message);
     }
 
     #[test]

@@ -121,6 +121,18 @@ pub struct Analysis {
     pub unresolved: bool,
     /// A `cd` to a bare name (`cd sub`, not `cd ./sub`): with `CDPATH` set it may go elsewhere.
     pub cd_by_name: bool,
+    /// The shell the analysis was made for (`None` until [`analyze_parsed`] ran).
+    dialect: Option<Dialect>,
+}
+
+impl Analysis {
+    /// Mark unresolved what the script's text shows and its tree does not
+    /// ([`text_unresolved`]), for the shell this analysis was made for.
+    pub fn check_text(&mut self, script: &str) {
+        if text_unresolved(script, self.dialect.unwrap_or(Dialect::Sh)) {
+            self.unresolved = true;
+        }
+    }
 }
 
 /// The working directories the shell may be in at one point of a script: `None` when unknown.
@@ -194,17 +206,18 @@ impl Outcome {
 /// Analyze a whole script, as `dialect` would run it.
 pub fn analyze(script: &str, dialect: Dialect) -> Analysis {
     let mut a = analyze_parsed(parse(script).as_ref(), dialect);
-    if text_unresolved(script, dialect) {
-        a.unresolved = true;
-    }
+    a.check_text(script);
     a
 }
 
 /// Analyze a script already parsed with [`parse`] (`None`: it did not parse), so a caller that
-/// also needs the syntax tree parses it once. The caller also asks [`text_unresolved`] of the
-/// script's text, which the tree does not keep.
+/// also needs the syntax tree parses it once. The caller then gives it the script's text
+/// ([`Analysis::check_text`]), which the tree does not keep.
 pub fn analyze_parsed(program: Option<&ast::Program>, dialect: Dialect) -> Analysis {
-    let mut a = Analysis::default();
+    let mut a = Analysis {
+        dialect: Some(dialect),
+        ..Analysis::default()
+    };
     let mut w = Walker::new(dialect, &mut a);
     match program {
         Some(program) => {

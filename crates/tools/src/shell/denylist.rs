@@ -46,6 +46,15 @@ pub fn refusal(script: &str, a: &Analysis) -> Option<String> {
     a.commands.iter().find_map(command)
 }
 
+/// Why writing `paths` is refused: a block device, also when reached through a symlink (the
+/// paths a redirection's target resolves to).
+pub fn device_write<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    paths
+        .into_iter()
+        .find(|p| is_device(p))
+        .map(|p| format!("a write to the block device `{p}`"))
+}
+
 fn is_device(path: &str) -> bool {
     DEVICE_PREFIXES.iter().any(|p| path.starts_with(p))
 }
