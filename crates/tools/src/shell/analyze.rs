@@ -845,6 +845,15 @@ impl<'a> Walker<'a> {
                 self.unresolved();
             }
         }
+        // `./tool` runs the file in the current directory: after a `cd`, a key naming it as
+        // written would name another file (`cd .git/hooks && ./pre-commit`).
+        if let Some(v) = &words[0].literal
+            && v.contains('/')
+            && !v.starts_with('/')
+            && *cwds != Cwds::root()
+        {
+            self.unresolved();
+        }
         let command = SimpleCommand { assignments, words };
         self.record(command, own.as_ref().unwrap_or(stdin), cwds, true)
     }

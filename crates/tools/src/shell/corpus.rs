@@ -777,6 +777,29 @@ const REPRODUCTIONS: &[Reproduction] = &[
         &[],
         &["sub/g", "g"],
     ),
+    (
+        Dialect::Bash,
+        "cd .git/hooks && ./pre-commit",
+        &["cd .git/hooks", "./pre-commit", "?"],
+        &[],
+        &[],
+    ),
+    (
+        Dialect::Bash,
+        "./configure && cd sub",
+        &["./configure", "cd sub"],
+        &[],
+        &[],
+    ),
+    (
+        Dialect::Bash,
+        "select x in a; do touch y; done",
+        &["?"],
+        &[],
+        &[],
+    ),
+    (Dialect::Bash, "coproc touch y", &["touch y"], &[], &[]),
+    (Dialect::Sh, "coproc touch y", &["touch y", "?"], &[], &[]),
     // Input redirects are read keys.
     (
         Dialect::Bash,
