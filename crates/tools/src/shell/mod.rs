@@ -1,6 +1,12 @@
-//! Reading shell scripts without running them: the simple commands and redirection targets a
-//! script contains ([`analyze`]), the permission keys they yield ([`keys`]), the bash search
-//! gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
+//! Reading shell scripts without running them: the simple commands and the files redirections
+//! write and read ([`analyze`], following `cd` and the dialect of the shell that runs the line),
+//! the command keys they yield and the wrappers unwrapped ([`keys`]), what is unresolved
+//! because it is code or changes later commands ([`arith`], [`builtins`], [`sensitive`]), the
+//! `write:`/`read:` keys of redirection targets through symlinks ([`paths`], [`routing`]), the
+//! bash search gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
+//!
+//! What a key set claims is tested against what bash really does: the differential corpus
+//! (`tests/shell_differential.rs`) runs every line under bash and dash with recording shims.
 //!
 //! Refuses to own: deciding. This module says what a script would run and write; the gate
 //! decides whether it may, and the bash tool refuses what the search gate or the denylist name.
