@@ -35,6 +35,16 @@ pub fn run(
             "--token-env: the token is empty; set a non-empty token"
         )));
     }
+    if let Some(token) = &bearer_token
+        && token.len() < tackle_mcp::http::MIN_TOKEN_BYTES
+    {
+        let var = token_env.as_deref().unwrap_or("TOKEN");
+        return Err(Failure::Usage(anyhow!(
+            "--token-env {var}: the token is {} bytes; use at least {} random bytes (for example `export {var}=$(openssl rand -hex 32)`)",
+            token.len(),
+            tackle_mcp::http::MIN_TOKEN_BYTES,
+        )));
+    }
     if let Some(addr) = http
         && !addr.ip().is_loopback()
         && bearer_token.is_none()
@@ -77,7 +87,11 @@ pub fn run(
                 });
                 tackle_mcp::serve_http(
                     server,
-                    HttpOptions { addr, bearer_token },
+                    HttpOptions {
+                        addr,
+                        bearer_token,
+                        sessions: tackle_mcp::SessionLimits::DEFAULT,
+                    },
                     shutdown,
                     |bound| eprintln!("tackle serve: listening on http://{bound}/mcp"),
                 )

@@ -27,6 +27,7 @@ mod recorder;
 pub mod retention;
 pub mod schedule;
 mod session;
+pub mod unguessable;
 pub mod visible;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, HeadlessApprover};
