@@ -58,7 +58,8 @@ impl GateHook for PolicyGate {
 
     fn grant_session(&self, keys: &[String]) {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        for k in keys {
+        // A protected path asks every time: it never becomes a standing grant.
+        for k in keys.iter().filter(|k| !self.policy.is_protected(k)) {
             grants.grant_session(k.clone());
         }
     }
@@ -84,5 +85,6 @@ fn because(b: &tackle_gate::Because) -> String {
         UrlScope => "url scope".to_owned(),
         Mode(m) => format!("mode {m}"),
         Grant => "session grant".to_owned(),
+        Protected { .. } => "protected path".to_owned(),
     }
 }
