@@ -17,13 +17,12 @@ use sha2::{Digest, Sha256};
 use tackle_fs::{FsError, ReadOptions, ReadTarget, StagedWrite};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::edit::{self, Applied, EditRequest, Refusal};
 use crate::write_file::file_key;
-use crate::{fs_error, open_root};
+use crate::{fs_error, open_root, path_keys};
 
 pub const NO_MATCH: ErrorCode = ErrorCode::new("no_match");
 pub const MULTIPLE_MATCHES: ErrorCode = ErrorCode::new("multiple_matches");
@@ -140,9 +139,11 @@ impl Tool for EditFile {
             ));
         }
         let routing = Routing {
-            resources: vec![PermissionResource::write(shown)],
+            resources: path_keys::resources(Action::Write, &staged.rel, &staged.real),
         };
-        Ok(Prepared::new(routing, EditPlan { staged, applied }).serialized_by(file_key(shown)))
+        // Serialized by the file, not the name: two names of one file take turns.
+        let key = file_key(staged.real.as_str());
+        Ok(Prepared::new(routing, EditPlan { staged, applied }).serialized_by(key))
     }
 
     async fn execute(
