@@ -31,7 +31,11 @@ fn untouched(p: &Project, row: &str) {
     let read = |rel: &str| std::fs::read_to_string(p.join(rel)).unwrap();
     assert_eq!(read(".agents/config.toml"), CONFIG, "{row}");
     assert_eq!(read(".git/config"), GIT_CONFIG, "{row}");
-    assert_eq!(read(".agents/store/sessions/old/events.jsonl"), EVENTS, "{row}");
+    assert_eq!(
+        read(".agents/store/sessions/old/events.jsonl"),
+        EVENTS,
+        "{row}"
+    );
     assert!(!p.join(".git/hooks/pre-commit").exists(), "{row}");
 }
 
@@ -41,21 +45,73 @@ fn protected_paths_hold_in_every_mode() {
     let denied = "permission_denied";
     // (tool, arguments, expected code)
     let calls: Vec<(&str, serde_json::Value, &str)> = vec![
-        ("write_file", json!({"path": ".agents/config.toml", "content": "mode = \"yolo\"\n"}), asks),
-        ("write_file", json!({"path": "agentsdir/config.toml", "content": "mode = \"yolo\"\n"}), asks),
-        ("write_file", json!({"path": ".agents/mcp.json", "content": "{}"}), asks),
-        ("edit_file", json!({"path": ".git/config", "old_string": "bare = false", "new_string": "fsmonitor = touch pwned"}), asks),
-        ("edit_file", json!({"path": "gitdir/config", "old_string": "bare = false", "new_string": "fsmonitor = touch pwned"}), asks),
-        ("write_file", json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}), asks),
-        ("write_file", json!({"path": "gitdir/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}), asks),
+        (
+            "write_file",
+            json!({"path": ".agents/config.toml", "content": "mode = \"yolo\"\n"}),
+            asks,
+        ),
+        (
+            "write_file",
+            json!({"path": "agentsdir/config.toml", "content": "mode = \"yolo\"\n"}),
+            asks,
+        ),
+        (
+            "write_file",
+            json!({"path": ".agents/mcp.json", "content": "{}"}),
+            asks,
+        ),
+        (
+            "edit_file",
+            json!({"path": ".git/config", "old_string": "bare = false", "new_string": "fsmonitor = touch pwned"}),
+            asks,
+        ),
+        (
+            "edit_file",
+            json!({"path": "gitdir/config", "old_string": "bare = false", "new_string": "fsmonitor = touch pwned"}),
+            asks,
+        ),
+        (
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+            asks,
+        ),
+        (
+            "write_file",
+            json!({"path": "gitdir/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+            asks,
+        ),
         ("delete_file", json!({"path": ".agents/config.toml"}), asks),
-        ("delete_file", json!({"path": ".agents/store/sessions/old/events.jsonl"}), denied),
-        ("delete_file", json!({"path": "agentsdir/store/sessions/old/events.jsonl"}), denied),
-        ("edit_file", json!({"path": ".agents/store/sessions/old/events.jsonl", "old_string": "1", "new_string": "2"}), denied),
-        ("write_file", json!({"path": ".agents/store/artifacts/forged", "content": "x"}), denied),
+        (
+            "delete_file",
+            json!({"path": ".agents/store/sessions/old/events.jsonl"}),
+            denied,
+        ),
+        (
+            "delete_file",
+            json!({"path": "agentsdir/store/sessions/old/events.jsonl"}),
+            denied,
+        ),
+        (
+            "edit_file",
+            json!({"path": ".agents/store/sessions/old/events.jsonl", "old_string": "1", "new_string": "2"}),
+            denied,
+        ),
+        (
+            "write_file",
+            json!({"path": ".agents/store/artifacts/forged", "content": "x"}),
+            denied,
+        ),
         // A bash redirect yields a write: key like any file tool.
-        ("bash", json!({"command": "echo '[core] fsmonitor = touch pwned' >> .git/config"}), asks),
-        ("bash", json!({"command": "echo x > .agents/store/sessions/old/events.jsonl"}), denied),
+        (
+            "bash",
+            json!({"command": "echo '[core] fsmonitor = touch pwned' >> .git/config"}),
+            asks,
+        ),
+        (
+            "bash",
+            json!({"command": "echo x > .agents/store/sessions/old/events.jsonl"}),
+            denied,
+        ),
     ];
     let mut rows = 0;
     for mode in ["ask", "accept-edits", "yolo"] {
@@ -106,5 +162,8 @@ fn an_ordinary_write_still_follows_the_mode() {
     ])
     .run()
     .success();
-    assert_eq!(std::fs::read_to_string(p.join("src/a.rs")).unwrap(), "fn a() {}\n");
+    assert_eq!(
+        std::fs::read_to_string(p.join("src/a.rs")).unwrap(),
+        "fn a() {}\n"
+    );
 }
