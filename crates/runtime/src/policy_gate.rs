@@ -64,7 +64,8 @@ impl GateHook for PolicyGate {
     fn grant_session(&self, session: &SessionId, keys: &[String]) {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
         let granted = grants.entry(session.clone()).or_default();
-        for k in keys {
+        // A protected path asks every time: it never becomes a standing grant.
+        for k in keys.iter().filter(|k| !self.policy.is_protected(k)) {
             granted.grant_session(k.clone());
         }
     }
@@ -90,6 +91,7 @@ fn because(b: &tackle_gate::Because) -> String {
         UrlScope => "url scope".to_owned(),
         Mode(m) => format!("mode {m}"),
         Grant => "session grant".to_owned(),
+        Protected { .. } => "protected path".to_owned(),
     }
 }
 
