@@ -105,7 +105,9 @@ impl EnvPolicy {
         if self.pass.iter().any(|p| p.eq_ignore_ascii_case(name)) {
             return false;
         }
-        let kept = DEFAULT_ENV_KEEP.iter().any(|k| k.eq_ignore_ascii_case(name));
+        let kept = DEFAULT_ENV_KEEP
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(name));
         self.deny
             .iter()
             .filter(|p| !(kept && DEFAULT_ENV_DENY.contains(&p.as_str())))
@@ -246,7 +248,11 @@ mod tests {
     fn secrets_are_withheld_and_ordinary_variables_kept() {
         let policy = EnvPolicy::default();
         let mut count = 0;
-        for line in DEFAULT_CASES.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        for line in DEFAULT_CASES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
             let (want, name) = line.split_once(' ').unwrap();
             let withheld = match want {
                 "withheld" => true,
@@ -284,7 +290,10 @@ mod tests {
         policy.withhold("ONCALL_URL");
         policy.withhold("PWD");
         assert!(policy.denies("ONCALL_URL"), "withhold beats pass");
-        assert!(policy.denies("oncall_url"), "names match case-insensitively");
+        assert!(
+            policy.denies("oncall_url"),
+            "names match case-insensitively"
+        );
         assert!(policy.denies("PWD"), "withhold beats the keep list");
         assert!(!policy.denies("PLAIN"));
         policy.withhold("ONCALL_URL");
@@ -296,7 +305,10 @@ mod tests {
         let mut policy = EnvPolicy::default();
         assert!(!policy.denies("XDG_SESSION_TYPE"));
         policy.deny.push("XDG_*".into());
-        assert!(policy.denies("XDG_SESSION_TYPE"), "an operator pattern holds");
+        assert!(
+            policy.denies("XDG_SESSION_TYPE"),
+            "an operator pattern holds"
+        );
     }
 
     #[test]
