@@ -15,11 +15,16 @@ use crate::config::Config;
 use crate::exit;
 
 pub fn run(
-    config: &Config,
+    mut config: Config,
     http: Option<SocketAddr>,
     token_env: Option<String>,
     headless: bool,
 ) -> Result<u8, Failure> {
+    // The server's own token is a secret no command or MCP child may see.
+    if let Some(var) = &token_env {
+        config.withhold(var);
+    }
+    let config = &config;
     eprintln!("tackle serve: {}", crate::posture::line(config));
     let bearer_token = match &token_env {
         Some(var) => Some(std::env::var(var).map_err(|_| {

@@ -31,7 +31,7 @@ mod run;
 mod shell;
 mod stdin;
 
-pub use env::{DEFAULT_ENV_DENY, EnvPolicy};
+pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
 pub use shell::{Shell, ShellRun};
