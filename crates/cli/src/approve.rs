@@ -68,7 +68,7 @@ impl TerminalApprover {
         }
     }
 
-    fn ask_blocking(&self, prompt: &str) -> Approval {
+    fn ask_blocking(&self, prompt: &str, session_grant: bool) -> Approval {
         let mut guard = self.conversation.lock().unwrap_or_else(|p| p.into_inner());
         let Some(c) = guard.as_mut() else {
             return Approval::Unavailable {
@@ -93,7 +93,7 @@ impl TerminalApprover {
             };
             match answer.trim().to_ascii_lowercase().as_str() {
                 "o" | "once" | "y" | "yes" => return Approval::Once,
-                "s" | "session" => return Approval::Session,
+                "s" | "session" if session_grant => return Approval::Session,
                 "d" | "deny" | "n" | "no" => {
                     if let Err(e) = c.say("  message for the model (empty for none): ") {
                         return unavailable(e);
@@ -105,7 +105,12 @@ impl TerminalApprover {
                     return Approval::Deny { message };
                 }
                 _ => {
-                    if let Err(e) = c.say("  answer o (once), s (this session) or d (deny): ") {
+                    let hint = if session_grant {
+                        "  answer o (once), s (this session) or d (deny): "
+                    } else {
+                        "  answer o (once) or d (deny): "
+                    };
+                    if let Err(e) = c.say(hint) {
                         return unavailable(e);
                     }
                 }
@@ -126,15 +131,22 @@ pub fn prompt(request: &ApprovalRequest<'_>) -> String {
         text.push_str(&format!("  key:  {}\n", visible(k)));
     }
     text.push_str(&format!("  why:  {}\n", visible(request.message)));
-    text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
+    if request.session_grant {
+        text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
+    } else {
+        text.push_str("  allow [o]nce or [d]eny? (this key asks every time) ");
+    }
     text
 }
 
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
         let prompt = prompt(&request);
+        let session_grant = request.session_grant;
         // The conversation blocks on a person; keep it off the async workers.
-        Box::pin(async move { tokio::task::block_in_place(|| self.ask_blocking(&prompt)) })
+        Box::pin(async move {
+            tokio::task::block_in_place(|| self.ask_blocking(&prompt, session_grant))
+        })
     }
 }
 
@@ -159,6 +171,10 @@ mod tests {
     }
 
     fn answer(lines: &[&str]) -> (Approval, String) {
+        answer_with(lines, true)
+    }
+
+    fn answer_with(lines: &[&str], session_grant: bool) -> (Approval, String) {
         let said = Arc::new(Mutex::new(String::new()));
         let approver = TerminalApprover::with_conversation(Box::new(Script {
             answers: lines.iter().map(|s| s.to_string()).collect(),
@@ -175,9 +191,10 @@ mod tests {
             arguments: &args,
             keys: &keys,
             message: "write:src/a.rs needs approval (default for writes)",
+            session_grant,
         };
         let p = prompt(&request);
-        let got = approver.ask_blocking(&p);
+        let got = approver.ask_blocking(&p, session_grant);
         let text = said.lock().unwrap().clone();
         (got, text)
     }
@@ -202,6 +219,11 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("default for writes"), "{shown}");
+        // A key the gate asks about every time is not offered for the session.
+        let (got, shown) = answer_with(&["s", "o"], false);
+        assert_eq!(got, Approval::Once);
+        assert!(!shown.contains("[s]ession"), "{shown}");
+        assert!(shown.contains("asks every time"), "{shown}");
     }
 
     /// Issue 13 §8: a model-supplied path that would redraw the prompt is shown escaped, in
@@ -229,6 +251,7 @@ mod tests {
                 arguments: &args,
                 keys: &keys,
                 message: &message,
+                session_grant: true,
             };
             let shown = prompt(&request);
             let lines: Vec<&str> = shown.lines().collect();
@@ -249,7 +272,7 @@ mod tests {
             conversation: Mutex::new(None),
         };
         assert!(matches!(
-            approver.ask_blocking("?"),
+            approver.ask_blocking("?", true),
             Approval::Unavailable { .. }
         ));
     }

@@ -312,6 +312,7 @@ impl Runtime {
             arguments: &call.arguments,
             keys,
             message,
+            session_grant: keys.iter().all(|k| self.gate.session_grantable(k)),
         };
         let key = keys.first().cloned().unwrap_or_default();
         match self.approver.approve(request).await {

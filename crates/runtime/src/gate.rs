@@ -44,6 +44,12 @@ pub trait GateHook: Send + Sync {
     /// (and only there: two sessions of one server never share a grant).
     fn grant_session(&self, _session: &SessionId, _keys: &[String]) {}
 
+    /// Whether a session grant of `key` would be remembered ([`GateHook::grant_session`]);
+    /// `false` for keys the gate asks about every time.
+    fn session_grantable(&self, _key: &str) -> bool {
+        true
+    }
+
     /// Which paths a walking tool may read beneath the directory the gate allowed: the gate's
     /// per-file answer for `read:<path>`, applied by the tool at execute. Default: all.
     fn read_scope(&self) -> Arc<dyn ReadScope> {

@@ -57,6 +57,10 @@ impl GateHook for PolicyGate {
         }
     }
 
+    fn session_grantable(&self, key: &str) -> bool {
+        !self.policy.is_protected(key)
+    }
+
     fn read_scope(&self) -> Arc<dyn ReadScope> {
         Arc::new(WalkedReads(self.policy.clone()))
     }

@@ -122,20 +122,9 @@ pub fn question(trust: &ProjectTrust) -> String {
     text
 }
 
-/// `text` with every control character (and the bidi controls that reorder a line) written as
-/// a visible escape, so nothing a repository wrote can move the cursor or recolour a prompt.
-pub fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || bidi {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// Repository-written text is shown as every other untrusted text is: see
+/// [`tackle_runtime::visible`].
+pub use tackle_runtime::visible::visible;
 
 #[cfg(test)]
 mod tests {
@@ -217,14 +206,6 @@ mod tests {
         );
         assert!(shown.contains("mcp.json:2"), "{shown}");
         assert!(!shown.contains('\u{1b}'), "{shown:?}");
-        assert!(shown.contains("evil\\u{1b}[2K"), "{shown}");
-    }
-
-    #[test]
-    fn visible_escapes_controls_and_bidi() {
-        assert_eq!(visible("a\u{1b}[1Ab"), "a\\u{1b}[1Ab");
-        assert_eq!(visible("x\ny\r"), "x\\ny\\r");
-        assert_eq!(visible("\u{202e}gnp.exe"), "\\u{202e}gnp.exe");
-        assert_eq!(visible("plain → ü"), "plain → ü");
+        assert!(shown.contains("evil\\x1b[2K"), "{shown}");
     }
 }

@@ -37,6 +37,8 @@ pub(crate) enum Asking {
 #[derive(Clone, Debug)]
 pub(crate) struct Deferred {
     pub(crate) message: String,
+    /// Whether the form offers "session" ([`ApprovalRequest::session_grant`]).
+    pub(crate) session_grant: bool,
 }
 
 tokio::task_local! {
@@ -49,8 +51,11 @@ pub(crate) fn with_caller<F: Future>(asking: Asking, fut: F) -> impl Future<Outp
 }
 
 /// The approval form as an elicitation request (for `InputRequiredResult`).
-pub(crate) fn form_request(message: String) -> Result<ElicitRequestParams, String> {
-    let schema = serde_json::from_value(form_schema())
+pub(crate) fn form_request(
+    message: String,
+    session_grant: bool,
+) -> Result<ElicitRequestParams, String> {
+    let schema = serde_json::from_value(form_schema(session_grant))
         .map_err(|e| format!("the approval form could not be built: {e}"))?;
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -81,16 +86,28 @@ fn unavailable(reason: &str) -> Approval {
     }
 }
 
-/// The form: a required decision and an optional message for the model.
-fn form_schema() -> serde_json::Value {
+/// The form: a required decision and an optional message for the model. "session" is
+/// offered only where a session grant would be remembered.
+fn form_schema(session_grant: bool) -> serde_json::Value {
+    let (description, choices) = if session_grant {
+        (
+            "once: run this call; session: run it and allow these keys for the rest of this client's session; deny: refuse it",
+            serde_json::json!(["once", "session", "deny"]),
+        )
+    } else {
+        (
+            "once: run this call (these keys ask every time); deny: refuse it",
+            serde_json::json!(["once", "deny"]),
+        )
+    };
     serde_json::json!({
         "type": "object",
         "properties": {
             "decision": {
                 "type": "string",
                 "title": "Decision",
-                "description": "once: run this call; session: run it and allow these keys until the server stops; deny: refuse it",
-                "enum": ["once", "session", "deny"]
+                "description": description,
+                "enum": choices
             },
             "message": {
                 "type": "string",
@@ -140,6 +157,7 @@ impl Approver for ElicitationApprover {
                 Asking::Defer(slot) => {
                     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Deferred {
                         message: question(&request),
+                        session_grant: request.session_grant,
                     });
                     return unavailable(
                         "the client is asked through an input-required result and retries the call",
@@ -162,7 +180,7 @@ impl Approver for ElicitationApprover {
                     "the MCP client did not declare the elicitation capability, so nobody can be asked",
                 );
             }
-            let params = match form_request(question(&request)) {
+            let params = match form_request(question(&request), request.session_grant) {
                 Ok(p) => p,
                 Err(e) => return unavailable(&e),
             };
@@ -181,9 +199,11 @@ mod tests {
 
     #[test]
     fn form_schema_is_accepted_by_the_sdk() {
-        let parsed: Result<rmcp::model::ElicitationSchema, _> =
-            serde_json::from_value(form_schema());
-        assert!(parsed.is_ok(), "{parsed:?}");
+        for session_grant in [true, false] {
+            let parsed: Result<rmcp::model::ElicitationSchema, _> =
+                serde_json::from_value(form_schema(session_grant));
+            assert!(parsed.is_ok(), "{parsed:?}");
+        }
     }
 
     #[test]

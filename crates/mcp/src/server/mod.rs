@@ -251,7 +251,7 @@ impl McpServer {
         arguments: serde_json::Value,
         question: approver::Deferred,
     ) -> Result<CallToolResponse, McpError> {
-        let form = approver::form_request(question.message)
+        let form = approver::form_request(question.message, question.session_grant)
             .map_err(|e| McpError::internal_error(e, None))?;
         let handle = unguessable_id("tackle-approval");
         {
