@@ -633,5 +633,5 @@ fn the_notice_shows_no_control_characters() {
         !out.stderr.contains('\u{1b}') && !out.stdout.contains('\u{1b}'),
         "{out:?}"
     );
-    out.stderr_contains("read:x\\u{1b}]0;title\\u{7}");
+    out.stderr_contains("read:x\\x1b]0;title\\x07");
 }
