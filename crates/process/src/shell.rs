@@ -144,6 +144,12 @@ impl Shell {
         }
     }
 
+    /// Whether a `Shell` over `program` with `prestart` asked for keeps a shell started ahead:
+    /// only for an `sh` that is dash.
+    pub fn starts_ahead(program: &ShellProgram, prestart: bool) -> bool {
+        prestart && program.kind() == ShellKind::Sh && reads_scripts_in_blocks(program.path())
+    }
+
     /// Whether runs may use a pre-started shell.
     pub fn prestarts(&self) -> bool {
         self.inner.prestart
