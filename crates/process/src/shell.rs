@@ -451,6 +451,23 @@ fn reads_scripts_in_blocks(program: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// Only an `sh` that is dash is ever started ahead, and only when asked.
+    #[test]
+    fn only_a_dash_sh_starts_ahead() {
+        for program in crate::shell_program::BASH_PATHS {
+            assert!(!Shell::starts_ahead(&ShellProgram::bash(program), true));
+            // bash run as an `sh` is not dash either.
+            assert!(!Shell::starts_ahead(&ShellProgram::sh(program), true));
+        }
+        assert!(!Shell::starts_ahead(&ShellProgram::sh("/no/such/sh"), true));
+        let sh = ShellProgram::sh("/bin/sh");
+        assert!(!Shell::starts_ahead(&sh, false));
+        assert_eq!(
+            Shell::starts_ahead(&sh, true),
+            reads_scripts_in_blocks(Path::new("/bin/sh"))
+        );
+    }
+
     #[test]
     fn only_whole_short_plain_scripts_fit() {
         assert!(fits_prestarted("true", true));
