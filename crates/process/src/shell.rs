@@ -31,10 +31,8 @@
 //! Everything else takes a fresh `sh -c`: interactive calls (their stdin is the caller's
 //! pipe), longer scripts, a shell other than dash (whose `-s` reading this relies on), a
 //! changed environment or working directory, a pre-started shell that died. What a script can
-//! observe differs only in `$-` (which carries `s`), the shell's argv in a process listing, and
-//! the process tree (`sh -c` replaces itself with the script's last command; a shell reading
-//! its stdin cannot know which command is last); and a file the script sources or evaluates
-//! that turns on `set -v` echoes the closing line.
+//! observe differs only in `$-` (which carries `s`) and the shell's argv in a process listing;
+//! and a file the script sources or evaluates that turns on `set -v` echoes the closing line.
 //!
 //! Why no bash is started ahead: no way of handing a script to a running bash runs it as `-c`
 //! does. `bash -s` reads its script a byte at a time from the descriptor the script redirects,
@@ -130,8 +128,7 @@ impl Shell {
     /// ended. `prestart`: keep a shell started ahead (used only when `program` is an `sh` that
     /// is dash; see the module docs).
     pub fn new(program: ShellProgram, env: EnvPolicy, grace: Duration, prestart: bool) -> Self {
-        let prestart =
-            prestart && program.kind() == ShellKind::Sh && reads_scripts_in_blocks(program.path());
+        let prestart = Self::starts_ahead(&program, prestart);
         Self {
             inner: Arc::new(Inner {
                 program,
