@@ -5,8 +5,9 @@
 //!    `/bin/sh` runs lines and is dash, and off — stream, end the group, publish two empty
 //!    streams and a manifest, the call's start written and its end fdatasync'd) beside a bare
 //!    `Command` of the same shell with the same arguments (`/bin/bash --norc --noprofile -c
-//!    true` where bash runs lines) `.output()`, with the breakdown: the process runner alone and
-//!    the appends alone (a written start, a synced end), all interleaved.
+//!    true` where bash runs lines) `.output()`, with the breakdown: the process runner alone, the
+//!    tool's `Shell` alone, and the appends alone (a written start, a synced end), all
+//!    interleaved.
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
 //!    that of one more capture once the floor's buffer is freed. Two commands write the same
@@ -92,6 +93,15 @@ fn main() -> BenchResult<()> {
     // measured next (the bare spawn, in this order).
     let pause = || std::thread::sleep(Duration::from_millis(3));
     let (mut tackle, mut bare, mut runner) = (Vec::new(), Vec::new(), Vec::new());
+    // The tool's own runner (the shell's environment scrubbed, its arguments), without the
+    // runtime around it.
+    let tool_shell = tackle_process::Shell::new(
+        shell.clone(),
+        tackle_process::EnvPolicy::default(),
+        Duration::from_secs(2),
+        false,
+    );
+    let mut shell_alone = Vec::new();
     let mut cold = Vec::new();
     let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
     let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
@@ -144,21 +154,34 @@ fn main() -> BenchResult<()> {
         runner.push(start.elapsed());
         pause();
         let start = Instant::now();
+        let job = tackle_process::ShellRun {
+            script: "true",
+            parsed: true,
+            cwd: project.path(),
+            timeout: Duration::from_secs(60),
+            stdin: None,
+        };
+        rt.block_on(tool_shell.run(job, |_, _| Ok::<(), ()>(()), CancellationToken::new()))?;
+        shell_alone.push(start.elapsed());
+        pause();
+        let start = Instant::now();
         log.append_with(&started, Durability::Written)?;
         log.append(&finished)?;
         appends.push(start.elapsed());
     }
-    let (tackle, cold, bare, runner, appends) = (
+    let (tackle, cold, bare, runner, shell_alone, appends) = (
         Stats::of(&mut tackle),
         Stats::of(&mut cold),
         Stats::of(&mut bare),
         Stats::of(&mut runner),
+        Stats::of(&mut shell_alone),
         Stats::of(&mut appends),
     );
     println!("bash `true` through the runtime (prestart on):  {tackle}");
     println!("  the same, prestart off:                       {cold}");
     println!("bare Command {} true .output(): {bare}", shell.invocation());
     println!("  process runner alone (group, pipes): {runner}");
+    println!("  the tool's Shell alone (same, env scrubbed): {shell_alone}");
     println!("  its appends alone (written + synced): {appends}");
     println!(
         "ratio tackle / bare: {:.2}x (median); without the appends: {:.2}x",
@@ -171,8 +194,9 @@ fn main() -> BenchResult<()> {
         ratio(cold.median.saturating_sub(appends.median), bare.median)
     );
     println!(
-        "ratio process runner / bare: {:.2}x (median)",
-        ratio(runner.median, bare.median)
+        "ratio process runner / bare: {:.2}x (median); the tool's Shell / bare: {:.2}x",
+        ratio(runner.median, bare.median),
+        ratio(shell_alone.median, bare.median)
     );
     // Part 2 takes a while; `TACKLE_BENCH_SPAWN_ONLY=1` stops here when iterating on spawns.
     if std::env::var_os("TACKLE_BENCH_SPAWN_ONLY").is_some() {
