@@ -544,3 +544,53 @@ fn served_bash_calls_give_the_same_results_with_prestart_on_and_off() {
         assert!(on[5].contains("[stdout]\nyes\n"), "{}", on[5]);
     }
 }
+
+/// The shell is found at a fixed path, never through `PATH`: a `bash` (or `sh`) first on
+/// `PATH`, as a repository's `./bin` would be, does not run lines.
+#[test]
+fn a_shell_first_on_path_is_not_the_shell_that_runs_lines() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.mkdir("bin");
+    for name in ["bash", "sh"] {
+        let fake = p.write(
+            format!("bin/{name}"),
+            format!(
+                "#!/bin/sh\n/usr/bin/touch {}\n",
+                p.join("pwned-path").display()
+            ),
+        );
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        p.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = p.tackle([
+        "--headless",
+        "--allow",
+        "tool.bash.cmd:echo *",
+        "call",
+        "bash",
+        r#"{"command":"echo ran"}"#,
+        "--json",
+    ]);
+    cmd.env("PATH", &path);
+    let out = cmd.run();
+    out.success();
+    assert!(out.text().contains("[stdout]\nran\n"), "{}", out.text());
+    assert!(!p.join("pwned-path").exists());
+    let mut config = p.tackle(["config", "--json"]);
+    config.env("PATH", &path);
+    let out = config.run();
+    out.success();
+    let program = out.json()["bash"]["shell"]["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        ["/bin/bash", "/usr/bin/bash", "/bin/sh"].contains(&program.as_str()),
+        "{program}"
+    );
+}
