@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::sync::Mutex;
 
+use tackle_runtime::visible::{visible, visible_json};
 use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 
 /// Something to converse with: the terminal in real use, buffers in tests.
@@ -113,17 +114,18 @@ impl TerminalApprover {
     }
 }
 
-/// The prompt shown for one request.
+/// The prompt shown for one request. Everything in it that the model chose (the tool name,
+/// arguments, keys, and the paths the gate's message quotes) is shown through
+/// [`visible`]: no escape sequence, carriage return or bidirectional override reaches the
+/// terminal raw.
 pub fn prompt(request: &ApprovalRequest<'_>) -> String {
-    let args = serde_json::to_string(request.arguments).unwrap_or_else(|_| "?".into());
-    let mut text = format!(
-        "\ntackle: {} needs approval\n  call: {} {args}\n",
-        request.tool, request.tool
-    );
+    let tool = visible(request.tool);
+    let args = visible_json(request.arguments);
+    let mut text = format!("\ntackle: {tool} needs approval\n  call: {tool} {args}\n");
     for k in request.keys {
-        text.push_str(&format!("  key:  {k}\n"));
+        text.push_str(&format!("  key:  {}\n", visible(k)));
     }
-    text.push_str(&format!("  why:  {}\n", request.message));
+    text.push_str(&format!("  why:  {}\n", visible(request.message)));
     text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
     text
 }
@@ -200,6 +202,45 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("default for writes"), "{shown}");
+    }
+
+    /// Issue 13 §8: a model-supplied path that would redraw the prompt is shown escaped, in
+    /// the call line, the keys and the gate's message alike. One case a row.
+    #[test]
+    fn model_supplied_text_cannot_redraw_the_prompt() {
+        let attacks = [
+            "x\u{1b}[1A\u{1b}[2K\r  call: write_file {}",
+            "a\rkey:  write:harmless.txt",
+            "evil\u{202e}txt.sh",
+            "csi\u{9b}1A",
+            "bell\u{7}del\u{7f}",
+            "line\nkey:  write:ok.txt",
+        ];
+        for path in attacks {
+            let keys = vec![format!("write:{path}")];
+            let args = serde_json::json!({"path": path});
+            let session = tackle_protocol::SessionId("s".into());
+            let call = tackle_protocol::CallId("c".into());
+            let message = format!("write:{path} needs approval (default for writes)");
+            let request = ApprovalRequest {
+                session: &session,
+                call_id: &call,
+                tool: "write_file",
+                arguments: &args,
+                keys: &keys,
+                message: &message,
+            };
+            let shown = prompt(&request);
+            let lines: Vec<&str> = shown.lines().collect();
+            // The blank line, the heading, the call, one key, why, and the question.
+            assert_eq!(lines.len(), 6, "{path:?}: {shown}");
+            assert!(
+                !shown
+                    .chars()
+                    .any(|c| c != '\n' && tackle_runtime::visible::is_hidden(c)),
+                "{path:?}: {shown:?}"
+            );
+        }
     }
 
     #[test]

@@ -197,18 +197,30 @@ fn secrets_in_the_environment_do_not_reach_commands() {
         .stdout_lacks("tok-secret-2")
         .stdout_contains("TACKLE_VISIBLE=plain");
     // An operator can withhold more, or pass one through.
+    // In the project's config, the deny applies at once; the pass (it moves a secret) only
+    // once the folder is trusted.
     p.config("[bash]\nenv_deny = [\"TACKLE_VIS*\"]\nenv_pass = [\"MY_SERVICE_TOKEN\"]\n");
-    let mut cmd = p.tackle([
-        "--headless",
-        "--allow",
-        "tool.bash.cmd:*",
-        "call",
-        "bash",
-        r#"{"command":"env"}"#,
-    ]);
-    cmd.env("MY_SERVICE_TOKEN", "tok-secret-2")
-        .env("TACKLE_VISIBLE", "plain");
-    cmd.run()
+    let env = || {
+        let mut cmd = p.tackle([
+            "--headless",
+            "--allow",
+            "tool.bash.cmd:*",
+            "call",
+            "bash",
+            r#"{"command":"env"}"#,
+        ]);
+        cmd.env("MY_SERVICE_TOKEN", "tok-secret-2")
+            .env("TACKLE_VISIBLE", "plain");
+        cmd.run()
+    };
+    env()
+        .success()
+        .stdout_lacks("tok-secret-2")
+        .stdout_lacks("TACKLE_VISIBLE")
+        .stderr_contains("bash.env_pass MY_SERVICE_TOKEN")
+        .stderr_contains("tackle trust");
+    p.trust();
+    env()
         .success()
         .stdout_contains("tok-secret-2")
         .stdout_lacks("TACKLE_VISIBLE");
@@ -257,6 +269,10 @@ fn search_gate_refuses_bash_grep_when_the_grep_tool_exists_and_is_inert_otherwis
         );
         assert!(out.metadata()["notice"].is_string());
         p.config("[safety]\nbash_search_gate = \"allow\"\n");
+        // A laxer gate from the project applies once the folder is trusted.
+        bash(&p, &flags, json!({"command": "grep -n needle a.txt"}))
+            .tool_error("search_gate_refused");
+        p.trust();
         // Searching one file keeps the project's own store (which holds the earlier notice)
         // out of the output.
         let out = bash(&p, &flags, json!({"command": "grep -n needle a.txt"}));

@@ -36,7 +36,7 @@ mod shell_env;
 mod shell_program;
 mod stdin;
 
-pub use env::{DEFAULT_ENV_DENY, EnvPolicy};
+pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
 pub use shell::{Shell, ShellRun};

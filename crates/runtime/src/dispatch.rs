@@ -279,6 +279,7 @@ impl Runtime {
         let mut keys = vec![format!("tool.{}", tool.gate_name())];
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
         let request = GateRequest {
+            session: &session.id,
             tool: &call.name,
             keys,
             resources: &prepared.routing.resources,
@@ -316,7 +317,7 @@ impl Runtime {
         match self.approver.approve(request).await {
             Approval::Once => Ok(()),
             Approval::Session => {
-                self.gate.grant_session(keys);
+                self.gate.grant_session(&session.id, keys);
                 Ok(())
             }
             Approval::Deny { message: reason } => {

@@ -13,6 +13,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use tackle_runtime::visible::{visible, visible_json};
 
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
@@ -58,13 +59,16 @@ pub(crate) fn form_request(message: String) -> Result<ElicitRequestParams, Strin
     })
 }
 
+/// The form's text. A client shows it to a person, so what the model chose is shown through
+/// [`visible`] (no escape sequences or bidirectional overrides reach them raw).
 fn question(request: &ApprovalRequest<'_>) -> String {
-    let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
+    let arguments = visible_json(request.arguments);
+    let keys: Vec<_> = request.keys.iter().map(|k| visible(k)).collect();
     format!(
         "tackle: {} needs approval for {}.\n{}\narguments: {arguments}",
-        request.tool,
-        request.keys.join(", "),
-        request.message
+        visible(request.tool),
+        keys.join(", "),
+        visible(request.message)
     )
 }
 
