@@ -610,3 +610,26 @@ fn a_shell_first_on_path_is_not_the_shell_that_runs_lines() {
         "{program}"
     );
 }
+
+/// A line longer than one argument may be is refused as a bad argument that says what to do.
+#[test]
+fn a_line_too_long_for_one_argument_is_refused_with_the_way_out() {
+    let p = Project::new();
+    let command = format!("echo ok #{}", "x".repeat(tackle_process::MAX_SCRIPT_BYTES));
+    let out = p
+        .tackle([
+            "--headless",
+            "--mode",
+            "yolo",
+            "--allow",
+            "tool.bash.cmd:*",
+            "call",
+            "bash",
+            "-",
+            "--json",
+        ])
+        .stdin(json!({ "command": command }).to_string())
+        .run();
+    out.tool_error("invalid_arguments");
+    assert!(out.text().contains("write it to a file"), "{}", out.text());
+}

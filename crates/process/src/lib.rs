@@ -39,7 +39,7 @@ mod stdin;
 pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
-pub use shell::{Shell, ShellRun};
+pub use shell::{MAX_SCRIPT_BYTES, Shell, ShellRun};
 pub use shell_env::{EXPORTED_FUNCTION_PREFIX, SHELL_ENV_REMOVED, removed_from_shell};
 pub use shell_program::{BASH_PATHS, SH_PATH, ShellKind, ShellProgram};
 pub use stdin::{StdinError, StdinInput, StdinRegistration, StdinRegistry};

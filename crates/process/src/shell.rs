@@ -69,6 +69,8 @@ const PROLOGUE: &str = "exec 0</dev/null; ";
 /// Ends the shell with the script's status once the script is done, untraced and unaliased
 /// (see the module docs).
 const EPILOGUE: &str = "\n{ \\exit; } 2>/dev/null\n";
+/// The longest `-c` string the kernel passes (`MAX_ARG_STRLEN`, 32 pages, counts the NUL).
+pub const MAX_SCRIPT_BYTES: usize = 32 * 4096 - 1;
 /// One pipe write of at most this many bytes is atomic (`PIPE_BUF`), and fits even a pipe
 /// shrunk to one page by the per-user pipe quota.
 const ATOMIC_WRITE: usize = 4096;
@@ -230,6 +232,13 @@ impl Shell {
                     ..o
                 }),
             None => {
+                if job.script.len() > MAX_SCRIPT_BYTES {
+                    return Err(ProcessError::ScriptTooLong {
+                        program: inner.program.path().display().to_string(),
+                        bytes: job.script.len(),
+                        limit: MAX_SCRIPT_BYTES,
+                    });
+                }
                 let args = inner.program.args_for(job.script);
                 let child = spawn_group(
                     inner.program.path().as_os_str(),

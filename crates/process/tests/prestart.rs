@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tackle_process::{
-    BASH_PATHS, CancellationToken, Ended, EnvPolicy, OutputStream, RunOutcome, Shell, ShellKind,
-    ShellProgram, ShellRun, removed_from_shell,
+    BASH_PATHS, CancellationToken, Ended, EnvPolicy, MAX_SCRIPT_BYTES, OutputStream, RunOutcome,
+    Shell, ShellKind, ShellProgram, ShellRun, removed_from_shell,
 };
 
 struct Collected {
@@ -690,4 +690,39 @@ async fn concurrent_runs_share_the_shell_started_ahead_without_mixing_up() {
     }
     drop(warm);
     assert!(none_left_in(dir.path()).await);
+}
+
+/// A script as long as one argument may be runs; one byte more is refused with a message that
+/// says what to do, not a spawn failure that blames the shell.
+#[tokio::test]
+async fn the_longest_script_runs_and_a_longer_one_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut programs = vec![ShellProgram::sh("/bin/sh")];
+    programs.extend(bash());
+    for program in programs {
+        let sh = shell_of(program.clone(), false);
+        let longest = format!("echo ok #{}", "x".repeat(MAX_SCRIPT_BYTES - 9));
+        assert_eq!(longest.len(), MAX_SCRIPT_BYTES);
+        let c = run(&sh, &longest, true, dir.path()).await;
+        assert_eq!(c.stdout, "ok\n", "{program:?}");
+        let longer = format!("{longest}x");
+        let job = ShellRun {
+            script: &longer,
+            parsed: true,
+            cwd: dir.path(),
+            timeout: Duration::from_secs(30),
+            stdin: None,
+        };
+        let err = sh
+            .run(job, |_, _| Ok::<(), ()>(()), CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("{} bytes", MAX_SCRIPT_BYTES + 1))
+                && message.contains("write it to a file"),
+            "{message}"
+        );
+    }
 }

@@ -28,7 +28,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_process::{
-    Ended, EnvPolicy, OutputStream, Shell, ShellKind, ShellProgram, ShellRun, StdinRegistry,
+    Ended, EnvPolicy, OutputStream, ProcessError, Shell, ShellKind, ShellProgram, ShellRun,
+    StdinRegistry,
 };
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
@@ -421,7 +422,14 @@ impl Tool for Bash {
                 cx.cancel.clone(),
             )
             .await
-            .map_err(|e| ToolError::new(ErrorCode::IO, format!("bash: {e}")))?;
+            .map_err(|e| {
+                let code = match e {
+                    // The model can shorten the line; nothing failed on this machine.
+                    ProcessError::ScriptTooLong { .. } => ErrorCode::INVALID_ARGUMENTS,
+                    _ => ErrorCode::IO,
+                };
+                ToolError::new(code, format!("bash: {e}"))
+            })?;
         drop(registration);
         let flushed = out.finish().and_then(|()| err.finish());
         let duration_ms = outcome.duration.as_millis() as u64;
