@@ -22,6 +22,20 @@ fn sourced_json<T: serde::Serialize>(s: &Sourced<T>) -> serde_json::Value {
     json!({ "value": s.value, "from": s.origin.to_string() })
 }
 
+/// Which shell runs bash lines, and whether one is started ahead.
+fn shell_json(program: &tackle_process::ShellProgram, prestart: bool) -> serde_json::Value {
+    let kind = match program.kind() {
+        tackle_process::ShellKind::Bash => "bash",
+        tackle_process::ShellKind::Sh => "sh",
+    };
+    json!({
+        "path": program.path().display().to_string(),
+        "kind": kind,
+        "invocation": program.invocation(),
+        "started_ahead": tackle_process::Shell::starts_ahead(program, prestart),
+    })
+}
+
 pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<()> {
     let s = &config.settings;
     let mut out = std::io::stdout().lock();
@@ -52,6 +66,10 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             },
             "bash": {
                 "prestart": sourced_json(&s.bash_prestart),
+                "shell": shell_json(
+                    tackle_process::ShellProgram::discover(),
+                    s.bash_prestart.value,
+                ),
                 "env_withheld": &config.process_env.withhold,
             },
             "mcp": { "declared": config.mcp_declared, "started": config.mcp_servers.len() },
@@ -163,10 +181,16 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         &s.media_max_bytes.value.to_string(),
         &s.media_max_bytes.origin,
     );
+    let prestart = match tackle_process::ShellProgram::discover().kind() {
+        tackle_process::ShellKind::Bash if s.bash_prestart.value => {
+            "true (unused: bash is never started ahead)".to_owned()
+        }
+        _ => s.bash_prestart.value.to_string(),
+    };
     row(
         &mut text,
         "bash.prestart",
-        &s.bash_prestart.value.to_string(),
+        &prestart,
         &s.bash_prestart.origin,
     );
     for v in &config.process_env.withhold {

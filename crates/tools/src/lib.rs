@@ -155,7 +155,8 @@ pub struct BuiltinConfig {
     pub process_env: tackle_process::EnvPolicy,
     /// Live stdin of interactive bash calls; a front end keeps a clone to send input.
     pub stdin: tackle_process::StdinRegistry,
-    /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call.
+    /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call where
+    /// that is exact (lines run with `/bin/sh` and it is dash; never bash).
     pub bash_prestart: bool,
 }
 
