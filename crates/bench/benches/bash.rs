@@ -1,11 +1,13 @@
 //! bash through the runtime beside its floors:
 //!
 //! 1. `true` end to end (resolve, parse, prepare with the shell parser, gate hook, run in a
-//!    process group — by default in the shell started ahead of the call, and also measured
-//!    with every call spawning its shell — stream, end the group, publish two empty streams and
-//!    a manifest, the call's start written and its end fdatasync'd) beside a bare
-//!    `Command::new("/bin/sh").arg("-c").arg("true").output()`, with the breakdown: the process
-//!    runner alone and the appends alone (a written start, a synced end), all interleaved.
+//!    process group — with `[bash] prestart` on, which starts a shell ahead only where
+//!    `/bin/sh` runs lines and is dash, and off — stream, end the group, publish two empty
+//!    streams and a manifest, the call's start written and its end fdatasync'd) beside a bare
+//!    `Command` of the same shell with the same arguments (`/bin/bash --norc --noprofile -c
+//!    true` where bash runs lines) `.output()`, with the breakdown: the process runner alone, the
+//!    tool's `Shell` alone, and the appends alone (a written start, a synced end), all
+//!    interleaved.
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
 //!    that of one more capture once the floor's buffer is freed. Two commands write the same
@@ -17,12 +19,12 @@
 //!
 //! Run: `cargo bench -p tackle-bench --bench bash` (`TACKLE_BENCH_SPAWN_ONLY=1`: part 1 only)
 
-use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use tackle_bench::{Stats, ratio};
+use tackle_process::ShellProgram;
 use tackle_protocol::{CallId, ToolCall};
 use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
 use tackle_store::{Durability, EventLog};
@@ -70,9 +72,13 @@ fn main() -> BenchResult<()> {
             RuntimeConfig::default(),
         ))
     };
-    // The default: a shell is started ahead of each call (`[bash] prestart`).
+    // The shell the tool runs lines with, which the bare side runs too.
+    let shell = ShellProgram::discover();
+    println!("shell: {}", shell.invocation());
+    // The default (`[bash] prestart = true`): a shell is started ahead of each call where that
+    // is exact (an `sh` that is dash; never bash).
     let runtime = runtime_with(true)?;
-    // Every call spawns its shell (`prestart = false`, or a shell other than dash).
+    // Every call spawns its shell (`prestart = false`).
     let cold_runtime = runtime_with(false)?;
     let session = Session::open(project.path())?;
     let call = |command: &str| ToolCall {
@@ -87,6 +93,15 @@ fn main() -> BenchResult<()> {
     // measured next (the bare spawn, in this order).
     let pause = || std::thread::sleep(Duration::from_millis(3));
     let (mut tackle, mut bare, mut runner) = (Vec::new(), Vec::new(), Vec::new());
+    // The tool's own runner (the shell's environment scrubbed, its arguments), without the
+    // runtime around it.
+    let tool_shell = tackle_process::Shell::new(
+        shell.clone(),
+        tackle_process::EnvPolicy::default(),
+        Duration::from_secs(2),
+        false,
+    );
+    let mut shell_alone = Vec::new();
     let mut cold = Vec::new();
     let (log, _) = EventLog::open(&project.path().join("bench-events.jsonl"))?;
     let started = serde_json::json!({"type":"call_started","call_id":"c","tool":"bash","arguments":{"command":"true"},"at_ms":1});
@@ -116,9 +131,8 @@ fn main() -> BenchResult<()> {
         }
         pause();
         let start = Instant::now();
-        let out = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg("true")
+        let out = std::process::Command::new(shell.path())
+            .args(shell.args_for("true"))
             .output()?;
         bare.push(start.elapsed());
         assert!(out.status.success());
@@ -126,8 +140,8 @@ fn main() -> BenchResult<()> {
         let start = Instant::now();
         rt.block_on(tackle_process::run(
             tackle_process::RunSpec {
-                program: "/bin/sh".into(),
-                args: vec![OsString::from("-c"), OsString::from("true")],
+                program: shell.path().into(),
+                args: shell.args_for("true"),
                 cwd: project.path().to_path_buf(),
                 env: tackle_process::EnvPolicy::default(),
                 timeout: Duration::from_secs(60),
@@ -140,21 +154,34 @@ fn main() -> BenchResult<()> {
         runner.push(start.elapsed());
         pause();
         let start = Instant::now();
+        let job = tackle_process::ShellRun {
+            script: "true",
+            parsed: true,
+            cwd: project.path(),
+            timeout: Duration::from_secs(60),
+            stdin: None,
+        };
+        rt.block_on(tool_shell.run(job, |_, _| Ok::<(), ()>(()), CancellationToken::new()))?;
+        shell_alone.push(start.elapsed());
+        pause();
+        let start = Instant::now();
         log.append_with(&started, Durability::Written)?;
         log.append(&finished)?;
         appends.push(start.elapsed());
     }
-    let (tackle, cold, bare, runner, appends) = (
+    let (tackle, cold, bare, runner, shell_alone, appends) = (
         Stats::of(&mut tackle),
         Stats::of(&mut cold),
         Stats::of(&mut bare),
         Stats::of(&mut runner),
+        Stats::of(&mut shell_alone),
         Stats::of(&mut appends),
     );
-    println!("bash `true` through the runtime:      {tackle}");
-    println!("  the same, shell not started ahead:  {cold}");
-    println!("bare Command sh -c true .output():    {bare}");
+    println!("bash `true` through the runtime (prestart on):  {tackle}");
+    println!("  the same, prestart off:                       {cold}");
+    println!("bare Command {} true .output(): {bare}", shell.invocation());
     println!("  process runner alone (group, pipes): {runner}");
+    println!("  the tool's Shell alone (same, env scrubbed): {shell_alone}");
     println!("  its appends alone (written + synced): {appends}");
     println!(
         "ratio tackle / bare: {:.2}x (median); without the appends: {:.2}x",
@@ -162,13 +189,14 @@ fn main() -> BenchResult<()> {
         ratio(tackle.median.saturating_sub(appends.median), bare.median)
     );
     println!(
-        "ratio tackle, shell not started ahead / bare: {:.2}x (median); without the appends: {:.2}x",
+        "ratio tackle, prestart off / bare: {:.2}x (median); without the appends: {:.2}x",
         ratio(cold.median, bare.median),
         ratio(cold.median.saturating_sub(appends.median), bare.median)
     );
     println!(
-        "ratio process runner / bare: {:.2}x (median)",
-        ratio(runner.median, bare.median)
+        "ratio process runner / bare: {:.2}x (median); the tool's Shell / bare: {:.2}x",
+        ratio(runner.median, bare.median),
+        ratio(shell_alone.median, bare.median)
     );
     // Part 2 takes a while; `TACKLE_BENCH_SPAWN_ONLY=1` stops here when iterating on spawns.
     if std::env::var_os("TACKLE_BENCH_SPAWN_ONLY").is_some() {
@@ -300,9 +328,9 @@ impl Producer {
         cwd: &std::path::Path,
     ) -> BenchResult<()> {
         let start = Instant::now();
-        let status = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(format!("{} > /dev/null", self.script))
+        let shell = ShellProgram::discover();
+        let status = std::process::Command::new(shell.path())
+            .args(shell.args_for(&format!("{} > /dev/null", self.script)))
             .status()?;
         self.alone.push(start.elapsed());
         assert!(status.success());
@@ -392,9 +420,10 @@ fn runner_alone(
     cwd: &std::path::Path,
     hash: bool,
 ) -> BenchResult<u64> {
+    let shell = ShellProgram::discover();
     let spec = tackle_process::RunSpec {
-        program: "/bin/sh".into(),
-        args: vec![OsString::from("-c"), OsString::from(script)],
+        program: shell.path().into(),
+        args: shell.args_for(script),
         cwd: cwd.to_path_buf(),
         env: tackle_process::EnvPolicy::default(),
         timeout: Duration::from_secs(600),

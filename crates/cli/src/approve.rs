@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::sync::Mutex;
 
+use tackle_runtime::visible::{visible, visible_json};
 use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 
 /// Something to converse with: the terminal in real use, buffers in tests.
@@ -67,7 +68,7 @@ impl TerminalApprover {
         }
     }
 
-    fn ask_blocking(&self, prompt: &str) -> Approval {
+    fn ask_blocking(&self, prompt: &str, session_grant: bool) -> Approval {
         let mut guard = self.conversation.lock().unwrap_or_else(|p| p.into_inner());
         let Some(c) = guard.as_mut() else {
             return Approval::Unavailable {
@@ -92,7 +93,7 @@ impl TerminalApprover {
             };
             match answer.trim().to_ascii_lowercase().as_str() {
                 "o" | "once" | "y" | "yes" => return Approval::Once,
-                "s" | "session" => return Approval::Session,
+                "s" | "session" if session_grant => return Approval::Session,
                 "d" | "deny" | "n" | "no" => {
                     if let Err(e) = c.say("  message for the model (empty for none): ") {
                         return unavailable(e);
@@ -104,7 +105,12 @@ impl TerminalApprover {
                     return Approval::Deny { message };
                 }
                 _ => {
-                    if let Err(e) = c.say("  answer o (once), s (this session) or d (deny): ") {
+                    let hint = if session_grant {
+                        "  answer o (once), s (this session) or d (deny): "
+                    } else {
+                        "  answer o (once) or d (deny): "
+                    };
+                    if let Err(e) = c.say(hint) {
                         return unavailable(e);
                     }
                 }
@@ -113,26 +119,34 @@ impl TerminalApprover {
     }
 }
 
-/// The prompt shown for one request.
+/// The prompt shown for one request. Everything in it that the model chose (the tool name,
+/// arguments, keys, and the paths the gate's message quotes) is shown through
+/// [`visible`]: no escape sequence, carriage return or bidirectional override reaches the
+/// terminal raw.
 pub fn prompt(request: &ApprovalRequest<'_>) -> String {
-    let args = serde_json::to_string(request.arguments).unwrap_or_else(|_| "?".into());
-    let mut text = format!(
-        "\ntackle: {} needs approval\n  call: {} {args}\n",
-        request.tool, request.tool
-    );
+    let tool = visible(request.tool);
+    let args = visible_json(request.arguments);
+    let mut text = format!("\ntackle: {tool} needs approval\n  call: {tool} {args}\n");
     for k in request.keys {
-        text.push_str(&format!("  key:  {k}\n"));
+        text.push_str(&format!("  key:  {}\n", visible(k)));
     }
-    text.push_str(&format!("  why:  {}\n", request.message));
-    text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
+    text.push_str(&format!("  why:  {}\n", visible(request.message)));
+    if request.session_grant {
+        text.push_str("  allow [o]nce, for this [s]ession, or [d]eny? ");
+    } else {
+        text.push_str("  allow [o]nce or [d]eny? (this key asks every time) ");
+    }
     text
 }
 
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
         let prompt = prompt(&request);
+        let session_grant = request.session_grant;
         // The conversation blocks on a person; keep it off the async workers.
-        Box::pin(async move { tokio::task::block_in_place(|| self.ask_blocking(&prompt)) })
+        Box::pin(async move {
+            tokio::task::block_in_place(|| self.ask_blocking(&prompt, session_grant))
+        })
     }
 }
 
@@ -157,6 +171,10 @@ mod tests {
     }
 
     fn answer(lines: &[&str]) -> (Approval, String) {
+        answer_with(lines, true)
+    }
+
+    fn answer_with(lines: &[&str], session_grant: bool) -> (Approval, String) {
         let said = Arc::new(Mutex::new(String::new()));
         let approver = TerminalApprover::with_conversation(Box::new(Script {
             answers: lines.iter().map(|s| s.to_string()).collect(),
@@ -173,9 +191,10 @@ mod tests {
             arguments: &args,
             keys: &keys,
             message: "write:src/a.rs needs approval (default for writes)",
+            session_grant,
         };
         let p = prompt(&request);
-        let got = approver.ask_blocking(&p);
+        let got = approver.ask_blocking(&p, session_grant);
         let text = said.lock().unwrap().clone();
         (got, text)
     }
@@ -200,6 +219,51 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("default for writes"), "{shown}");
+        // A key the gate asks about every time is not offered for the session.
+        let (got, shown) = answer_with(&["s", "o"], false);
+        assert_eq!(got, Approval::Once);
+        assert!(!shown.contains("[s]ession"), "{shown}");
+        assert!(shown.contains("asks every time"), "{shown}");
+    }
+
+    /// Issue 13 §8: a model-supplied path that would redraw the prompt is shown escaped, in
+    /// the call line, the keys and the gate's message alike. One case a row.
+    #[test]
+    fn model_supplied_text_cannot_redraw_the_prompt() {
+        let attacks = [
+            "x\u{1b}[1A\u{1b}[2K\r  call: write_file {}",
+            "a\rkey:  write:harmless.txt",
+            "evil\u{202e}txt.sh",
+            "csi\u{9b}1A",
+            "bell\u{7}del\u{7f}",
+            "line\nkey:  write:ok.txt",
+        ];
+        for path in attacks {
+            let keys = vec![format!("write:{path}")];
+            let args = serde_json::json!({"path": path});
+            let session = tackle_protocol::SessionId("s".into());
+            let call = tackle_protocol::CallId("c".into());
+            let message = format!("write:{path} needs approval (default for writes)");
+            let request = ApprovalRequest {
+                session: &session,
+                call_id: &call,
+                tool: "write_file",
+                arguments: &args,
+                keys: &keys,
+                message: &message,
+                session_grant: true,
+            };
+            let shown = prompt(&request);
+            let lines: Vec<&str> = shown.lines().collect();
+            // The blank line, the heading, the call, one key, why, and the question.
+            assert_eq!(lines.len(), 6, "{path:?}: {shown}");
+            assert!(
+                !shown
+                    .chars()
+                    .any(|c| c != '\n' && tackle_runtime::visible::is_hidden(c)),
+                "{path:?}: {shown:?}"
+            );
+        }
     }
 
     #[test]
@@ -208,7 +272,7 @@ mod tests {
             conversation: Mutex::new(None),
         };
         assert!(matches!(
-            approver.ask_blocking("?"),
+            approver.ask_blocking("?", true),
             Approval::Unavailable { .. }
         ));
     }

@@ -12,6 +12,7 @@ Examples:
   tackle artifacts ls                           retained output in this project
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
+  tackle trust                                  trust this folder's .agents/ config (shows what it widens)
   tackle serve                                  MCP server on stdio (claude mcp add tackle -- tackle serve)
   tackle serve --http 127.0.0.1:8123            MCP server over Streamable HTTP
   tackle --deny 'read:secrets/**' call read_file '{\"path\":\"secrets/key\"}'
@@ -22,7 +23,9 @@ session event logs).
 
 Settings, lowest to highest: built-in defaults, $XDG_CONFIG_HOME/tackle/config.toml (else
 ~/.config/tackle/config.toml), <root>/.agents/config.toml, then flags. Permission rules from
-every layer apply together and a deny always wins over an ask, an ask over an allow.
+every layer apply together and a deny always wins over an ask, an ask over an allow. Until the
+folder is trusted (tackle trust), its .agents/ config may only narrow and its MCP servers do
+not start.
 
 Exit codes:
   0  success
@@ -140,6 +143,20 @@ pub enum Command {
         /// bind a non-loopback address.
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+    },
+    /// Trust this folder: its .agents/config.toml and .agents/mcp.json may then widen your
+    /// settings and start MCP servers. Prints what they widen and the secrets they would move
+    /// before recording it; a later change that widens further is ignored until trusted again.
+    Trust {
+        /// Stop trusting this folder.
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// List the trusted folders and whether each still holds only what was accepted.
+        #[arg(long)]
+        list: bool,
+        /// With --list: print JSON.
+        #[arg(long, requires = "list")]
+        json: bool,
     },
     /// Inspect and collect retained output.
     Artifacts {

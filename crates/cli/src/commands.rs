@@ -15,6 +15,9 @@ use crate::args::{ArtifactsCommand, Cli, Command};
 use crate::config::{self, Config};
 use crate::exit;
 use crate::settings::Flags;
+use crate::trust::TrustStore;
+use crate::trust::command::TrustAction;
+use crate::trust::prompt::{Consent, NeverAsk, TerminalConsent};
 use tackle_tools::BuiltinConfig;
 
 /// A failure that maps to an exit code.
@@ -33,7 +36,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let flags = cli.policy.to_flags();
     let outcome = match cli.command {
         Command::Tools { json } => {
-            setup_or_defaults(cli.root.as_deref(), &flags).and_then(|c| tools(&c, json))
+            let consent = consent(cli.policy.headless);
+            setup_or_defaults(cli.root.as_deref(), &flags, consent.as_ref())
+                .and_then(|c| tools(&c, json))
         }
         Command::Call {
             tool,
@@ -41,7 +46,12 @@ pub fn run(cli: Cli) -> ExitCode {
             json,
             id,
             session,
-        } => setup(cli.root.as_deref(), &flags).and_then(|c| {
+        } => setup(
+            cli.root.as_deref(),
+            &flags,
+            consent(cli.policy.headless).as_ref(),
+        )
+        .and_then(|c| {
             call(
                 &c,
                 tool,
@@ -51,15 +61,23 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
-        Command::Config { json } => setup(cli.root.as_deref(), &flags).and_then(|c| {
+        Command::Config { json } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;
             Ok(exit::OK)
         }),
-        Command::Serve { http, token_env } => setup(cli.root.as_deref(), &flags)
-            .and_then(|c| crate::serve::run(&c, http, token_env, is_headless(cli.policy.headless))),
+        Command::Serve { http, token_env } => setup(cli.root.as_deref(), &flags, &NeverAsk)
+            .and_then(|c| crate::serve::run(c, http, token_env, is_headless(cli.policy.headless))),
         Command::Artifacts { command } => {
-            setup(cli.root.as_deref(), &flags).and_then(|c| artifacts(&c, command))
+            setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| artifacts(&c, command))
+        }
+        Command::Trust { revoke, list, json } => {
+            let action = match (revoke, list) {
+                (_, true) => TrustAction::List { json },
+                (true, false) => TrustAction::Revoke,
+                (false, false) => TrustAction::Grant,
+            };
+            crate::trust::command::run(cli.root.as_deref(), &flags, action)
         }
     };
     match outcome {
@@ -84,21 +102,49 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-fn setup(root: Option<&std::path::Path>, flags: &Flags) -> Result<Config, Failure> {
+/// Who may trust the root on the spot: a person at a terminal, unless `--headless`.
+fn consent(headless: bool) -> Box<dyn Consent> {
+    if is_headless(headless) {
+        return Box::new(NeverAsk);
+    }
+    match TerminalConsent::if_interactive() {
+        Some(t) => Box::new(t),
+        None => Box::new(NeverAsk),
+    }
+}
+
+fn setup(
+    root: Option<&std::path::Path>,
+    flags: &Flags,
+    consent: &dyn Consent,
+) -> Result<Config, Failure> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let root = crate::root::find(root, &cwd)?;
-    Ok(config::load(&root, flags)?)
+    loaded(&root, flags, consent)
 }
 
 /// Like [`setup`], but outside any project fall back to the user config and flags alone, so
 /// `tackle tools` works anywhere.
-fn setup_or_defaults(root: Option<&std::path::Path>, flags: &Flags) -> Result<Config, Failure> {
+fn setup_or_defaults(
+    root: Option<&std::path::Path>,
+    flags: &Flags,
+    consent: &dyn Consent,
+) -> Result<Config, Failure> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     match crate::root::find(root, &cwd) {
-        Ok(root) => Ok(config::load(&root, flags)?),
-        Err(_) if root.is_none() => Ok(config::load(&cwd, flags)?),
+        Ok(root) => loaded(&root, flags, consent),
+        Err(_) if root.is_none() => loaded(&cwd, flags, consent),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Load the configuration, and say on stderr what folder trust left out.
+fn loaded(root: &std::path::Path, flags: &Flags, consent: &dyn Consent) -> Result<Config, Failure> {
+    let config = config::load_with(root, flags, TrustStore::user().as_ref(), consent)?;
+    if let Some(notice) = config.trust.notice() {
+        eprint!("{notice}");
+    }
+    Ok(config)
 }
 
 /// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
@@ -116,16 +162,20 @@ pub(crate) fn catalog(config: &Config) -> anyhow::Result<Catalog> {
         .map_err(|e| anyhow!("building the catalog: {e}"))
 }
 
-/// The tools of the third-party MCP servers in `.agents/mcp.json`. A server that cannot start
-/// is reported on stderr and costs only its own tools; a malformed file is a usage error.
+/// The tools of the third-party MCP servers in `.agents/mcp.json` that folder trust lets start.
+/// A server that cannot start is reported on stderr and costs only its own tools.
 fn mcp_tools(
     config: &Config,
     registered: &[String],
 ) -> anyhow::Result<Vec<Arc<dyn tackle_tool::DynTool>>> {
     let mut taken: Vec<&str> = registered.iter().map(String::as_str).collect();
     taken.extend(tackle_tools::BUILTIN_TOOL_NAMES.iter().copied());
-    let (tools, problems) =
-        tackle_mcp::client::load_tools(&config.root, &taken).map_err(|e| anyhow!("{e}"))?;
+    let (tools, problems) = tackle_mcp::client::start_servers(
+        config.mcp_servers.clone(),
+        &config.root,
+        &taken,
+        &config.process_env,
+    );
     for problem in problems {
         eprintln!("tackle: {problem}");
     }

@@ -1,9 +1,15 @@
 //! The validated configuration a command runs with: settings files and flags, layered, checked,
 //! and turned into the runtime's types before any work starts.
+//!
+//! The project layer passes folder trust first ([`crate::trust`]): until the root is trusted
+//! only its narrowing part applies and its MCP servers are not started, though the whole file
+//! is still validated (a typo is an error whether or not it would apply). Every variable the
+//! effective configuration names as a secret (alert `url_env`/`token_env`, MCP `headers_env`
+//! and `${NAME}` values) is withheld from commands and MCP children, whatever `env_pass` says.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
@@ -12,6 +18,9 @@ use tackle_process::EnvPolicy;
 use tackle_tools::SearchGateMode;
 use tackle_tools::net::PrivateHost;
 use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings};
+
+use crate::trust::prompt::Consent;
+use crate::trust::{ProjectTrust, TrustState, TrustStore, classify};
 
 /// The validated configuration a command runs with.
 #[derive(Debug, Clone)]
@@ -32,11 +41,23 @@ pub struct Config {
     pub undeliverable_targets: Vec<(String, String)>,
     /// `[safety] bash_search_gate`.
     pub search_gate: SearchGateMode,
-    /// What commands inherit of the environment (`[bash]`).
+    /// What commands and MCP children inherit of the environment (`[bash]`, and every
+    /// configured secret withheld).
     pub process_env: EnvPolicy,
+    /// The project layer's trust, and what it left out.
+    pub trust: ProjectTrust,
+    /// The MCP servers of `.agents/mcp.json` that may start (none while the root is untrusted).
+    pub mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
+    /// Servers declared in `.agents/mcp.json`, started or not.
+    pub mcp_declared: usize,
 }
 
 impl Config {
+    /// Withhold `var` from every child (the server's own `--token-env`, for one).
+    pub fn withhold(&mut self, var: &str) {
+        self.process_env.withhold(var);
+    }
+
     /// What the built-in tools are built with (before the catalog knows which are offered).
     pub fn builtin(&self) -> BuiltinConfig {
         BuiltinConfig {
@@ -56,36 +77,145 @@ impl Config {
     }
 }
 
-/// `$XDG_CONFIG_HOME/tackle/config.toml`, else `~/.config/tackle/config.toml`.
-pub fn user_config_path() -> Option<PathBuf> {
+/// `$XDG_CONFIG_HOME/tackle`, else `~/.config/tackle`: user config and the trust store.
+pub fn user_config_dir() -> Option<PathBuf> {
     let base = match std::env::var_os("XDG_CONFIG_HOME") {
         Some(x) if !x.is_empty() => PathBuf::from(x),
         _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
     };
-    Some(base.join("tackle").join("config.toml"))
+    Some(base.join("tackle"))
+}
+
+/// `$XDG_CONFIG_HOME/tackle/config.toml`, else `~/.config/tackle/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    Some(user_config_dir()?.join("config.toml"))
 }
 
 pub fn project_config_path(root: &Path) -> PathBuf {
     root.join(".agents").join("config.toml")
 }
 
+/// Load with the user's trust store, never asking (see [`load_with`]); for tests.
+#[cfg(test)]
 pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
+    load_with(
+        root,
+        flags,
+        TrustStore::user().as_ref(),
+        &crate::trust::prompt::NeverAsk,
+    )
+}
+
+/// The user layer, the project layer as far as trust lets it, then flags. `consent` may trust
+/// the root on the spot (a person at a terminal); what it accepts is recorded in `store`.
+pub fn load_with(
+    root: &Path,
+    flags: &Flags,
+    store: Option<&TrustStore>,
+    consent: &dyn Consent,
+) -> anyhow::Result<Config> {
     let PreviewLimits {
         max_lines,
         max_bytes,
     } = PreviewLimits::DEFAULT;
-    let mut settings = Settings::defaults(max_lines, max_bytes);
+    let mut lower = Settings::defaults(max_lines, max_bytes);
     let mut files = Vec::new();
-    for path in user_config_path()
-        .into_iter()
-        .chain([project_config_path(root)])
+    if let Some(path) = user_config_path()
+        && let Some(file) = LoadedFile::load(&path)?
     {
-        if let Some(file) = LoadedFile::load(&path)? {
-            settings.apply_file(&file);
-            files.push(path);
+        lower.apply_file(&file);
+        files.push(path);
+    }
+    let project_path = project_config_path(root);
+    let project = LoadedFile::load(&project_path)?;
+    let mcp = tackle_mcp::client::config::load(root).map_err(|e| anyhow!("{e}"))?;
+    let split = project.as_ref().map(|f| classify::split_file(&lower, f));
+    let mut widenings = split
+        .as_ref()
+        .map(|s| s.widenings.clone())
+        .unwrap_or_default();
+    let mcp_text = std::fs::read_to_string(root.join(tackle_mcp::client::config::CONFIG_PATH))
+        .unwrap_or_default();
+    let mcp_path = root.join(tackle_mcp::client::config::CONFIG_PATH);
+    widenings.extend(classify::split_mcp(&mcp, |name| Origin::File {
+        path: mcp_path.clone(),
+        line: line_naming(&mcp_text, name),
+    }));
+    let mut trust = crate::trust::evaluate(root, widenings, store)?;
+    if !trust.applies() && consent.ask(&trust) {
+        match store {
+            Some(store) => {
+                if let Err(e) = store.record(&trust.root, trust.digests(), crate::trust::now()) {
+                    eprintln!("tackle: trusted for this run only: {e:#}");
+                }
+            }
+            None => eprintln!(
+                "tackle: trusted for this run only: no user config directory ($XDG_CONFIG_HOME or $HOME) to record it in"
+            ),
         }
+        trust.state = TrustState::Trusted;
+    }
+    let mut settings = lower.clone();
+    if let Some(file) = &project {
+        if trust.applies() {
+            settings.apply_file(file);
+        } else {
+            // The whole file is still checked: its errors are errors whether or not it applies.
+            let mut whole = lower;
+            whole.apply_file(file);
+            whole.apply_flags(flags);
+            validate(&whole)?;
+            if let Some(split) = split {
+                settings.apply_file(&file.with_settings(split.narrowed));
+            }
+        }
+        files.push(project_path);
     }
     settings.apply_flags(flags);
+    // Every secret the project names is withheld, trusted or not: withholding only narrows.
+    let mut named_secrets: Vec<String> = mcp
+        .iter()
+        .flat_map(|s| s.secrets())
+        .map(|s| s.var)
+        .collect();
+    let project_targets = project
+        .iter()
+        .flat_map(|f| f.settings.alert.iter())
+        .flat_map(|a| a.targets.iter().flatten());
+    for (_, t) in project_targets {
+        named_secrets.push(t.url_env.get_ref().clone());
+        named_secrets.extend(t.token_env.as_ref().map(|v| v.get_ref().clone()));
+    }
+    let mcp_declared = mcp.len();
+    let mcp_servers = if trust.applies() { mcp } else { Vec::new() };
+    let mut config = compile(root, settings, files, trust, mcp_servers, mcp_declared)?;
+    for var in named_secrets {
+        config.withhold(&var);
+    }
+    Ok(config)
+}
+
+/// The first line of `text` that names `name` in quotes (where a server entry starts).
+fn line_naming(text: &str, name: &str) -> usize {
+    let quoted = format!("\"{name}\"");
+    text.lines()
+        .position(|l| l.contains(&quoted))
+        .map_or(1, |i| i + 1)
+}
+
+/// Check settings without keeping the result.
+fn validate(settings: &Settings) -> anyhow::Result<()> {
+    check_tool_names(settings)?;
+    policy(settings)?;
+    let _ = private_hosts(settings)?;
+    let _ = search_gate(settings)?;
+    let _ = alert_targets(settings, |name| {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    })?;
+    Ok(())
+}
+
+fn check_tool_names(settings: &Settings) -> anyhow::Result<()> {
     for t in settings
         .disabled_tools
         .iter()
@@ -102,6 +232,34 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
             bail!("unknown tool `{}` (from {}); {hint}", t.value, t.origin);
         }
     }
+    Ok(())
+}
+
+fn private_hosts(settings: &Settings) -> anyhow::Result<Vec<PrivateHost>> {
+    settings
+        .fetch_private_hosts
+        .iter()
+        .map(|h| PrivateHost::parse(&h.value).map_err(|e| anyhow!("[fetch] {e} ({})", h.origin)))
+        .collect()
+}
+
+fn search_gate(settings: &Settings) -> anyhow::Result<SearchGateMode> {
+    let gate = &settings.bash_search_gate;
+    gate.value
+        .parse()
+        .map_err(|e| anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))
+}
+
+/// The effective settings turned into the runtime's types.
+fn compile(
+    root: &Path,
+    settings: Settings,
+    files: Vec<PathBuf>,
+    trust: ProjectTrust,
+    mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
+    mcp_declared: usize,
+) -> anyhow::Result<Config> {
+    check_tool_names(&settings)?;
     let (lines, bytes) = (&settings.preview_lines, &settings.preview_bytes);
     if lines.value == 0 || bytes.value == 0 {
         bail!(
@@ -121,20 +279,11 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         ..RuntimeConfig::default()
     };
     let policy = policy(&settings)?;
-    let private_hosts = settings
-        .fetch_private_hosts
-        .iter()
-        .map(|h| {
-            PrivateHost::parse(&h.value).map_err(|e| anyhow::anyhow!("[fetch] {e} ({})", h.origin))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let private_hosts = private_hosts(&settings)?;
     let (alert_targets, undeliverable_targets) = alert_targets(&settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
-    let gate = &settings.bash_search_gate;
-    let search_gate: SearchGateMode = gate.value.parse().map_err(|e| {
-        anyhow::anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin)
-    })?;
+    let search_gate = search_gate(&settings)?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny
@@ -142,6 +291,13 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
     process_env
         .pass
         .extend(settings.bash_env_pass.iter().map(|d| d.value.clone()));
+    // A webhook URL carries its own secret, and a token is one: neither reaches a command.
+    for t in &settings.alert_targets {
+        process_env.withhold(&t.url_env.value);
+        if let Some(token) = &t.token_env {
+            process_env.withhold(&token.value);
+        }
+    }
     Ok(Config {
         root: root.to_path_buf(),
         runtime,
@@ -153,6 +309,9 @@ pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
         undeliverable_targets,
         search_gate,
         process_env,
+        trust,
+        mcp_servers,
+        mcp_declared,
     })
 }
 
@@ -331,12 +490,40 @@ mod tests {
         assert!(e.contains("tool.bash.cmd:?"), "{e}");
     }
 
+    /// Says yes to every question, and counts them.
+    struct Yes(std::sync::atomic::AtomicUsize);
+
+    impl Consent for Yes {
+        fn ask(&self, _: &ProjectTrust) -> bool {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            true
+        }
+    }
+
     #[test]
     fn fetch_and_alert_sections() {
-        let c = with_config("[fetch]\nallow_private_hosts = [\"localhost:8080\", \"10.0.0.5\"]\n")
-            .unwrap();
+        let text = "[fetch]\nallow_private_hosts = [\"localhost:8080\", \"10.0.0.5\"]\n";
+        let untrusted = with_config(text).unwrap();
+        assert!(untrusted.private_hosts.is_empty(), "ignored until trusted");
+        assert_eq!(untrusted.trust.ignored().len(), 2);
+
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join(".agents")).unwrap();
+        std::fs::write(t.path().join(".agents/config.toml"), text).unwrap();
+        let store = TrustStore::in_dir(t.path().join("xdg/tackle"));
+        let yes = Yes(Default::default());
+        let c = load_with(t.path(), &Flags::default(), Some(&store), &yes).unwrap();
         let hosts: Vec<String> = c.private_hosts.iter().map(|h| h.to_string()).collect();
         assert_eq!(hosts, ["localhost:8080", "10.0.0.5"]);
+        // Recorded: the next load is trusted without asking.
+        let again = load_with(t.path(), &Flags::default(), Some(&store), &yes).unwrap();
+        assert_eq!(again.trust.state, TrustState::Trusted);
+        assert_eq!(again.private_hosts.len(), 2);
+        assert_eq!(
+            yes.0.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "asked once"
+        );
         let e = with_config("[fetch]\nallow_private_hosts = [\"*.internal\"]\n")
             .unwrap_err()
             .to_string();

@@ -10,6 +10,7 @@ mod root;
 mod serve;
 mod settings;
 mod show_config;
+mod trust;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();

@@ -65,7 +65,8 @@ pub fn line(config: &Config) -> String {
     };
     let tools = crate::commands::builtin_config(config);
     let search_gate = if tools.registered.iter().any(|t| t == "bash") {
-        tools.search_gate().posture()
+        let shell = tackle_tools::bash::shell_posture(tackle_process::ShellProgram::discover());
+        format!("{} · {shell}", tools.search_gate().posture())
     } else {
         "bash search gate: inert (no bash tool)".to_owned()
     };

@@ -15,11 +15,16 @@ use crate::config::Config;
 use crate::exit;
 
 pub fn run(
-    config: &Config,
+    mut config: Config,
     http: Option<SocketAddr>,
     token_env: Option<String>,
     headless: bool,
 ) -> Result<u8, Failure> {
+    // The server's own token is a secret no command or MCP child may see.
+    if let Some(var) = &token_env {
+        config.withhold(var);
+    }
+    let config = &config;
     eprintln!("tackle serve: {}", crate::posture::line(config));
     let bearer_token = match &token_env {
         Some(var) => Some(std::env::var(var).map_err(|_| {
@@ -33,6 +38,16 @@ pub fn run(
     if token_env.is_some() && bearer_token.is_none() {
         return Err(Failure::Usage(anyhow!(
             "--token-env: the token is empty; set a non-empty token"
+        )));
+    }
+    if let Some(token) = &bearer_token
+        && token.len() < tackle_mcp::http::MIN_TOKEN_BYTES
+    {
+        let var = token_env.as_deref().unwrap_or("TOKEN");
+        return Err(Failure::Usage(anyhow!(
+            "--token-env {var}: the token is {} bytes; use at least {} random bytes (for example `export {var}=$(openssl rand -hex 32)`)",
+            token.len(),
+            tackle_mcp::http::MIN_TOKEN_BYTES,
         )));
     }
     if let Some(addr) = http
@@ -77,7 +92,11 @@ pub fn run(
                 });
                 tackle_mcp::serve_http(
                     server,
-                    HttpOptions { addr, bearer_token },
+                    HttpOptions {
+                        addr,
+                        bearer_token,
+                        sessions: tackle_mcp::SessionLimits::DEFAULT,
+                    },
                     shutdown,
                     |bound| eprintln!("tackle serve: listening on http://{bound}/mcp"),
                 )

@@ -7,6 +7,8 @@ use serde_json::json;
 
 use crate::config::Config;
 use crate::settings::{RuleEffect, Sourced};
+use crate::trust::classify;
+use crate::trust::prompt::visible;
 
 fn effect_name(e: RuleEffect) -> &'static str {
     match e {
@@ -18,6 +20,20 @@ fn effect_name(e: RuleEffect) -> &'static str {
 
 fn sourced_json<T: serde::Serialize>(s: &Sourced<T>) -> serde_json::Value {
     json!({ "value": s.value, "from": s.origin.to_string() })
+}
+
+/// Which shell runs bash lines, and whether one is started ahead.
+fn shell_json(program: &tackle_process::ShellProgram, prestart: bool) -> serde_json::Value {
+    let kind = match program.kind() {
+        tackle_process::ShellKind::Bash => "bash",
+        tackle_process::ShellKind::Sh => "sh",
+    };
+    json!({
+        "path": program.path().display().to_string(),
+        "kind": kind,
+        "invocation": program.invocation(),
+        "started_ahead": tackle_process::Shell::starts_ahead(program, prestart),
+    })
 }
 
 pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<()> {
@@ -48,7 +64,33 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
                 "digests": sourced_json(&s.digests),
                 "media_max_bytes": sourced_json(&s.media_max_bytes),
             },
-            "bash": { "prestart": sourced_json(&s.bash_prestart) },
+            "bash": {
+                "prestart": sourced_json(&s.bash_prestart),
+                "shell": shell_json(
+                    tackle_process::ShellProgram::discover(),
+                    s.bash_prestart.value,
+                ),
+                "env_withheld": &config.process_env.withhold,
+            },
+            "mcp": { "declared": config.mcp_declared, "started": config.mcp_servers.len() },
+            "trust": {
+                "state": config.trust.state.as_str(),
+                "root": config.trust.root,
+                "store": crate::trust::TrustStore::user().map(|t| t.path().display().to_string()),
+                "store_problem": config.trust.store_problem,
+                "ignored": config.trust.ignored().iter().map(|w| json!({
+                    "key": w.key,
+                    "value": w.value,
+                    "from": w.origin.to_string(),
+                    "effect": w.effect,
+                    "why": classify::rule(w.key).map(|r| r.why),
+                    "treatment": classify::rule(w.key).map(|r| r.treatment.as_str()),
+                    "secrets": w.secrets.iter().map(|m| json!({
+                        "var": m.var, "destination": m.destination,
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "how_to_trust": (!config.trust.ignored().is_empty()).then_some("tackle trust"),
+            },
             "posture": posture,
         });
         serde_json::to_writer_pretty(&mut out, &value).context("writing the configuration")?;
@@ -139,12 +181,61 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         &s.media_max_bytes.value.to_string(),
         &s.media_max_bytes.origin,
     );
+    let prestart = match tackle_process::ShellProgram::discover().kind() {
+        tackle_process::ShellKind::Bash if s.bash_prestart.value => {
+            "true (unused: bash is never started ahead)".to_owned()
+        }
+        _ => s.bash_prestart.value.to_string(),
+    };
     row(
         &mut text,
         "bash.prestart",
-        &s.bash_prestart.value.to_string(),
+        &prestart,
         &s.bash_prestart.origin,
     );
+    for v in &config.process_env.withhold {
+        row(
+            &mut text,
+            "bash.env_withheld",
+            v,
+            &"named as a secret by the configuration",
+        );
+    }
+    if config.mcp_declared > 0 {
+        text.push_str(&format!(
+            "mcp.servers            {} declared, {} may start\n",
+            config.mcp_declared,
+            config.mcp_servers.len()
+        ));
+    }
+    let trust = &config.trust;
+    text.push_str(&format!(
+        "trust                  {}\n",
+        trust.state.as_str()
+    ));
+    if let Some(problem) = &trust.store_problem {
+        text.push_str(&format!("trust.store            {}\n", visible(problem)));
+    }
+    for w in trust.ignored() {
+        row(
+            &mut text,
+            &format!("ignored {}", w.key),
+            &visible(&w.value),
+            &visible(&w.origin.to_string()),
+        );
+        for m in &w.secrets {
+            text.push_str(&format!(
+                "  would move ${} → {}\n",
+                visible(&m.var),
+                visible(&m.destination)
+            ));
+        }
+    }
+    if !trust.ignored().is_empty() {
+        text.push_str(
+            "trust                  the settings marked ignored apply once you run `tackle trust` in this folder\n",
+        );
+    }
     text.push_str(&format!("\n{posture}\n"));
     out.write_all(text.as_bytes())
         .context("writing the configuration")?;

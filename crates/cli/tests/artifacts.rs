@@ -313,3 +313,34 @@ fn rerunning_the_tool_repairs_a_corrupt_artifact() {
         .success()
         .stdout_is(&full);
 }
+
+/// Issue 13 §5: a committed `.agents/store/tmp -> <dir>` made start-up cleanup delete every
+/// regular file older than an hour in that directory. Now the store refuses to open, names the
+/// symlink and the fix, and the outside file survives.
+#[test]
+fn a_store_directory_symlinked_outside_is_refused_and_nothing_outside_is_removed() {
+    for part in ["tmp", "artifacts", "sessions"] {
+        let p = Project::new();
+        let victim = p.write_outside(format!("{part}-target/precious"), "keep\n");
+        let aged = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&victim)
+            .unwrap()
+            .set_modified(aged)
+            .unwrap();
+        p.mkdir(".agents/store");
+        p.symlink(victim.parent().unwrap(), format!(".agents/store/{part}"));
+        let out = p.tackle(["call", "stat", r#"{"path":"."}"#]).run();
+        out.code(3)
+            .stderr_contains(&format!(".agents/store/{part} is a symbolic link to "))
+            .stderr_contains("remove it (rm ");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "keep\n",
+            "{part}"
+        );
+        let entries = std::fs::read_dir(victim.parent().unwrap()).unwrap().count();
+        assert_eq!(entries, 1, "{part}: nothing was written beside the victim");
+    }
+}

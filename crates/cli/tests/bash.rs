@@ -197,18 +197,30 @@ fn secrets_in_the_environment_do_not_reach_commands() {
         .stdout_lacks("tok-secret-2")
         .stdout_contains("TACKLE_VISIBLE=plain");
     // An operator can withhold more, or pass one through.
+    // In the project's config, the deny applies at once; the pass (it moves a secret) only
+    // once the folder is trusted.
     p.config("[bash]\nenv_deny = [\"TACKLE_VIS*\"]\nenv_pass = [\"MY_SERVICE_TOKEN\"]\n");
-    let mut cmd = p.tackle([
-        "--headless",
-        "--allow",
-        "tool.bash.cmd:*",
-        "call",
-        "bash",
-        r#"{"command":"env"}"#,
-    ]);
-    cmd.env("MY_SERVICE_TOKEN", "tok-secret-2")
-        .env("TACKLE_VISIBLE", "plain");
-    cmd.run()
+    let env = || {
+        let mut cmd = p.tackle([
+            "--headless",
+            "--allow",
+            "tool.bash.cmd:*",
+            "call",
+            "bash",
+            r#"{"command":"env"}"#,
+        ]);
+        cmd.env("MY_SERVICE_TOKEN", "tok-secret-2")
+            .env("TACKLE_VISIBLE", "plain");
+        cmd.run()
+    };
+    env()
+        .success()
+        .stdout_lacks("tok-secret-2")
+        .stdout_lacks("TACKLE_VISIBLE")
+        .stderr_contains("bash.env_pass MY_SERVICE_TOKEN")
+        .stderr_contains("tackle trust");
+    p.trust();
+    env()
         .success()
         .stdout_contains("tok-secret-2")
         .stdout_lacks("TACKLE_VISIBLE");
@@ -257,6 +269,10 @@ fn search_gate_refuses_bash_grep_when_the_grep_tool_exists_and_is_inert_otherwis
         );
         assert!(out.metadata()["notice"].is_string());
         p.config("[safety]\nbash_search_gate = \"allow\"\n");
+        // A laxer gate from the project applies once the folder is trusted.
+        bash(&p, &flags, json!({"command": "grep -n needle a.txt"}))
+            .tool_error("search_gate_refused");
+        p.trust();
         // Searching one file keeps the project's own store (which holds the earlier notice)
         // out of the output.
         let out = bash(&p, &flags, json!({"command": "grep -n needle a.txt"}));
@@ -329,4 +345,291 @@ fn starting_a_shell_ahead_is_on_by_default_and_can_be_turned_off() {
         .run()
         .code(3)
         .stderr_contains("config.toml:2: invalid type: string \"yes\", expected a boolean");
+}
+
+/// Whether this machine has a bash that tackle runs lines with (else `/bin/sh` does, and the
+/// bash-only cases below do not apply).
+fn runs_bash() -> bool {
+    tackle_process::ShellProgram::discover().kind() == tackle_process::ShellKind::Bash
+}
+
+/// Lines whose meaning differs between bash and `sh`, and what bash prints for them: each
+/// runs as bash reads it (what the permission keys describe), not as dash would.
+const BASH_ONLY: &[(&str, &str)] = &[
+    ("[[ a == a ]] && echo yes", "yes\n"),
+    ("echo $'a\\tb'", "a\tb\n"),
+    // dash ends the word at the quote and runs `echo injected`.
+    (
+        "echo $'a\\' ; echo injected ; #'",
+        "a' ; echo injected ; #\n",
+    ),
+    // dash runs a command `2 > 1` in nested subshells, or `touch x`.
+    ("((2 > 1)) && echo arithmetic", "arithmetic\n"),
+    ("((touch x)); test -e x || echo no-x", "no-x\n"),
+    // dash redirects: `[[ x > victim ]]` truncates a file `victim`.
+    (
+        "[[ x > victim ]]; test -e victim || echo no-victim",
+        "no-victim\n",
+    ),
+    ("a=(x y z); echo ${a[2]} ${#a[@]}", "z 3\n"),
+    ("cat <<< here-string", "here-string\n"),
+    ("echo \"$-\"", "hBc\n"),
+    ("echo {1..3}", "1 2 3\n"),
+];
+
+#[test]
+fn bash_only_constructs_run_as_bash_reads_them() {
+    if !runs_bash() {
+        return;
+    }
+    let p = Project::new();
+    for &(command, stdout) in BASH_ONLY {
+        // yolo: whatever the keys of the line, it runs, so what is checked is how it runs.
+        let out = bash(
+            &p,
+            &[
+                "--mode",
+                "yolo",
+                "--allow",
+                "tool.bash.cmd:*",
+                "--allow",
+                "write:**",
+            ],
+            json!({ "command": command }),
+        );
+        out.success();
+        let text = out.text();
+        assert!(
+            text.starts_with("exit 0") && text.contains(&format!("[stdout]\n{stdout}")),
+            "{command:?}: {text}"
+        );
+        assert!(
+            !p.join("x").exists() && !p.join("victim").exists(),
+            "{command:?}"
+        );
+    }
+    p.tackle(["config"])
+        .run()
+        .success()
+        .stdout_contains("bash runs lines with /")
+        .stdout_contains("bash --norc --noprofile -c");
+}
+
+/// tackle's own environment cannot change what a line runs: no `BASH_ENV` file, no exported
+/// function standing in for a command, no shell options, no `PS4` code, no `CDPATH`, no
+/// `~/.bashrc` (which Debian's bash reads under `-c` when `SSH_CLIENT` is set), and none of them
+/// passed on to the line's commands.
+#[test]
+fn the_environment_cannot_change_what_a_line_runs() {
+    let p = Project::new();
+    let home = p.outside("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let touch = |name: &str| format!("/usr/bin/touch {}\n", p.join(name).display());
+    std::fs::write(home.join(".bashrc"), touch("pwned-bashrc")).unwrap();
+    std::fs::write(home.join(".bash_profile"), touch("pwned-profile")).unwrap();
+    let bash_env = p.write_outside("bash_env.sh", touch("pwned-bash-env"));
+    let env_file = p.write_outside("env.sh", touch("pwned-env"));
+    p.mkdir("sub");
+    let command = "echo plain; git status; \
+                   [[ -o xtrace || -o noglob || -o posix ]] && echo opts-on || echo opts-off; \
+                   shopt -q expand_aliases && echo aliases-on || echo aliases-off; \
+                   set -x; cd tmp 2>/dev/null && echo cd-moved || echo cd-stayed; set +x; \
+                   env | grep -E '^(BASH_ENV|ENV|BASH_FUNC_|SHELLOPTS|BASHOPTS|PS4|CDPATH|POSIXLY_CORRECT)' \
+                   || echo env-clean";
+    let mut cmd = p.tackle([
+        "--headless",
+        "--mode",
+        "yolo",
+        "--allow",
+        "tool.bash.cmd:*",
+        "call",
+        "bash",
+        &json!({ "command": command }).to_string(),
+        "--json",
+    ]);
+    cmd.env("HOME", &home)
+        .env("SSH_CLIENT", "192.0.2.1 50000 22")
+        // bash reads `~/.bashrc` for ssh only in a shell of level below 2.
+        .env("SHLVL", "0")
+        .env("BASH_ENV", &bash_env)
+        .env("ENV", &env_file)
+        .env("BASH_FUNC_echo%%", "() { /usr/bin/touch pwned-func-echo; }")
+        .env("BASH_FUNC_git%%", "() { /usr/bin/touch pwned-func-git; }")
+        .env("SHELLOPTS", "noglob:xtrace")
+        .env("BASHOPTS", "expand_aliases")
+        .env("POSIXLY_CORRECT", "1")
+        .env("PS4", "$(/usr/bin/touch pwned-ps4)+ ")
+        .env("CDPATH", "/");
+    let out = cmd.run();
+    out.success();
+    let text = out.text();
+    if runs_bash() {
+        for want in [
+            "plain\n",
+            "opts-off\n",
+            "aliases-off\n",
+            "cd-stayed\n",
+            "env-clean\n",
+        ] {
+            assert!(text.contains(want), "{want:?} missing: {text}");
+        }
+    }
+    let pwned: Vec<String> = std::fs::read_dir(p.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pwned"))
+        .collect();
+    assert!(
+        pwned.is_empty(),
+        "ran code from the environment: {pwned:?}\n{text}"
+    );
+}
+
+/// One `tackle serve` session of bash calls, with `[bash] prestart` on or off: every call's
+/// result text (duration cut), by request id.
+fn serve_bash_session(prestart: bool, commands: &[&str]) -> Vec<String> {
+    let p = Project::new();
+    p.config(&format!("[bash]\nprestart = {prestart}\n"));
+    let mut input = vec![
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+    ];
+    for (i, command) in commands.iter().enumerate() {
+        input.push(
+            json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
+                   "params":{"name":"bash","arguments":{"command":command}}})
+            .to_string(),
+        );
+    }
+    let out = p
+        .tackle(["--mode", "yolo", "--allow", "tool.bash.cmd:*", "serve"])
+        .stdin(input.join("\n") + "\n")
+        .run();
+    out.success();
+    let mut results = vec![String::new(); commands.len()];
+    for line in out.stdout.lines() {
+        let msg: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(id) = msg["id"].as_u64().filter(|&id| id > 0) else {
+            continue;
+        };
+        // The first block is the result's text; the metadata follows in a block of its own.
+        let text = msg["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| out.fail(&format!("no text: {line}")))
+            .to_owned();
+        // "exit 0 · 3 ms": the duration is the one thing allowed to differ.
+        let text = match text.split_once(" · ") {
+            Some((status, rest)) => {
+                format!("{status}{}", rest.split_once('\n').map_or("", |(_, r)| r))
+            }
+            None => text,
+        };
+        results[id as usize - 1] = text;
+    }
+    results
+}
+
+/// `[bash] prestart` changes how fast a line starts, never what it does: a served session
+/// gives the same results either way, bash's own (`$-` is `hBc`, data after `exec <` is
+/// never run) where bash runs lines.
+#[test]
+fn served_bash_calls_give_the_same_results_with_prestart_on_and_off() {
+    let commands = [
+        "echo \"$-\"",
+        "echo \"[$BASH_EXECUTION_STRING]\"",
+        "no_such_command_here; echo after",
+        "printf 'echo PWNED\\n' > data; exec < data; read x; echo \"read $x\"; echo last",
+        "echo out; echo err >&2; exit 3",
+        "[[ a == a ]] && echo yes",
+    ];
+    let on = serve_bash_session(true, &commands);
+    let off = serve_bash_session(false, &commands);
+    assert_eq!(on, off);
+    for text in &on {
+        assert!(!text.contains("[stdout]\nPWNED"), "{text}");
+    }
+    // The data after `exec <` was read, not run.
+    assert!(
+        on[3].contains("[stdout]\nread echo PWNED\nlast\n"),
+        "{}",
+        on[3]
+    );
+    if runs_bash() {
+        assert!(on[0].contains("[stdout]\nhBc\n"), "{}", on[0]);
+        assert!(on[5].contains("[stdout]\nyes\n"), "{}", on[5]);
+    }
+}
+
+/// The shell is found at a fixed path, never through `PATH`: a `bash` (or `sh`) first on
+/// `PATH`, as a repository's `./bin` would be, does not run lines.
+#[test]
+fn a_shell_first_on_path_is_not_the_shell_that_runs_lines() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.mkdir("bin");
+    for name in ["bash", "sh"] {
+        let fake = p.write(
+            format!("bin/{name}"),
+            format!(
+                "#!/bin/sh\n/usr/bin/touch {}\n",
+                p.join("pwned-path").display()
+            ),
+        );
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        p.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = p.tackle([
+        "--headless",
+        "--allow",
+        "tool.bash.cmd:echo *",
+        "call",
+        "bash",
+        r#"{"command":"echo ran"}"#,
+        "--json",
+    ]);
+    cmd.env("PATH", &path);
+    let out = cmd.run();
+    out.success();
+    assert!(out.text().contains("[stdout]\nran\n"), "{}", out.text());
+    assert!(!p.join("pwned-path").exists());
+    let mut config = p.tackle(["config", "--json"]);
+    config.env("PATH", &path);
+    let out = config.run();
+    out.success();
+    let program = out.json()["bash"]["shell"]["path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        ["/bin/bash", "/usr/bin/bash", "/bin/sh"].contains(&program.as_str()),
+        "{program}"
+    );
+}
+
+/// A line longer than one argument may be is refused as a bad argument that says what to do.
+#[test]
+fn a_line_too_long_for_one_argument_is_refused_with_the_way_out() {
+    let p = Project::new();
+    let command = format!("echo ok #{}", "x".repeat(tackle_process::MAX_SCRIPT_BYTES));
+    let out = p
+        .tackle([
+            "--headless",
+            "--mode",
+            "yolo",
+            "--allow",
+            "tool.bash.cmd:*",
+            "call",
+            "bash",
+            "-",
+            "--json",
+        ])
+        .stdin(json!({ "command": command }).to_string())
+        .run();
+    out.tool_error("invalid_arguments");
+    assert!(out.text().contains("write it to a file"), "{}", out.text());
 }

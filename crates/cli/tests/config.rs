@@ -18,6 +18,14 @@ fn every_value_names_its_origin() {
         "[permissions]\nallow = [\"read:**\"]\n[tool_output]\nlines = 5\nbytes = 777\n",
     )
     .unwrap();
+    // Untrusted, the project's laxer mode is left out and said to be.
+    let untrusted = p.tackle(["config", "--json"]).run();
+    untrusted.success();
+    let v = untrusted.json();
+    assert_eq!(v["mode"]["value"], "ask", "{v:#}");
+    assert_eq!(v["trust"]["ignored"][0]["key"], "permissions.mode", "{v:#}");
+    assert_eq!(v["trust"]["how_to_trust"], "tackle trust");
+    p.trust();
     let out = p
         .tackle(["--deny", "read:secrets/**", "config", "--json"])
         .env("XDG_CONFIG_HOME", &user)

@@ -35,6 +35,8 @@ fn project_with(extra: serde_json::Value) -> Project {
         ".agents/mcp.json",
         serde_json::to_string_pretty(&json!({ "servers": servers })).unwrap(),
     );
+    // The user's own servers: trusted, so they start (tests/trust.rs covers untrusted ones).
+    p.trust();
     p
 }
 

@@ -93,6 +93,8 @@ fn project_with(servers: Value) -> Project {
         ".agents/mcp.json",
         serde_json::to_string_pretty(&json!({ "servers": servers })).unwrap(),
     );
+    // The user's own servers: trusted, so they start (tests/trust.rs covers untrusted ones).
+    p.trust();
     p
 }
 

@@ -207,6 +207,23 @@ fn http_refuses_a_public_bind_without_a_token() {
         .stderr_contains("not a loopback address, without a bearer token");
 }
 
+/// Issue 13 §9: a bearer token must be at least 32 bytes, so it cannot be guessed.
+#[test]
+fn http_refuses_a_short_token() {
+    let p = project();
+    p.tackle([
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--token-env",
+        "TACKLE_TEST_SERVE_TOKEN",
+    ])
+    .env("TACKLE_TEST_SERVE_TOKEN", "hunter2")
+    .run()
+    .code(2)
+    .stderr_contains("the token is 7 bytes; use at least 32 random bytes");
+}
+
 /// What the stdio test sends: start-up, a listing, an unknown method, a bad cursor, a call.
 const STDIO_SESSION: [&str; 6] = [
     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,

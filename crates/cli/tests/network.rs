@@ -76,10 +76,12 @@ fn fetch_url_is_offered_only_with_a_url_scope_and_a_rule() {
     assert!(!names(&p, &[]).contains(&"fetch_url".to_owned()));
     // A URL scope alone: fetches still default to deny, so no rule could ever allow one.
     p.config("[url_scope]\nallow = [\"https://docs.rs/*\"]\n");
+    p.trust();
     assert!(!names(&p, &[]).contains(&"fetch_url".to_owned()));
     p.config(
         "[url_scope]\nallow = [\"https://docs.rs/*\"]\n[permissions]\nallow = [\"fetch:https://docs.rs/*\"]\n",
     );
+    p.trust();
     assert!(names(&p, &[]).contains(&"fetch_url".to_owned()));
     let out = p.tackle(["tools", "--json"]).run();
     let spec = out
@@ -113,6 +115,7 @@ fn fetch_url_is_offered_only_with_a_url_scope_and_a_rule() {
     assert_eq!(spec["input_schema"]["additionalProperties"], false);
     // An empty URL scope wins over any rule.
     p.config("[permissions]\nallow = [\"fetch:*\"]\n");
+    p.trust();
     assert!(!names(&p, &[]).contains(&"fetch_url".to_owned()));
 }
 
@@ -126,6 +129,7 @@ fn fetch_project(port: u16, private: bool) -> Project {
     p.config(&format!(
         "[url_scope]\nallow = [\"http://127.0.0.1:{port}/*\"]\n[permissions]\nallow = [\"fetch:http://127.0.0.1:{port}/*\"]\n{private}"
     ));
+    p.trust();
     p
 }
 
@@ -214,6 +218,7 @@ fn alert_is_registered_only_when_its_environment_is_set() {
         "[alert.targets.oncall]\nurl_env = \"TACKLE_TEST_ONCALL_URL\"\ntoken_env = \"TACKLE_TEST_ONCALL_TOKEN\"\n\
          [alert.targets.chat]\nurl_env = \"TACKLE_TEST_CHAT_URL\"\n",
     );
+    p.trust();
     assert!(!names(&p, &[]).contains(&"alert".to_owned()));
     let url = format!("http://127.0.0.1:{port}/hook");
     // The URL without its token: still undeliverable.
@@ -292,6 +297,7 @@ fn config_shows_fetch_and_alert_state() {
          [fetch]\nallow_private_hosts = [\"localhost:8080\"]\n\
          [alert.targets.oncall]\nurl_env = \"TACKLE_TEST_UNSET_URL\"\n",
     );
+    p.trust();
     let out = p.tackle(["config"]).run();
     out.success();
     out.stdout_contains("fetch.allow_private_hosts localhost:8080");

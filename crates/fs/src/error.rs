@@ -29,6 +29,9 @@ pub enum FsError {
          the project root; copy it to a file of its own first"
     )]
     HardLinked { path: String, links: u64 },
+    /// A file read whole ([`crate::Root::read_capped`]) is larger than its limit.
+    #[error("{path} is larger than {limit} bytes, the most read here; make it smaller")]
+    TooLarge { path: String, limit: u64 },
     /// A staged change's base no longer matches what is on disk.
     #[error("{path} changed since the change was staged; read it again and redo the change")]
     Conflict { path: String },
@@ -52,6 +55,7 @@ impl FsError {
             FsError::IsADirectory { .. } => "is_a_directory",
             FsError::NotADirectory { .. } => "not_a_directory",
             FsError::HardLinked { .. } => "hard_linked",
+            FsError::TooLarge { .. } => "too_large",
             FsError::Conflict { .. } => "conflict",
             FsError::Io { .. } => "io_error",
         }

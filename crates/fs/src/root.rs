@@ -292,6 +292,38 @@ impl Root {
         Ok(ReadTarget::File { file, meta })
     }
 
+    /// Reads a small regular file whole: for files a tool consults rather than shows (the
+    /// ignore files of a walk), which a hostile tree may make huge, endless or blocking.
+    ///
+    /// The open is [`Root::open_read`]'s (beneath the root, symlinks followed only while they
+    /// stay inside, FIFOs, sockets and devices refused without blocking, hard-linked files
+    /// refused); a directory is `IsADirectory`. More than `limit` bytes is `TooLarge`, checked
+    /// on the open handle and again while reading, so a file that grows is never read past it.
+    pub fn read_capped(&self, rel: &RelPath, limit: u64) -> Result<Vec<u8>, FsError> {
+        use std::io::Read as _;
+        let too_large = || FsError::TooLarge {
+            path: rel.to_string(),
+            limit,
+        };
+        let file = match self.open_read(rel, ReadOptions::default())? {
+            ReadTarget::File { file, meta } if meta.len() <= limit => file,
+            ReadTarget::File { .. } => return Err(too_large()),
+            ReadTarget::Dir(_) => {
+                return Err(FsError::IsADirectory {
+                    path: rel.to_string(),
+                });
+            }
+        };
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| FsError::from_io("read", rel, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large());
+        }
+        Ok(bytes)
+    }
+
     /// Opens a regular file that a directory walk found, for reading, in as few system calls as
     /// the platform allows (one `openat2` and one `fstat` on Linux): for searching many files.
     ///

@@ -35,6 +35,9 @@ impl Base {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StagedWrite {
     pub rel: RelPath,
+    /// The in-root path `rel` resolved to when staged ([`Root::real_path`]): the file the gate
+    /// was asked about. [`Root::commit`] refuses to publish anywhere else.
+    pub real: RelPath,
     pub base: Option<Base>,
     pub bytes: Vec<u8>,
 }
@@ -43,6 +46,8 @@ pub struct StagedWrite {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StagedDelete {
     pub rel: RelPath,
+    /// The in-root path `rel` resolved to when staged; see [`StagedWrite::real`].
+    pub real: RelPath,
     pub base: Option<Base>,
 }
 
@@ -75,9 +80,11 @@ impl Root {
     /// link, symlinks (a write never goes through a link; name the file it points to), and
     /// targets whose parent resolves outside the root.
     pub fn stage_write(&self, rel: &RelPath, new_bytes: Vec<u8>) -> Result<StagedWrite, FsError> {
+        let base = self.current_base(rel)?;
         Ok(StagedWrite {
             rel: rel.clone(),
-            base: self.current_base(rel)?,
+            real: self.real_path(rel)?,
+            base,
             bytes: new_bytes,
         })
     }
@@ -86,13 +93,16 @@ impl Root {
     /// to a temporary file in the target's directory (mode 0600, or the existing file's mode)
     /// that is fsynced, the base is checked again, and the temporary file is renamed over the
     /// target; then the directory is fsynced. A changed base is `Conflict` and leaves the
-    /// target as it was.
+    /// target as it was, and so is a parent directory that is no longer the one `staged.real`
+    /// names (a symlink on the way was swapped since staging: the write would land in a file
+    /// the gate was not asked about).
     pub fn commit(&self, staged: StagedWrite) -> Result<Committed, FsError> {
         let rel = &staged.rel;
         let (parent_rel, name) = rel.split_last().ok_or_else(|| FsError::IsADirectory {
             path: rel.to_string(),
         })?;
         let parent = self.create_parents(rel, parent_rel)?;
+        self.check_parent_is(&parent, &staged.real, rel)?;
         let mode = match self.current(&parent, name, rel)? {
             Current::Absent if staged.base.is_none() => NEW_FILE_MODE,
             Current::File { base, mode } if Some(base) == staged.base => mode,
@@ -121,9 +131,11 @@ impl Root {
     /// Records the base of `rel` for a later [`Root::commit_delete`]. Refuses what
     /// [`Root::stage_write`] refuses; a missing file stages a no-op.
     pub fn stage_delete(&self, rel: &RelPath) -> Result<StagedDelete, FsError> {
+        let base = self.current_base(rel)?;
         Ok(StagedDelete {
             rel: rel.clone(),
-            base: self.current_base(rel)?,
+            real: self.real_path(rel)?,
+            base,
         })
     }
 
@@ -137,6 +149,7 @@ impl Root {
         let Some(parent) = self.open_parent(rel, parent_rel)? else {
             return Ok(Deleted { existed: false });
         };
+        self.check_parent_is(&parent, &staged.real, rel)?;
         match self.current(&parent, name, rel)? {
             Current::Absent => Ok(Deleted { existed: false }),
             Current::File { base, .. } if Some(base) == staged.base => {
@@ -149,6 +162,42 @@ impl Root {
             Current::File { .. } => Err(conflict(rel)),
             Current::Symlink => Err(self.symlink_refusal(rel)),
         }
+    }
+
+    /// `Conflict` unless the open directory `parent` is the parent of `real` beneath the root.
+    ///
+    /// The handle is asked where it is (`/proc/self/fd`), so this holds whatever happened to
+    /// the names since: the write goes into exactly this handle. Where `/proc` cannot answer,
+    /// the name's symlinks are expanded again and compared, which narrows the window to the
+    /// instant between that expansion and the open just made.
+    fn check_parent_is(&self, parent: &Dir, real: &RelPath, rel: &RelPath) -> Result<(), FsError> {
+        use std::os::fd::{AsFd, AsRawFd};
+        let expected_rel = match real.split_last() {
+            Some((dir, _)) => dir,
+            None => return Err(conflict(rel)),
+        };
+        let expected = if expected_rel == "." {
+            self.path().to_path_buf()
+        } else {
+            self.path().join(expected_rel)
+        };
+        let fd = parent.as_fd().as_raw_fd();
+        let same = match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            Ok(actual) => actual == expected,
+            Err(_) => match rel.split_last() {
+                Some((parent_rel, name)) => {
+                    let now = self.real_path(&self.resolve(parent_rel)?)?;
+                    let now = if now.is_root() {
+                        name.to_owned()
+                    } else {
+                        format!("{now}/{name}")
+                    };
+                    now == real.as_str()
+                }
+                None => false,
+            },
+        };
+        if same { Ok(()) } else { Err(conflict(rel)) }
     }
 
     fn current_base(&self, rel: &RelPath) -> Result<Option<Base>, FsError> {

@@ -390,3 +390,116 @@ fn a_fifo_never_blocks_and_is_named_in_the_error() {
     let meta = root.metadata(&root.resolve("pipe").unwrap()).unwrap();
     assert_eq!(meta.unwrap().kind, tackle_fs::EntryKind::Other);
 }
+
+/// The alias corpus of `Root::real_path`: every in-root way of naming `secrets/key.pem` (or
+/// `secrets/`) resolves to that file, which is what the gate's second key names. One case a
+/// row: (what is linked, the path passed, the real path expected).
+#[test]
+fn every_alias_resolves_to_the_file_it_names() {
+    let fx = Fixture::new();
+    fx.write("secrets/key.pem", SECRET);
+    fx.write(".env", SECRET);
+    std::fs::create_dir_all(fx.root.join(".git/hooks")).unwrap();
+    let abs_key = fx.root.join("secrets/key.pem");
+    let links: &[(&str, &str)] = &[
+        ("alias.txt", "secrets/key.pem"),
+        ("sdir", "secrets"),
+        ("notenv.txt", ".env"),
+        ("gitdir", ".git"),
+        ("chain1", "chain2"),
+        ("chain2", "alias.txt"),
+        ("nest/up", "../secrets"),
+        ("nest/final", "../alias.txt"),
+        ("nest/dots", "../nest/../sdir/./key.pem"),
+        ("src/self", "."),
+    ];
+    for (link, target) in links {
+        fx.symlink(target, link);
+    }
+    fx.symlink(&abs_key, "abs.txt");
+    fx.symlink(fx.root.join("sdir"), "absdir");
+    // (path, real path, whether a write may be staged: never through a final link)
+    let cases: &[(&str, &str, bool)] = &[
+        ("alias.txt", "secrets/key.pem", false),
+        ("sdir/key.pem", "secrets/key.pem", true),
+        ("sdir", "secrets", false),
+        ("abs.txt", "secrets/key.pem", false),
+        ("absdir/key.pem", "secrets/key.pem", true),
+        ("chain1", "secrets/key.pem", false),
+        ("nest/up/key.pem", "secrets/key.pem", true),
+        ("nest/final", "secrets/key.pem", false),
+        ("nest/dots", "secrets/key.pem", false),
+        ("notenv.txt", ".env", false),
+        ("gitdir/hooks/pre-commit", ".git/hooks/pre-commit", true),
+        ("gitdir/config", ".git/config", true),
+        ("sdir/new/deeper.pem", "secrets/new/deeper.pem", true),
+        ("src/self/self/a.txt", "src/a.txt", true),
+        ("src/a.txt", "src/a.txt", true),
+        ("secrets/key.pem", "secrets/key.pem", true),
+    ];
+    let root = fx.root();
+    for &(input, want, stage) in cases {
+        let rel = root.resolve(input).unwrap();
+        let real = root
+            .real_path(&rel)
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(real.as_str(), want, "{input}");
+        // Staging records the same real path, which commit then holds the write to.
+        if stage {
+            let staged = root.stage_write(&rel, b"x".to_vec()).unwrap();
+            assert_eq!(staged.real.as_str(), want, "{input}");
+        } else {
+            let e = root.stage_write(&rel, b"x".to_vec()).unwrap_err();
+            assert_eq!(e.code(), "not_a_regular_file", "{input}");
+        }
+    }
+}
+
+/// A directory link swapped between staging and commit: the write would land in another
+/// directory than the one the gate was asked about, so it is a conflict and nothing is written.
+#[test]
+fn a_link_swapped_after_staging_cannot_redirect_a_write() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.root.join("docs")).unwrap();
+    std::fs::create_dir_all(fx.root.join(".git/hooks")).unwrap();
+    fx.symlink("docs", "d");
+    let root = fx.root();
+    for (tool, stage) in [("write", true), ("delete", false)] {
+        if !stage {
+            fx.write("docs/pre-commit", b"old\n");
+            fx.write(".git/hooks/pre-commit", b"keep\n");
+        }
+        let rel = root.resolve("d/pre-commit").unwrap();
+        let swap = || {
+            std::fs::remove_file(fx.root.join("d")).unwrap();
+            std::os::unix::fs::symlink(".git/hooks", fx.root.join("d")).unwrap();
+        };
+        let restore = || {
+            std::fs::remove_file(fx.root.join("d")).unwrap();
+            std::os::unix::fs::symlink("docs", fx.root.join("d")).unwrap();
+        };
+        let err = if stage {
+            let staged = root.stage_write(&rel, b"#!/bin/sh\nid\n".to_vec()).unwrap();
+            assert_eq!(staged.real.as_str(), "docs/pre-commit");
+            swap();
+            root.commit(staged).unwrap_err()
+        } else {
+            let staged = root.stage_delete(&rel).unwrap();
+            swap();
+            // The hook has the same content as the staged base would need: only the parent
+            // check stands between the delete and `.git`.
+            std::fs::write(fx.root.join(".git/hooks/pre-commit"), b"old\n").unwrap();
+            let e = root.commit_delete(staged).unwrap_err();
+            std::fs::write(fx.root.join(".git/hooks/pre-commit"), b"keep\n").unwrap();
+            e
+        };
+        assert_eq!(err.code(), "conflict", "{tool}: {err}");
+        let hook = fx.root.join(".git/hooks/pre-commit");
+        if stage {
+            assert!(!hook.exists(), "{tool}: a hook was written");
+        } else {
+            assert_eq!(std::fs::read(&hook).unwrap(), b"keep\n", "{tool}");
+        }
+        restore();
+    }
+}

@@ -61,6 +61,12 @@ pub enum Because {
     Mode(Mode),
     /// A session grant allowed a key that would have asked.
     Grant,
+    /// A built-in protected path (`.agents/`, `.git/`): denied or asked whatever the mode,
+    /// the allow rules and the grants say.
+    Protected {
+        /// Why the path is protected.
+        why: String,
+    },
 }
 
 impl Decision {
@@ -122,6 +128,15 @@ impl KeyVerdict {
             (Effect::Deny, Because::Mode(mode)) => format!(
                 "{key} is denied in {mode} mode, which refuses every mutating call; \
                  switch to ask or accept-edits mode to run it"
+            ),
+            (Effect::Deny, Because::Protected { why }) => format!(
+                "{key} is denied: {why}; this built-in protection holds in every mode and no \
+                 rule or grant lifts it"
+            ),
+            (Effect::Ask, Because::Protected { why }) => format!(
+                "{key} needs approval every time: {why}; this built-in protection holds in \
+                 every mode (yolo and accept-edits included), over allow rules, and a session \
+                 grant does not cover it"
             ),
             (Effect::Ask, _) if key == UNPARSEABLE_BASH => format!(
                 "{key} needs approval: the script could not be parsed into commands, \

@@ -18,7 +18,9 @@
 //! allow wherever each rule was written — and the scopes sit beneath the rules: a path outside
 //! the path scope or a URL outside the URL scope is denied whatever any rule or mode says. The
 //! alternative, "last matching rule wins" (as in gitignore), makes a broad project allow
-//! silently undo a user's deny. Patterns are compiled once, at [`Policy::new`], into
+//! silently undo a user's deny. Beneath everything sit the built-in [`PROTECTED`] paths:
+//! `write:` keys on `.agents/store/` are denied and on `.agents/` or `.git/` always ask, in
+//! every mode, over allow rules and session grants. Patterns are compiled once, at [`Policy::new`], into
 //! `globset::GlobSet`s bucketed by the action each pattern fixes (`write`, `tool.bash.cmd`,
 //! `fetch`...), so a key meets only its own action's rules plus the few whose action is a
 //! wildcard, in one set lookup per bucket, rather than a scan of every pattern.
@@ -33,6 +35,7 @@ mod key;
 mod mode;
 mod pattern;
 mod policy;
+mod protected;
 mod rule;
 mod scope;
 
@@ -43,5 +46,6 @@ pub use key::{UNPARSEABLE_BASH, action};
 pub use mode::Mode;
 pub use pattern::Pattern;
 pub use policy::{Policy, Request};
+pub use protected::{PROTECTED, ProtectedPath, Protection};
 pub use rule::{Effect, Rule, RuleSource};
 pub use scope::{PathScope, UrlScope};

@@ -8,6 +8,7 @@ use crate::decision::{Because, Decision, KeyVerdict};
 use crate::error::PolicyError;
 use crate::key::{self, UNPARSEABLE_BASH};
 use crate::pattern::Dialect;
+use crate::protected::{ProtectedPath, ProtectedSet, Protection};
 use crate::{Effect, Grants, Mode, PathScope, Pattern, Rule, UrlScope};
 
 /// What the gate is asked about one call.
@@ -32,6 +33,7 @@ pub struct Policy {
     scope_allow: GlobSet,
     scope_deny: GlobSet,
     url_allow: GlobSet,
+    protected: ProtectedSet,
 }
 
 /// Every rule compiled once, bucketed by the action its pattern fixes, so a key is only
@@ -77,6 +79,8 @@ enum Reason {
     Default,
     PathScope(ScopeViolation),
     UrlScope,
+    /// A built-in protected path ([`crate::protected::PROTECTED`]); no mode or grant lifts it.
+    Protected(&'static ProtectedPath),
 }
 
 impl Policy {
@@ -107,6 +111,7 @@ impl Policy {
             urls.add(Pattern::parse(text)?.glob().clone());
         }
         let url_allow = urls.build().map_err(compile_error)?;
+        let protected = ProtectedSet::build()?;
         Ok(Policy {
             rules,
             mode,
@@ -116,6 +121,7 @@ impl Policy {
             scope_allow,
             scope_deny,
             url_allow,
+            protected,
         })
     }
 
@@ -149,7 +155,9 @@ impl Policy {
     /// whatever the rules say), then the matching rules with deny > ask > allow regardless of
     /// source, then the action's default; plan mode denies `write:` keys and mutating calls;
     /// an ask is then allowed by a session grant, by accept-edits (writes inside the path
-    /// scope) or by yolo. `tool.bash.cmd:?` is never matched by an allow rule nor granted.
+    /// scope) or by yolo. `tool.bash.cmd:?` is never matched by an allow rule nor granted, and
+    /// a `write:` key on a protected path (see [`crate::PROTECTED`]) is denied or asks whatever
+    /// the mode, the allow rules and the grants say.
     pub fn evaluate(&self, req: &Request<'_>, grants: &Grants) -> Decision {
         let mut scratch = Vec::new();
         let mut asks = Vec::new();
@@ -174,7 +182,9 @@ impl Policy {
             }
             if effect == Effect::Ask {
                 let unparseable = key == UNPARSEABLE_BASH;
-                if !unparseable && grants.is_granted(key) {
+                if matches!(reason, Reason::Protected(_)) {
+                    asks.push(self.report(key, effect, reason));
+                } else if !unparseable && grants.is_granted(key) {
                     overrides.push(KeyVerdict {
                         key: key.clone(),
                         effect: Effect::Allow,
@@ -214,8 +224,36 @@ impl Policy {
         self.key_verdict(&key, &mut Vec::new()).0 == Effect::Allow
     }
 
-    /// The effect of one key from scopes, rules and defaults (modes and grants come after).
+    /// Whether `key` is a `write:` key on a protected path, which a session grant never covers
+    /// (a front end need not offer "for this session" for it).
+    pub fn is_protected(&self, key: &str) -> bool {
+        self.protection(key).is_some()
+    }
+
+    fn protection(&self, key: &str) -> Option<&'static ProtectedPath> {
+        match key::path_key(key) {
+            Some(("write", path)) => self.protected.find(path),
+            _ => None,
+        }
+    }
+
+    /// The effect of one key from protections, scopes, rules and defaults (modes and grants
+    /// come after). A protected path that asks still yields to a deny rule or the path scope.
     fn key_verdict(&self, key: &str, scratch: &mut Vec<usize>) -> (Effect, Reason) {
+        let protection = self.protection(key);
+        if let Some(p) = protection
+            && p.protection == Protection::Deny
+        {
+            return (Effect::Deny, Reason::Protected(p));
+        }
+        let (effect, reason) = self.unprotected_verdict(key, scratch);
+        match protection {
+            Some(p) if effect != Effect::Deny => (Effect::Ask, Reason::Protected(p)),
+            _ => (effect, reason),
+        }
+    }
+
+    fn unprotected_verdict(&self, key: &str, scratch: &mut Vec<usize>) -> (Effect, Reason) {
         if let Some((_, path)) = key::path_key(key)
             && let Some(violation) = self.path_violation(path)
         {
@@ -276,6 +314,9 @@ impl Policy {
                 detail: self.scope_detail(key, violation),
             },
             Reason::UrlScope => Because::UrlScope,
+            Reason::Protected(p) => Because::Protected {
+                why: p.why.to_owned(),
+            },
         };
         KeyVerdict {
             key: key.to_owned(),

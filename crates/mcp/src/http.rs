@@ -3,8 +3,10 @@
 //! Loopback by default. `Host` must name the bound address (or `localhost`), and a request
 //! carrying a foreign `Origin` is refused with 403, so a web page cannot reach the server
 //! through DNS rebinding. Binding anything but loopback requires a bearer token (from an
-//! environment variable the operator names), checked on every request before the SDK sees it.
-//! Bodies over [`crate::MAX_MESSAGE_BYTES`] get 413.
+//! environment variable the operator names, at least [`MIN_TOKEN_BYTES`] long), checked on
+//! every request before the SDK sees it. Bodies over [`crate::MAX_MESSAGE_BYTES`] get 413. At
+//! most [`SessionLimits::max_sessions`] MCP sessions are open at once, and one idle for
+//! [`SessionLimits::idle_expiry`] is closed; each has a tackle session of its own.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,21 +17,27 @@ use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+use crate::http_sessions::{CappedSessions, SessionLimits};
 
 /// How to serve HTTP.
 #[derive(Clone, Debug)]
 pub struct HttpOptions {
     pub addr: SocketAddr,
     /// The bearer token clients must present (`Authorization: Bearer <token>`). Required when
-    /// `addr` is not loopback.
+    /// `addr` is not loopback, and at least [`MIN_TOKEN_BYTES`] long.
     pub bearer_token: Option<String>,
+    /// How many MCP sessions may be open at once, and when an idle one is closed.
+    pub sessions: SessionLimits,
 }
+
+/// The shortest bearer token accepted: 32 bytes, so it cannot be guessed or brute-forced over
+/// a connection (`openssl rand -hex 32` gives 64).
+pub const MIN_TOKEN_BYTES: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpServeError {
@@ -37,6 +45,10 @@ pub enum HttpServeError {
         "refusing to serve on {addr}, which is not a loopback address, without a bearer token; set the token's environment variable or bind 127.0.0.1"
     )]
     NonLoopbackWithoutToken { addr: SocketAddr },
+    #[error(
+        "the bearer token is {len} bytes; use at least {MIN_TOKEN_BYTES} random bytes (for example `openssl rand -hex 32`)"
+    )]
+    TokenTooShort { len: usize },
     #[error("binding {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -55,6 +67,11 @@ pub async fn serve_http(
     let addr = options.addr;
     if !addr.ip().is_loopback() && options.bearer_token.is_none() {
         return Err(HttpServeError::NonLoopbackWithoutToken { addr });
+    }
+    if let Some(token) = &options.bearer_token
+        && token.len() < MIN_TOKEN_BYTES
+    {
+        return Err(HttpServeError::TokenTooShort { len: token.len() });
     }
     let listener = TcpListener::bind(addr)
         .await
@@ -88,8 +105,8 @@ pub async fn serve_http(
         .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
         .with_cancellation_token(shutdown.child_token());
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        move || Ok(server.for_new_client()),
+        Arc::new(CappedSessions::new(options.sessions)),
         config,
     );
     let token: Option<Arc<str>> = options.bearer_token.map(Into::into);

@@ -21,9 +21,11 @@
 pub mod annotations;
 pub mod client;
 pub mod http;
+mod http_sessions;
 pub mod server;
 
 pub use http::{HttpOptions, HttpServeError, serve_http};
+pub use http_sessions::SessionLimits;
 pub use server::{McpServer, ServerOptions, serve_io, serve_stdio};
 
 /// The largest JSON-RPC message accepted, on stdio (one line) and over HTTP (one body).

@@ -65,7 +65,12 @@ fn fixture(names: &[&str]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let configs = names.iter().map(|n| server(n, &log)).collect();
-    let (tools, problems) = start_servers(configs, dir.path(), &[]);
+    let (tools, problems) = start_servers(
+        configs,
+        dir.path(),
+        &[],
+        &tackle_process::EnvPolicy::default(),
+    );
     assert!(problems.is_empty(), "{problems:?}");
     let gate = Arc::new(RecordingGate::default());
     let runtime = Runtime::new(

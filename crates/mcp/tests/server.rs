@@ -166,6 +166,7 @@ fn fixture(elicitation: bool) -> Fixture {
     tools.push(Arc::new(Slow));
     tools.push(Arc::new(Steps));
     tools.push(Arc::new(Touch));
+    tools.push(Arc::new(tackle_runtime::RetrieveRaw));
     let (tx, events) = mpsc::unbounded_channel();
     let runtime = Runtime::new(
         Catalog::new(tools).unwrap(),
@@ -603,4 +604,75 @@ async fn a_2026_client_without_elicitation_gets_approval_unavailable() {
         r.structured_content.as_ref().unwrap()["code"],
         "approval_unavailable"
     );
+}
+
+/// The text of a call's first content block (the model-facing text; metadata follows it).
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text().map(|t| t.text.clone()))
+        .unwrap_or_default()
+}
+
+/// Issue 13 §9: two clients of one server are apart. A digested call's id is unguessable, and
+/// another client holding it still cannot `retrieve_raw` it: each client's calls run in a
+/// session of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_of_one_server_cannot_read_each_others_calls() {
+    let f = fixture(false);
+    for i in 0..400 {
+        std::fs::write(
+            f._dir.path().join(format!("listed-file-number-{i:04}.txt")),
+            "",
+        )
+        .unwrap();
+    }
+    let a = connect(f.server.for_new_client(), TestClient::default()).await;
+    let b = connect(f.server.for_new_client(), TestClient::default()).await;
+    let listing = a
+        .call_tool(
+            CallToolRequestParams::new("list_dir").with_arguments(args(json!({"path": "."}))),
+        )
+        .await
+        .unwrap();
+    let text = text_of(&listing);
+    let id = text
+        .split("\"call_id\": \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no retrieve_raw hint in the digest: {text}"))
+        .to_owned();
+    assert!(
+        !text.contains("listed-file-number-0123.txt"),
+        "a digest, not the listing: {text}"
+    );
+    let hex = id
+        .strip_prefix("mcp-")
+        .unwrap_or_else(|| panic!("call id {id}"));
+    assert_eq!(hex.len(), 32, "an unguessable call id: {id}");
+    let retrieve = |id: &str| {
+        CallToolRequestParams::new("retrieve_raw").with_arguments(args(json!({"call_id": id})))
+    };
+    let own = a.call_tool(retrieve(&id)).await.unwrap();
+    assert_ne!(own.is_error, Some(true), "{}", text_of(&own));
+    assert!(
+        text_of(&own).contains("listed-file-number-0123.txt"),
+        "{}",
+        text_of(&own)
+    );
+    let other = b.call_tool(retrieve(&id)).await.unwrap();
+    assert_eq!(other.is_error, Some(true), "{}", text_of(&other));
+    assert!(
+        text_of(&other).contains("unknown_call") || text_of(&other).contains("no call"),
+        "{}",
+        text_of(&other)
+    );
+    assert!(
+        !text_of(&other).contains("listed-file-number"),
+        "{}",
+        text_of(&other)
+    );
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
 }

@@ -3,43 +3,74 @@
 //! A model-driven shell can print its environment (`env`, `echo $GITHUB_TOKEN`) into output the
 //! model reads and the store retains, so credentials the agent itself was started with must not
 //! reach it. The child inherits the parent's environment minus [`DEFAULT_ENV_DENY`] and whatever
-//! the operator adds; names the operator explicitly passes through win over the denylist.
+//! the operator adds; names the operator explicitly passes through win over the denylist, and
+//! names tackle's own configuration holds as secrets ([`EnvPolicy::withhold`]: webhook URLs,
+//! bearer tokens, MCP credentials, the server's own token) win over everything.
+//!
+//! Key decision: the built-in list is generous (a name that *looks* like a credential is
+//! withheld) and exceptions are exact, named, harmless variables ([`DEFAULT_ENV_KEEP`]). A
+//! command that needs a withheld variable gets it through `[bash] env_pass`; the alternative,
+//! a short list of known vendor names, misses every credential nobody thought to list.
 
 use std::ffi::{OsStr, OsString};
 
 /// Variables never passed to a child unless explicitly let through. Names are matched
 /// case-insensitively; `*` matches any run of characters.
 pub const DEFAULT_ENV_DENY: &[&str] = &[
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "AZURE_OPENAI_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "XAI_API_KEY",
-    "HF_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GITLAB_TOKEN",
-    "NPM_TOKEN",
-    "CARGO_REGISTRY_TOKEN",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "DATABASE_URL",
+    // Passwords and passphrases: PGPASSWORD, MYSQL_PWD, SMTP_PASS, GPG_PASSPHRASE.
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PWD",
+    "*_PASS",
+    // Secrets and keys: SECRET_KEY, CLIENT_SECRET, OPENAI_KEY, AWS_ACCESS_KEY(_ID), *_API_KEY.
+    "*SECRET*",
+    "*_KEY",
+    "*_KEYS",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*ACCESSKEY*",
+    "*PRIVATE_KEY*",
+    // Tokens of every kind: GITHUB_TOKEN, VAULT_TOKEN, CI_JOB_JWT, *_PAT.
+    "*TOKEN*",
+    "*JWT*",
+    "*_PAT",
+    // Credentials and authentication: GOOGLE_APPLICATION_CREDENTIALS, DOCKER_AUTH_CONFIG,
+    // NPM_CONFIG__AUTH, *_OAUTH_*; the ssh and gpg agents are credentials too (a command with
+    // SSH_AUTH_SOCK can sign in as the user wherever the user's keys open a door).
+    "*CREDENTIAL*",
+    "*_AUTH",
+    "*_AUTH_*",
+    "AUTH_*",
+    "*OAUTH*",
+    "*AUTHORIZATION*",
     "SSH_AUTH_SOCK",
-    "*_API_KEY",
-    "*_APIKEY",
-    "*_TOKEN",
-    "*_SECRET*",
-    "*_PASSWORD",
-    "*_PASSWD",
-    "*_CREDENTIALS",
-    "*_PRIVATE_KEY",
+    "GPG_AGENT_INFO",
+    "KRB5CCNAME",
+    // Sessions and cookies: AWS_SESSION_TOKEN, *_SESSION_KEY, *_COOKIE.
+    "*_SESSION",
+    "*_SESSION_*",
+    "*COOKIE*",
+    // URLs and connection strings that carry credentials: DATABASE_URL, SENTRY_DSN, webhooks.
+    "*DATABASE_URL*",
+    "*_DSN",
+    "*CONNECTION_STRING*",
+    "*WEBHOOK*",
+];
+
+/// Harmless variables a built-in pattern would catch, passed through by name: the working
+/// directory, and session descriptors that carry no secret. Patterns the operator adds
+/// (`[bash] env_deny`) still withhold them.
+pub const DEFAULT_ENV_KEEP: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    "TOKENIZERS_PARALLELISM",
+    "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE",
+    "XDG_SESSION_CLASS",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "DBUS_SESSION_BUS_ADDRESS",
 ];
 
 /// The inherited environment minus a denylist.
@@ -49,6 +80,10 @@ pub struct EnvPolicy {
     pub deny: Vec<String>,
     /// Exact names passed through even when a deny pattern matches them.
     pub pass: Vec<String>,
+    /// Exact names always removed, even when `pass` names them: the variables tackle's own
+    /// configuration holds as secrets (an alert webhook URL and token, an MCP server's
+    /// credentials, the HTTP server's bearer token).
+    pub withhold: Vec<String>,
 }
 
 impl Default for EnvPolicy {
@@ -56,6 +91,7 @@ impl Default for EnvPolicy {
         Self {
             deny: DEFAULT_ENV_DENY.iter().map(|s| (*s).to_owned()).collect(),
             pass: Vec::new(),
+            withhold: Vec::new(),
         }
     }
 }
@@ -63,10 +99,26 @@ impl Default for EnvPolicy {
 impl EnvPolicy {
     /// Whether a variable of this name is withheld from children.
     pub fn denies(&self, name: &str) -> bool {
+        if self.withhold.iter().any(|w| w.eq_ignore_ascii_case(name)) {
+            return true;
+        }
         if self.pass.iter().any(|p| p.eq_ignore_ascii_case(name)) {
             return false;
         }
-        self.deny.iter().any(|p| glob_match(p, name))
+        let kept = DEFAULT_ENV_KEEP
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(name));
+        self.deny
+            .iter()
+            .filter(|p| !(kept && DEFAULT_ENV_DENY.contains(&p.as_str())))
+            .any(|p| glob_match(p, name))
+    }
+
+    /// Withhold `name` whatever `pass` says (see [`EnvPolicy::withhold`]).
+    pub fn withhold(&mut self, name: &str) {
+        if !self.withhold.iter().any(|w| w == name) {
+            self.withhold.push(name.to_owned());
+        }
     }
 
     /// The environment a child gets, from `vars` (normally `std::env::vars_os()`). A name that
@@ -109,30 +161,108 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// One variable name a line: `withheld` or `passed` under the default policy.
+    const DEFAULT_CASES: &str = "
+        withheld ANTHROPIC_API_KEY
+        withheld OPENAI_API_KEY
+        withheld OPENAI_KEY
+        withheld GEMINI_API_KEY
+        withheld GOOGLE_APPLICATION_CREDENTIALS
+        withheld AWS_ACCESS_KEY
+        withheld AWS_ACCESS_KEY_ID
+        withheld AWS_SECRET_ACCESS_KEY
+        withheld AWS_SESSION_TOKEN
+        withheld GITHUB_TOKEN
+        withheld GH_TOKEN
+        withheld CI_JOB_TOKEN
+        withheld CI_JOB_JWT
+        withheld CI_JOB_JWT_V2
+        withheld VAULT_TOKEN
+        withheld ACCESSTOKEN
+        withheld TOKEN
+        withheld HF_TOKEN
+        withheld MY_SERVICE_TOKEN
+        withheld my_service_token
+        withheld PGPASSWORD
+        withheld MYSQL_PWD
+        withheld MYSQL_ROOT_PASSWORD
+        withheld REDIS_PASSWD
+        withheld SMTP_PASS
+        withheld GPG_PASSPHRASE
+        withheld SECRET_KEY
+        withheld DJANGO_SECRET_KEY
+        withheld CLIENT_SECRET
+        withheld DB_SECRET
+        withheld DB_SECRET_FILE
+        withheld STRIPE_API_KEY
+        withheld SENDGRID_APIKEY
+        withheld SIGNING_KEYS
+        withheld SSH_PRIVATE_KEY
+        withheld DOCKER_AUTH_CONFIG
+        withheld NPM_CONFIG__AUTH
+        withheld AUTH_HEADER
+        withheld GOOGLE_OAUTH_CLIENT
+        withheld PROXY_AUTHORIZATION
+        withheld SSH_AUTH_SOCK
+        withheld GPG_AGENT_INFO
+        withheld KRB5CCNAME
+        withheld GITHUB_PAT
+        withheld RAILS_SESSION
+        withheld APP_SESSION_KEY
+        withheld BROWSER_COOKIE
+        withheld DATABASE_URL
+        withheld READONLY_DATABASE_URL
+        withheld SENTRY_DSN
+        withheld AZURE_CONNECTION_STRING
+        withheld SLACK_WEBHOOK
+        withheld ONCALL_WEBHOOK_URL
+        passed PATH
+        passed HOME
+        passed PWD
+        passed OLDPWD
+        passed LANG
+        passed LC_ALL
+        passed TERM
+        passed SHELL
+        passed USER
+        passed CARGO_HOME
+        passed RUSTUP_HOME
+        passed TOKENIZERS_PARALLELISM
+        passed GIT_AUTHOR_NAME
+        passed GIT_AUTHOR_EMAIL
+        passed XDG_SESSION_ID
+        passed XDG_SESSION_TYPE
+        passed XDG_RUNTIME_DIR
+        passed XDG_CONFIG_HOME
+        passed DESKTOP_SESSION
+        passed DBUS_SESSION_BUS_ADDRESS
+        passed KEYBOARD_LAYOUT
+        passed MONKEY
+        passed PASSAGE
+        passed EDITOR
+        passed SSH_CONNECTION
+        passed TACKLE_HEADLESS
+    ";
+
     #[test]
     fn secrets_are_withheld_and_ordinary_variables_kept() {
         let policy = EnvPolicy::default();
-        let cases = [
-            ("ANTHROPIC_API_KEY", true),
-            ("OPENAI_API_KEY", true),
-            ("GEMINI_API_KEY", true),
-            ("GITHUB_TOKEN", true),
-            ("AWS_SECRET_ACCESS_KEY", true),
-            ("MY_SERVICE_TOKEN", true),
-            ("my_service_token", true),
-            ("DB_SECRET", true),
-            ("DB_SECRET_FILE", true),
-            ("STRIPE_API_KEY", true),
-            ("PATH", false),
-            ("HOME", false),
-            ("LANG", false),
-            ("CARGO_HOME", false),
-            ("TOKENIZERS_PARALLELISM", false),
-            ("TERM", false),
-        ];
-        for (name, denied) in cases {
-            assert_eq!(policy.denies(name), denied, "{name}");
+        let mut count = 0;
+        for line in DEFAULT_CASES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            let (want, name) = line.split_once(' ').unwrap();
+            let withheld = match want {
+                "withheld" => true,
+                "passed" => false,
+                other => panic!("bad case line {line:?}: {other}"),
+            };
+            assert_eq!(policy.denies(name), withheld, "{line}");
+            count += 1;
         }
+        assert!(count > 70, "the table is read ({count} cases)");
     }
 
     #[test]
@@ -140,6 +270,7 @@ mod tests {
         let policy = EnvPolicy {
             deny: vec!["*_TOKEN".into(), "CORP_*".into()],
             pass: vec!["CI_JOB_TOKEN".into()],
+            withhold: vec![],
         };
         assert!(!policy.denies("CI_JOB_TOKEN"));
         assert!(policy.denies("OTHER_TOKEN"));
@@ -149,6 +280,35 @@ mod tests {
             (OsString::from("PATH"), OsString::from("/bin")),
         ]);
         assert_eq!(kept, vec![(OsString::from("PATH"), OsString::from("/bin"))]);
+    }
+
+    #[test]
+    fn withheld_names_beat_pass_and_keep() {
+        let mut policy = EnvPolicy::default();
+        policy.pass.push("ONCALL_URL".into());
+        policy.pass.push("PLAIN".into());
+        policy.withhold("ONCALL_URL");
+        policy.withhold("PWD");
+        assert!(policy.denies("ONCALL_URL"), "withhold beats pass");
+        assert!(
+            policy.denies("oncall_url"),
+            "names match case-insensitively"
+        );
+        assert!(policy.denies("PWD"), "withhold beats the keep list");
+        assert!(!policy.denies("PLAIN"));
+        policy.withhold("ONCALL_URL");
+        assert_eq!(policy.withhold.len(), 2, "withholding twice records once");
+    }
+
+    #[test]
+    fn the_keep_list_exempts_only_from_built_in_patterns() {
+        let mut policy = EnvPolicy::default();
+        assert!(!policy.denies("XDG_SESSION_TYPE"));
+        policy.deny.push("XDG_*".into());
+        assert!(
+            policy.denies("XDG_SESSION_TYPE"),
+            "an operator pattern holds"
+        );
     }
 
     #[test]

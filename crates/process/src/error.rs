@@ -10,6 +10,15 @@ pub enum ProcessError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the script is {bytes} bytes, more than the {limit} bytes the kernel lets one argument \
+         have (`{program} -c <script>`); write it to a file and run the file instead"
+    )]
+    ScriptTooLong {
+        program: String,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("reading the output of `{program}`: {source}")]
     Read {
         program: String,

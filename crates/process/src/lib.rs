@@ -6,10 +6,13 @@
 //! grace) so nothing the program started outlives the call. Also: the inherited environment
 //! minus a denylist of secrets ([`EnvPolicy`]), the registry through which a front end
 //! feeds bytes or EOF to an interactive call's stdin ([`StdinRegistry`]), and [`Shell`], which
-//! runs scripts as `sh -c` would, by default in a shell started ahead of the call.
+//! runs scripts as `bash -c` would (found at a fixed path, [`ShellProgram`]; `/bin/sh -c` where
+//! there is no bash) with an environment that cannot change what the shell runs
+//! ([`SHELL_ENV_REMOVED`]), in a dash started ahead of the call where that is exact.
 //!
-//! Refuses to own: shells, quoting, permission decisions, truncation and retention. The caller
-//! hands over an argv, a working directory and a handler; what the bytes mean is its business.
+//! Refuses to own: reading scripts, quoting, permission decisions, truncation and retention.
+//! The caller hands over an argv, a working directory and a handler; what the bytes mean is
+//! its business.
 //!
 //! Key decision: the child is waited for with `waitid(WNOWAIT)`, which observes its exit without
 //! reaping it, so its pid (the group id) cannot be reused while the group is being signalled;
@@ -29,12 +32,16 @@ mod group;
 mod marker;
 mod run;
 mod shell;
+mod shell_env;
+mod shell_program;
 mod stdin;
 
-pub use env::{DEFAULT_ENV_DENY, EnvPolicy};
+pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
-pub use shell::{Shell, ShellRun};
+pub use shell::{MAX_SCRIPT_BYTES, Shell, ShellRun};
+pub use shell_env::{EXPORTED_FUNCTION_PREFIX, SHELL_ENV_REMOVED, removed_from_shell};
+pub use shell_program::{BASH_PATHS, SH_PATH, ShellKind, ShellProgram};
 pub use stdin::{StdinError, StdinInput, StdinRegistration, StdinRegistry};
 
 pub use tokio_util::sync::CancellationToken;

@@ -1,11 +1,17 @@
-//! Scripts run with `/bin/sh`, with one shell started ahead of the call that will use it.
+//! Scripts run as `bash -c` would run them (or `/bin/sh -c` where there is no bash), with a
+//! shell started ahead of the call where that is exact.
+//!
+//! Every script runs with the [`ShellProgram`] the caller was built with, whose environment has
+//! lost what would change what the shell runs (`shell_env.rs`: `BASH_ENV`, exported functions,
+//! `SHELLOPTS`…). bash always gets a fresh `bash --norc --noprofile -c <script>`.
 //!
 //! Most of what `sh -c 'true'` costs is the shell's own start: `execve`, the dynamic loader,
 //! libc's start-up — about half a millisecond, and more under a long `LD_LIBRARY_PATH`. None of
-//! it depends on the script, so after a run [`Shell`] starts the next shell in the background,
-//! in the same directory with the same environment and its own process group, and leaves it
-//! blocked reading its stdin. The next script is written to that stdin in one write and the
-//! shell runs it at once; the call pays for neither the spawn nor the start-up.
+//! it depends on the script, so where `/bin/sh` is dash, after a run [`Shell`] starts the next
+//! shell in the background, in the same directory with the same environment and its own
+//! process group, and leaves it blocked reading its stdin. The next script is written to that
+//! stdin in one write and the shell runs it at once; the call pays for neither the spawn nor the
+//! start-up.
 //!
 //! The script reaches the shell as `sh -s` reads it, which keeps a shell's own messages exactly
 //! as `sh -c` prints them (`sh: 1: foo: not found`; `eval` or `.` would add their names). What
@@ -28,6 +34,15 @@
 //! observe differs only in `$-` (which carries `s`) and the shell's argv in a process listing;
 //! and a file the script sources or evaluates that turns on `set -v` echoes the closing line.
 //!
+//! Why no bash is started ahead: no way of handing a script to a running bash runs it as `-c`
+//! does. `bash -s` reads its script a byte at a time from the descriptor the script redirects,
+//! so after `exec 0</dev/null` it stops reading the script, and after `exec < data.txt` it runs
+//! the data as commands; it also shows `s` in `$-`, has no `BASH_EXECUTION_STRING`, and prints
+//! syntax errors without `-c:`. A `bash -c` that reads the script and `eval`s it shows the
+//! `eval` in `$BASH_COMMAND`, `$_`, `PIPESTATUS` and syntax errors, and traces at depth two
+//! (`++`). Either would make a run differ from the `bash -c` the gate's keys describe, so bash
+//! pays its start-up on every call.
+//!
 //! An unused shell is killed at once when it is replaced or the [`Shell`] is dropped; if tackle
 //! itself dies, the shell reads end-of-file and exits having run nothing.
 
@@ -45,6 +60,8 @@ use crate::env::EnvPolicy;
 use crate::error::ProcessError;
 use crate::group::waitid;
 use crate::run::{Limits, OutputStream, RunOutcome, Spawned, drive, spawn_group};
+use crate::shell_env::scrub;
+use crate::shell_program::{ShellKind, ShellProgram};
 use crate::stdin::StdinInput;
 
 /// Runs first: the script's stdin is `/dev/null`, not the pipe the script arrived on.
@@ -52,6 +69,8 @@ const PROLOGUE: &str = "exec 0</dev/null; ";
 /// Ends the shell with the script's status once the script is done, untraced and unaliased
 /// (see the module docs).
 const EPILOGUE: &str = "\n{ \\exit; } 2>/dev/null\n";
+/// The longest `-c` string the kernel passes (`MAX_ARG_STRLEN`, 32 pages, counts the NUL).
+pub const MAX_SCRIPT_BYTES: usize = 32 * 4096 - 1;
 /// One pipe write of at most this many bytes is atomic (`PIPE_BUF`), and fits even a pipe
 /// shrunk to one page by the per-user pipe quota.
 const ATOMIC_WRITE: usize = 4096;
@@ -71,8 +90,8 @@ pub struct ShellRun<'a> {
     pub stdin: Option<mpsc::UnboundedReceiver<StdinInput>>,
 }
 
-/// Runs scripts with a shell (`/bin/sh`), keeping one started ahead when allowed. Cheap to
-/// clone; clones share the pre-started shell.
+/// Runs scripts with a shell ([`ShellProgram`]), keeping one started ahead when allowed and
+/// exact. Cheap to clone; clones share the pre-started shell.
 #[derive(Clone, Debug)]
 pub struct Shell {
     inner: Arc<Inner>,
@@ -80,7 +99,7 @@ pub struct Shell {
 
 #[derive(Debug)]
 struct Inner {
-    program: PathBuf,
+    program: ShellProgram,
     env: EnvPolicy,
     grace: Duration,
     /// Pre-starting was asked for and `program` is a shell whose `-s` reading is known.
@@ -106,17 +125,12 @@ struct Warm {
 }
 
 impl Shell {
-    /// `program` is the shell (`/bin/sh`); `env` what scripts inherit; `grace` the wait between
-    /// SIGTERM and SIGKILL when a run is ended. `prestart`: keep a shell started ahead (used
-    /// only when `program` is dash; see the module docs).
-    pub fn new(
-        program: impl Into<PathBuf>,
-        env: EnvPolicy,
-        grace: Duration,
-        prestart: bool,
-    ) -> Self {
-        let program = program.into();
-        let prestart = prestart && reads_scripts_in_blocks(&program);
+    /// `program` is the shell ([`ShellProgram::discover`]); `env` what scripts inherit (less
+    /// what `shell_env.rs` removes); `grace` the wait between SIGTERM and SIGKILL when a run is
+    /// ended. `prestart`: keep a shell started ahead (used only when `program` is an `sh` that
+    /// is dash; see the module docs).
+    pub fn new(program: ShellProgram, env: EnvPolicy, grace: Duration, prestart: bool) -> Self {
+        let prestart = Self::starts_ahead(&program, prestart);
         Self {
             inner: Arc::new(Inner {
                 program,
@@ -129,9 +143,20 @@ impl Shell {
         }
     }
 
+    /// Whether a `Shell` over `program` with `prestart` asked for keeps a shell started ahead:
+    /// only for an `sh` that is dash.
+    pub fn starts_ahead(program: &ShellProgram, prestart: bool) -> bool {
+        prestart && program.kind() == ShellKind::Sh && reads_scripts_in_blocks(program.path())
+    }
+
     /// Whether runs may use a pre-started shell.
     pub fn prestarts(&self) -> bool {
         self.inner.prestart
+    }
+
+    /// The shell scripts run with.
+    pub fn program(&self) -> &ShellProgram {
+        &self.inner.program
     }
 
     /// Make sure a shell for `cwd` is ready (when pre-starting is on): wait for one being
@@ -175,8 +200,8 @@ impl Shell {
         }
     }
 
-    /// Run `job.script` like `sh -c script` in `job.cwd`, streaming its output to `on_output`;
-    /// everything else as [`crate::run`].
+    /// Run `job.script` like `bash -c script` (`sh -c` without bash) in `job.cwd`, streaming its
+    /// output to `on_output`; everything else as [`crate::run`].
     pub async fn run<E, F>(
         &self,
         job: ShellRun<'_>,
@@ -187,7 +212,7 @@ impl Shell {
         F: FnMut(OutputStream, &[u8]) -> Result<(), E>,
     {
         let inner = &self.inner;
-        let env = inner.env.filter(std::env::vars_os());
+        let env = inner.child_env();
         let limits = Limits {
             timeout: job.timeout,
             grace: inner.grace,
@@ -207,9 +232,16 @@ impl Shell {
                     ..o
                 }),
             None => {
-                let args = [OsString::from("-c"), OsString::from(job.script)];
+                if job.script.len() > MAX_SCRIPT_BYTES {
+                    return Err(ProcessError::ScriptTooLong {
+                        program: inner.program.path().display().to_string(),
+                        bytes: job.script.len(),
+                        limit: MAX_SCRIPT_BYTES,
+                    });
+                }
+                let args = inner.program.args_for(job.script);
                 let child = spawn_group(
-                    inner.program.as_os_str(),
+                    inner.program.path().as_os_str(),
                     &args,
                     job.cwd,
                     env,
@@ -227,6 +259,13 @@ impl Shell {
 }
 
 impl Inner {
+    /// What the shell gets of tackle's environment: the policy's filter, then `shell_env.rs`.
+    fn child_env(&self) -> Vec<(OsString, OsString)> {
+        let mut env = self.env.filter(std::env::vars_os());
+        scrub(&mut env);
+        env
+    }
+
     fn slot(&self) -> MutexGuard<'_, Slot> {
         // The slot is consistent between statements; a panic elsewhere cannot corrupt it.
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
@@ -293,11 +332,11 @@ impl Inner {
 
     fn start(&self, cwd: PathBuf) -> Option<Warm> {
         let cwd_id = dir_id(&cwd)?;
-        let env = self.env.filter(std::env::vars_os());
+        let env = self.child_env();
         let args = [OsString::from("-s")];
         // A failure here costs nothing: the next run spawns afresh and reports it.
         let child = spawn_group(
-            self.program.as_os_str(),
+            self.program.path().as_os_str(),
             &args,
             &cwd,
             env.clone(),
@@ -417,6 +456,23 @@ fn reads_scripts_in_blocks(program: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only an `sh` that is dash is ever started ahead, and only when asked.
+    #[test]
+    fn only_a_dash_sh_starts_ahead() {
+        for program in crate::shell_program::BASH_PATHS {
+            assert!(!Shell::starts_ahead(&ShellProgram::bash(program), true));
+            // bash run as an `sh` is not dash either.
+            assert!(!Shell::starts_ahead(&ShellProgram::sh(program), true));
+        }
+        assert!(!Shell::starts_ahead(&ShellProgram::sh("/no/such/sh"), true));
+        let sh = ShellProgram::sh("/bin/sh");
+        assert!(!Shell::starts_ahead(&sh, false));
+        assert_eq!(
+            Shell::starts_ahead(&sh, true),
+            reads_scripts_in_blocks(Path::new("/bin/sh"))
+        );
+    }
 
     #[test]
     fn only_whole_short_plain_scripts_fit() {

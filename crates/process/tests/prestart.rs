@@ -1,5 +1,6 @@
 //! A pre-started shell runs a script exactly as a fresh `sh -c` would, is used only when that
-//! is certain, and never outlives its [`Shell`].
+//! is certain, and never outlives its [`Shell`]; bash is never started ahead, and runs every
+//! script exactly as a bare `bash -c` does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -7,22 +8,57 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tackle_process::{
-    CancellationToken, Ended, EnvPolicy, OutputStream, RunOutcome, Shell, ShellRun,
+    BASH_PATHS, CancellationToken, Ended, EnvPolicy, MAX_SCRIPT_BYTES, OutputStream, RunOutcome,
+    Shell, ShellKind, ShellProgram, ShellRun, removed_from_shell,
 };
 
 struct Collected {
     stdout: String,
     stderr: String,
+    /// The bytes as they came, for comparisons byte for byte.
+    raw: RawOutput,
     outcome: RunOutcome<()>,
 }
 
+/// What a run wrote and how it ended, exactly.
+#[derive(PartialEq, Eq)]
+struct RawOutput {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    code: Option<i32>,
+    signal: Option<i32>,
+}
+
+impl std::fmt::Debug for RawOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawOutput")
+            .field("stdout", &String::from_utf8_lossy(&self.stdout))
+            .field("stderr", &String::from_utf8_lossy(&self.stderr))
+            .field("code", &self.code)
+            .field("signal", &self.signal)
+            .finish()
+    }
+}
+
+/// `/bin/sh` (dash here): the shell the pre-starting tests are about.
 fn shell(prestart: bool) -> Shell {
+    shell_of(ShellProgram::sh("/bin/sh"), prestart)
+}
+
+fn shell_of(program: ShellProgram, prestart: bool) -> Shell {
     Shell::new(
-        "/bin/sh",
+        program,
         EnvPolicy::default(),
         Duration::from_millis(200),
         prestart,
     )
+}
+
+/// This machine's bash, if it has one (found as tackle finds it).
+fn bash() -> Option<ShellProgram> {
+    let candidates: Vec<&Path> = BASH_PATHS.iter().map(Path::new).collect();
+    let found = ShellProgram::find(&candidates, Path::new("/bin/sh"));
+    (found.kind() == ShellKind::Bash).then_some(found)
 }
 
 async fn run_in(
@@ -58,6 +94,12 @@ async fn run_in(
     Collected {
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        raw: RawOutput {
+            stdout,
+            stderr,
+            code: outcome.status.code,
+            signal: outcome.status.signal,
+        },
         outcome,
     }
 }
@@ -171,6 +213,181 @@ async fn a_prestarted_shell_behaves_as_sh_c() {
     }
 }
 
+/// bash's own behaviour, where a shell read from stdin or an `eval` would show a difference
+/// (`$-`, `BASH_EXECUTION_STRING`, `$BASH_COMMAND`, `$_`, error prefixes, `set -v`, data after
+/// `exec <`…), and bash-only syntax (which dash reads otherwise).
+const BASH_CASES: &[&str] = &[
+    "echo \"$-\"",
+    "echo \"$0\" \"$BASH\" $#",
+    "echo \"[$BASH_EXECUTION_STRING]\"",
+    "declare -p BASH_EXECUTION_STRING",
+    "echo \"$_\"",
+    "trap 'echo \"$BASH_COMMAND\"' EXIT; echo hi",
+    "printf '<%s>\\n' \"${PIPESTATUS[@]}\"",
+    "echo ${BASH_SOURCE[@]} ${#BASH_SOURCE[@]} ${FUNCNAME[@]} ${BASH_LINENO[@]}; caller; echo $?",
+    "echo $LINENO\necho $LINENO\n\necho $LINENO",
+    "[[ a == a ]] && echo yes",
+    "[[ x > victim ]]; echo $?; ls",
+    "echo $'a\\tb' $'a\\' ; echo not-a-comment ; #'",
+    "((1+1)); echo $?",
+    "((touch x)); echo $?; ls",
+    "a=(1 2); echo ${a[1]} ${#a[@]}",
+    "x=1; echo ${x@Q} ${x/1/2} ${x:-$(echo sub)}",
+    "echo {a,b}{1,2} $(( 2 ** 10 ))",
+    "cat <(echo process-substitution)",
+    "alias ll='echo aliased'; ll",
+    "shopt -s expand_aliases; alias ll='echo aliased'\nll x",
+    "set -v; echo a\necho b",
+    "set -x; echo traced; (echo sub); x=$(echo cs)",
+    "printf 'first\\necho PWNED-3\\n' > d3; exec < d3; read x; echo \"read $x\"\necho after",
+    "exec 0</dev/null; echo a\nno_such_command_four",
+    "echo a\nno_such_command_five",
+    "echo a; if then fi",
+    "cat <<X\nunterminated heredoc",
+    "shopt | cksum; set -o | cksum",
+    "echo $SHLVL ${BASH_VERSINFO[0]}",
+    "sh -c 'cat /proc/$PPID/comm'",
+    "readonly r=1; r=2; echo $?",
+    "set -u; echo $nope; echo not-reached",
+    "f() { return 3; }; f; echo $?",
+    "select x in a; do break; done; echo $?",
+    "read -t 0.01 x; echo $?",
+    "shopt -s lastpipe; echo piped | read x; echo $x",
+    "type -t echo [[ cd ls",
+    "enable -n echo; echo external",
+    "echo ${BASH_ARGV0:-} ${BASH_ENV:-none} ${SHELLOPTS}",
+];
+
+/// The environment tackle's shell gets, for a bare `bash -c` to run with. Without the
+/// variables that make bash read `~/.bashrc` (which `--norc` stops), so a bare `-c` reads no
+/// more than tackle's shell does.
+fn bare_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    use std::os::unix::ffi::OsStrExt;
+    EnvPolicy::default()
+        .filter(std::env::vars_os())
+        .into_iter()
+        .filter(|(k, _)| {
+            !removed_from_shell(k.as_bytes()) && k != "SSH_CLIENT" && k != "SSH2_CLIENT"
+        })
+        .collect()
+}
+
+fn bare_bash_c(program: &ShellProgram, script: &str, dir: &Path) -> RawOutput {
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Command::new(program.path())
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env_clear()
+        .envs(bare_env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    RawOutput {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        code: out.status.code(),
+        signal: out.status.signal(),
+    }
+}
+
+/// Under bash, nothing is started ahead, whatever `prestart` says, and every script of both
+/// corpora gives, with pre-starting on and off, exactly what a bare `bash -c` gives.
+#[tokio::test]
+async fn bash_runs_every_script_as_a_bare_bash_c_with_or_without_prestart() {
+    let Some(program) = bash() else {
+        return;
+    };
+    let on = shell_of(program.clone(), true);
+    let off = shell_of(program.clone(), false);
+    assert!(!on.prestarts(), "a bash is never started ahead");
+    let scripts = SAME_EITHER_WAY
+        .iter()
+        .map(|&(script, parsed, _)| (script, parsed))
+        .chain(BASH_CASES.iter().map(|&script| (script, true)));
+    let mut compared = 0;
+    for (script, parsed) in scripts {
+        let dirs = [(); 3].map(|()| tempfile::tempdir().unwrap());
+        on.warm_up(dirs[0].path()).await;
+        let with = run(&on, script, parsed, dirs[0].path()).await;
+        let without = run(&off, script, parsed, dirs[1].path()).await;
+        let bare = bare_bash_c(&program, script, dirs[2].path());
+        assert!(!with.outcome.prestarted && !without.outcome.prestarted);
+        assert_eq!(with.raw, bare, "{script:?}, prestart on, beside bash -c");
+        assert_eq!(
+            without.raw, bare,
+            "{script:?}, prestart off, beside bash -c"
+        );
+        assert!(!with.stdout.contains("PWNED"), "{script:?} ran its data");
+        compared += 1;
+    }
+    assert_eq!(compared, SAME_EITHER_WAY.len() + BASH_CASES.len());
+}
+
+/// A few of the cases above, with what bash itself prints, so the comparison cannot pass by
+/// both sides being wrong the same way (`-c:` in syntax errors, `c` in `$-`, the data after
+/// `exec <` never run).
+#[tokio::test]
+async fn bash_shows_its_c_mode_and_never_runs_data() {
+    let Some(program) = bash() else {
+        return;
+    };
+    let sh = shell_of(program.clone(), true);
+    let dir = tempfile::tempdir().unwrap();
+    let bash_path = program.path().display().to_string();
+    for (script, stdout, stderr) in [
+        ("echo \"$-\"", "hBc\n".to_owned(), String::new()),
+        (
+            "echo \"[$BASH_EXECUTION_STRING]\"",
+            "[echo \"[$BASH_EXECUTION_STRING]\"]\n".to_owned(),
+            String::new(),
+        ),
+        ("echo \"$0\"", format!("{bash_path}\n"), String::new()),
+        (
+            "[[ a == a ]] && echo yes",
+            "yes\n".to_owned(),
+            String::new(),
+        ),
+        ("echo $'a\\tb'", "a\tb\n".to_owned(), String::new()),
+        (
+            "printf 'echo PWNED\\n' > d; exec < d; echo after",
+            "after\n".to_owned(),
+            String::new(),
+        ),
+        (
+            "echo a\nno_such_command_six",
+            "a\n".to_owned(),
+            format!("{bash_path}: line 2: no_such_command_six: command not found\n"),
+        ),
+        (
+            "if then",
+            String::new(),
+            format!(
+                "{bash_path}: -c: line 1: syntax error near unexpected token `then'\n\
+                 {bash_path}: -c: line 1: `if then'\n"
+            ),
+        ),
+    ] {
+        let c = run(&sh, script, true, dir.path()).await;
+        assert_eq!((c.stdout, c.stderr), (stdout, stderr), "{script:?}");
+    }
+}
+
+/// With `prestart` on, a `Shell` over bash leaves no shell waiting in the directory.
+#[tokio::test]
+async fn no_bash_waits_in_the_directory() {
+    let Some(program) = bash() else {
+        return;
+    };
+    let sh = shell_of(program, true);
+    let dir = tempfile::tempdir().unwrap();
+    sh.warm_up(dir.path()).await;
+    let c = run(&sh, "true", true, dir.path()).await;
+    assert!(!c.outcome.prestarted);
+    sh.warm_up(dir.path()).await;
+    assert!(children_in(dir.path()).is_empty());
+}
+
 #[tokio::test]
 async fn dollar_dash_shows_the_documented_s() {
     let dir = tempfile::tempdir().unwrap();
@@ -184,8 +401,8 @@ async fn dollar_dash_shows_the_documented_s() {
     assert_eq!(fresh.stdout, "\n");
 }
 
-/// Pre-started shells (`/bin/sh -s`, our children) whose working directory is `dir`.
-fn prestarted_in(dir: &Path) -> Vec<i32> {
+/// Our live children whose working directory is `dir`, with their argv.
+fn children_in(dir: &Path) -> Vec<(i32, Vec<u8>)> {
     let me = std::process::id().to_string();
     let dir = std::fs::canonicalize(dir).unwrap();
     std::fs::read_dir("/proc")
@@ -201,10 +418,21 @@ fn prestarted_in(dir: &Path) -> Vec<i32> {
             let (state, ppid) = (rest.next(), rest.next());
             state.is_some_and(|s| s != "Z" && s != "X")
                 && ppid == Some(me.as_str())
-                && std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
-                    == b"/bin/sh\0-s\0"
                 && std::fs::read_link(format!("/proc/{pid}/cwd")).ok() == Some(dir.clone())
         })
+        .map(|pid| {
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            (pid, argv)
+        })
+        .collect()
+}
+
+/// Pre-started shells (`/bin/sh -s`, our children) whose working directory is `dir`.
+fn prestarted_in(dir: &Path) -> Vec<i32> {
+    children_in(dir)
+        .into_iter()
+        .filter(|(_, argv)| argv == b"/bin/sh\0-s\0")
+        .map(|(pid, _)| pid)
         .collect()
 }
 
@@ -462,4 +690,39 @@ async fn concurrent_runs_share_the_shell_started_ahead_without_mixing_up() {
     }
     drop(warm);
     assert!(none_left_in(dir.path()).await);
+}
+
+/// A script as long as one argument may be runs; one byte more is refused with a message that
+/// says what to do, not a spawn failure that blames the shell.
+#[tokio::test]
+async fn the_longest_script_runs_and_a_longer_one_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut programs = vec![ShellProgram::sh("/bin/sh")];
+    programs.extend(bash());
+    for program in programs {
+        let sh = shell_of(program.clone(), false);
+        let longest = format!("echo ok #{}", "x".repeat(MAX_SCRIPT_BYTES - 9));
+        assert_eq!(longest.len(), MAX_SCRIPT_BYTES);
+        let c = run(&sh, &longest, true, dir.path()).await;
+        assert_eq!(c.stdout, "ok\n", "{program:?}");
+        let longer = format!("{longest}x");
+        let job = ShellRun {
+            script: &longer,
+            parsed: true,
+            cwd: dir.path(),
+            timeout: Duration::from_secs(30),
+            stdin: None,
+        };
+        let err = sh
+            .run(job, |_, _| Ok::<(), ()>(()), CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("{} bytes", MAX_SCRIPT_BYTES + 1))
+                && message.contains("write it to a file"),
+            "{message}"
+        );
+    }
 }

@@ -355,6 +355,7 @@ async fn secrets_do_not_reach_the_child() {
     s.env = EnvPolicy {
         deny: vec!["PATH".into()],
         pass: vec![],
+        withhold: vec![],
     };
     let c = collect(s, CancellationToken::new()).await;
     let env = String::from_utf8(c.stdout).unwrap();

@@ -19,6 +19,10 @@ pub struct ApprovalRequest<'a> {
     pub keys: &'a [String],
     /// The gate's explanation, naming the rule or default that asks.
     pub message: &'a str,
+    /// Whether an [`Approval::Session`] answer would be remembered. `false` when a key is one
+    /// the gate asks about every time (a protected path): a front end then offers only once
+    /// or deny.
+    pub session_grant: bool,
 }
 
 /// A person's answer.

@@ -279,6 +279,7 @@ impl Runtime {
         let mut keys = vec![format!("tool.{}", tool.gate_name())];
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
         let request = GateRequest {
+            session: &session.id,
             tool: &call.name,
             keys,
             resources: &prepared.routing.resources,
@@ -311,12 +312,13 @@ impl Runtime {
             arguments: &call.arguments,
             keys,
             message,
+            session_grant: keys.iter().all(|k| self.gate.session_grantable(k)),
         };
         let key = keys.first().cloned().unwrap_or_default();
         match self.approver.approve(request).await {
             Approval::Once => Ok(()),
             Approval::Session => {
-                self.gate.grant_session(keys);
+                self.gate.grant_session(&session.id, keys);
                 Ok(())
             }
             Approval::Deny { message: reason } => {

@@ -4,11 +4,14 @@
 //! Until a policy is wired, [`AllowAll`] admits everything, and says so in its name.
 
 use std::sync::Arc;
+use tackle_protocol::SessionId;
 
 use tackle_tool::{AdmitAll, PermissionResource, ReadScope};
 
 /// What the gate is asked about one call.
 pub struct GateRequest<'a> {
+    /// The session the call runs in: its grants are the only ones that apply.
+    pub session: &'a SessionId,
     pub tool: &'a str,
     /// `tool.<name>` followed by every routing key the call declared.
     pub keys: Vec<String>,
@@ -37,8 +40,15 @@ pub enum GateVerdict {
 pub trait GateHook: Send + Sync {
     fn check(&self, request: &GateRequest<'_>) -> GateVerdict;
 
-    /// Remember an approval "for this session": these exact keys no longer ask.
-    fn grant_session(&self, _keys: &[String]) {}
+    /// Remember an approval "for this session": these exact keys no longer ask in `session`
+    /// (and only there: two sessions of one server never share a grant).
+    fn grant_session(&self, _session: &SessionId, _keys: &[String]) {}
+
+    /// Whether a session grant of `key` would be remembered ([`GateHook::grant_session`]);
+    /// `false` for keys the gate asks about every time.
+    fn session_grantable(&self, _key: &str) -> bool {
+        true
+    }
 
     /// Which paths a walking tool may read beneath the directory the gate allowed: the gate's
     /// per-file answer for `read:<path>`, applied by the tool at execute. Default: all.

@@ -27,6 +27,8 @@ mod recorder;
 pub mod retention;
 pub mod schedule;
 mod session;
+pub mod unguessable;
+pub mod visible;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, HeadlessApprover};
 pub use catalog::{Catalog, CatalogError};

@@ -1,24 +1,26 @@
 //! The gate hook backed by a [`tackle_gate::Policy`], with the session's approval grants.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tackle_gate::{Decision, Grants, Policy, Request};
+use tackle_protocol::SessionId;
 use tackle_tool::ReadScope;
 
 use crate::gate::{GateHook, GateRequest, GateVerdict};
 
 /// Evaluates every call against a compiled policy; "for this session" approvals are remembered
-/// here, as exact keys.
+/// here, as exact keys, per session: a server's clients each have their own.
 pub struct PolicyGate {
     policy: Arc<Policy>,
-    grants: Mutex<Grants>,
+    grants: Mutex<HashMap<SessionId, Grants>>,
 }
 
 impl PolicyGate {
     pub fn new(policy: Policy) -> Self {
         Self {
             policy: Arc::new(policy),
-            grants: Mutex::new(Grants::new()),
+            grants: Mutex::new(HashMap::new()),
         }
     }
 
@@ -36,7 +38,10 @@ impl GateHook for PolicyGate {
         };
         let decision = {
             let grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-            self.policy.evaluate(&req, &grants)
+            match grants.get(request.session) {
+                Some(granted) => self.policy.evaluate(&req, granted),
+                None => self.policy.evaluate(&req, &Grants::new()),
+            }
         };
         match &decision {
             Decision::Allow { .. } => GateVerdict::Allow,
@@ -52,14 +57,20 @@ impl GateHook for PolicyGate {
         }
     }
 
+    fn session_grantable(&self, key: &str) -> bool {
+        !self.policy.is_protected(key)
+    }
+
     fn read_scope(&self) -> Arc<dyn ReadScope> {
         Arc::new(WalkedReads(self.policy.clone()))
     }
 
-    fn grant_session(&self, keys: &[String]) {
+    fn grant_session(&self, session: &SessionId, keys: &[String]) {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        for k in keys {
-            grants.grant_session(k.clone());
+        let granted = grants.entry(session.clone()).or_default();
+        // A protected path asks every time: it never becomes a standing grant.
+        for k in keys.iter().filter(|k| !self.policy.is_protected(k)) {
+            granted.grant_session(k.clone());
         }
     }
 }
@@ -84,5 +95,43 @@ fn because(b: &tackle_gate::Because) -> String {
         UrlScope => "url scope".to_owned(),
         Mode(m) => format!("mode {m}"),
         Grant => "session grant".to_owned(),
+        Protected { .. } => "protected path".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_gate::{Mode, PathScope, UrlScope};
+
+    fn ask(gate: &PolicyGate, session: &SessionId) -> bool {
+        let keys = vec!["tool.write_file".to_owned(), "write:src/a.rs".to_owned()];
+        let request = GateRequest {
+            session,
+            tool: "write_file",
+            keys,
+            resources: &[],
+            read_only: false,
+        };
+        matches!(gate.check(&request), GateVerdict::Ask { .. })
+    }
+
+    /// Issue 13 §9: an approval "for this session" given to one client of a server is not a
+    /// grant for another.
+    #[test]
+    fn a_session_grant_applies_to_its_own_session_only() {
+        let policy = Policy::new(
+            Vec::new(),
+            Mode::Ask,
+            PathScope::default(),
+            UrlScope::default(),
+        )
+        .unwrap();
+        let gate = PolicyGate::new(policy);
+        let (a, b) = (SessionId("a".into()), SessionId("b".into()));
+        assert!(ask(&gate, &a) && ask(&gate, &b));
+        gate.grant_session(&a, &["write:src/a.rs".to_owned()]);
+        assert!(!ask(&gate, &a), "granted where it was approved");
+        assert!(ask(&gate, &b), "not granted in another session");
     }
 }

@@ -124,10 +124,12 @@ fn new_session_id() -> SessionId {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let mix = (u64::from(std::process::id()) << 32) ^ u64::from(now.subsec_nanos());
+    // Sortable by time, and apart by 64 random bits: two sessions started in the same
+    // second (an HTTP server's clients) never share a log.
+    let random = crate::unguessable::unguessable_id("");
     SessionId(format!(
-        "{}-{:08x}",
+        "{}-{}",
         compact_utc(now.as_secs() as i64),
-        mix as u32 ^ (mix >> 32) as u32
+        &random[1..17]
     ))
 }

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::fsutil::{create_private_dir, sync_dir};
+use crate::fsutil::{open_regular_nofollow, sync_dir};
+use crate::layout::{DirError, ensure_real_dirs};
 use crate::spill::SpilledSink;
 use crate::{ArtifactId, Durability, Manifest, StoreError};
 
@@ -117,8 +118,16 @@ impl ArtifactStore {
             verified: Mutex::new(HashSet::new()),
         };
         let p = &store.paths;
-        for dir in [&p.root, &p.artifacts, &p.tmp, &p.root.join("sessions")] {
-            create_private_dir(dir).map_err(StoreError::io("create directory", dir))?;
+        // `.agents/store` and `.agents` above it, then the store's own directories: each a
+        // real directory, never a symlink a repository committed.
+        let ready = |r: Result<(), (PathBuf, DirError)>| match r {
+            Ok(()) => Ok(()),
+            Err((_, DirError::Layout(e))) => Err(StoreError::Layout(e)),
+            Err((dir, DirError::Io(e))) => Err(StoreError::io("create directory", dir)(e)),
+        };
+        ready(ensure_real_dirs(&p.root, 1))?;
+        for dir in [&p.artifacts, &p.tmp, &p.root.join("sessions")] {
+            ready(ensure_real_dirs(dir, 0))?;
         }
         store.paths.remove_stale_temps(SystemTime::now())?;
         Ok(store)
@@ -210,11 +219,13 @@ impl ArtifactStore {
         if pending.is_empty() {
             return Ok(());
         }
-        let result = pending.iter().try_for_each(|path| match File::open(path) {
-            Ok(file) => file.sync_data(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e),
-        });
+        let result = pending
+            .iter()
+            .try_for_each(|path| match open_regular_nofollow(path) {
+                Ok(file) => file.sync_data(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            });
         let result = result.and_then(|()| sync_dir(&self.paths.artifacts));
         if result.is_err() {
             // Still owed: a later sync tries again.
@@ -238,7 +249,7 @@ impl ArtifactStore {
     /// is [`StoreError::ArtifactCorrupt`] and is reported again on every later open.
     pub fn open_artifact(&self, id: ArtifactId) -> Result<File, StoreError> {
         let path = self.artifact_path(id);
-        let mut file = match File::open(&path) {
+        let mut file = match open_regular_nofollow(&path) {
             Ok(file) => file,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 return Err(StoreError::ArtifactMissing { id });
@@ -400,8 +411,19 @@ impl StorePaths {
             .create(true)
             .truncate(false)
             .mode(0o600)
+            .custom_flags(crate::layout::NO_FOLLOW)
             .open(&self.gc_lock)
-            .map_err(StoreError::io("open", &self.gc_lock))
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    StoreError::Layout(crate::LayoutError {
+                        path: self.gc_lock.clone(),
+                        found: "a symbolic link".to_owned(),
+                        expected: "a regular file",
+                    })
+                } else {
+                    StoreError::io("open", &self.gc_lock)(e)
+                }
+            })
     }
 
     /// Creates `tmp/capture-…` with mode 0600 and an exclusive lock held through the handle.
@@ -444,9 +466,17 @@ impl StorePaths {
         expected: Expected<'_>,
     ) -> Result<Option<SystemTime>, StoreError> {
         // Read-only is enough: the owner may set times through any descriptor.
-        let mut existing = match File::open(final_path) {
+        let mut existing = match open_regular_nofollow(final_path) {
             Ok(f) => f,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            // A symlink or special file under an artifact's name is no copy of it: the rename
+            // that publishes replaces the name itself, never what it points to.
+            Err(err)
+                if err.raw_os_error() == Some(libc::ELOOP)
+                    || err.kind() == io::ErrorKind::InvalidInput =>
+            {
+                return Ok(None);
+            }
             Err(err) => return Err(StoreError::io("open artifact", final_path)(err)),
         };
         let len = existing

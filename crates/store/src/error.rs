@@ -35,6 +35,9 @@ pub enum StoreError {
         /// What the bytes on disk actually hash to.
         actual: ArtifactId,
     },
+    /// A directory of the store is a symlink or not a directory.
+    #[error(transparent)]
+    Layout(#[from] crate::LayoutError),
     /// A manifest could not be encoded as JSON.
     #[error("artifact store: cannot encode manifest: {source}")]
     EncodeManifest {
@@ -71,6 +74,10 @@ pub enum EventLogError {
         /// The underlying error.
         source: io::Error,
     },
+    /// The log's directory is a symlink or not a directory, or the log itself is not a regular
+    /// file.
+    #[error(transparent)]
+    Layout(#[from] crate::LayoutError),
     /// An invalid record is followed by a valid one, so this is not a torn tail from a crash.
     #[error("event log {} is corrupt at line {line}: {reason}; restore the file from a backup or move it aside", path.display())]
     Corrupt {

@@ -4,7 +4,7 @@
 //! over the exact bytes of the line before `,"crc":`.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::EventLogError;
-use crate::fsutil::{create_private_dir, sync_dir};
+use crate::fsutil::{read_regular_nofollow, sync_dir};
+use crate::layout::{DirError, ensure_real_dirs};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:
 /// the longest a read-only call's record waits in the page cache (plus the sync itself).
@@ -127,6 +128,23 @@ struct CommitState {
     flusher_busy: bool,
 }
 
+/// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
+/// not a regular file is a layout error; anything else is I/O.
+fn not_a_log(path: &Path, e: std::io::Error) -> EventLogError {
+    if e.raw_os_error() == Some(libc::ELOOP) || e.kind() == std::io::ErrorKind::InvalidInput {
+        let found = match fs::read_link(path) {
+            Ok(target) => format!("a symbolic link to {}", target.display()),
+            Err(_) => "not a regular file".to_owned(),
+        };
+        return EventLogError::Layout(crate::LayoutError {
+            path: path.to_path_buf(),
+            found,
+            expected: "a regular file",
+        });
+    }
+    EventLogError::io("open", path)(e)
+}
+
 impl EventLog {
     /// Opens (creating if needed) the log at `path`, truncating a torn tail.
     ///
@@ -135,16 +153,36 @@ impl EventLog {
     /// record followed by a valid one is [`EventLogError::Corrupt`].
     pub fn open(path: &Path) -> Result<(Self, Recovery), EventLogError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            create_private_dir(parent).map_err(EventLogError::io("create its directory", path))?;
+            // `sessions/<id>` and `sessions` above it are real directories, never symlinks.
+            ensure_real_dirs(parent, 1).map_err(|(dir, e)| match e {
+                DirError::Layout(e) => EventLogError::Layout(e),
+                DirError::Io(e) => EventLogError::Io {
+                    action: "create its directory",
+                    path: dir,
+                    source: e,
+                },
+            })?;
         }
         let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(path)
-            .map_err(EventLogError::io("open", path))?;
-        let data = fs::read(path).map_err(EventLogError::io("read", path))?;
+            .map_err(|e| not_a_log(path, e))?;
+        let meta = file.metadata().map_err(EventLogError::io("stat", path))?;
+        if !meta.is_file() {
+            return Err(EventLogError::Layout(crate::LayoutError {
+                path: path.to_path_buf(),
+                found: "a special file".to_owned(),
+                expected: "a regular file",
+            }));
+        }
+        let mut data = Vec::new();
+        (&file)
+            .read_to_end(&mut data)
+            .map_err(EventLogError::io("read", path))?;
         let scan = scan(path, &data)?;
         let truncated_bytes = (data.len() - scan.valid_len) as u64;
         if truncated_bytes > 0 {
@@ -192,7 +230,7 @@ impl EventLog {
 
     /// Reads and validates a log without modifying it; a torn tail is ignored.
     pub fn read_records(path: &Path) -> Result<Vec<Record>, EventLogError> {
-        let data = fs::read(path).map_err(EventLogError::io("read", path))?;
+        let data = read_regular_nofollow(path).map_err(|e| not_a_log(path, e))?;
         Ok(scan(path, &data)?.records)
     }
 

@@ -1,7 +1,8 @@
 //! The janitor: removes artifacts no durable event references, after a grace period.
 
+use crate::fsutil::{open_regular_nofollow, read_regular_nofollow};
 use std::collections::HashSet;
-use std::fs::{self, File, TryLockError};
+use std::fs::{self, TryLockError};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -76,9 +77,16 @@ impl<'a> Janitor<'a> {
 
         let mut live = HashSet::new();
         for log in self.event_logs()? {
-            let data = match fs::read(&log) {
+            let data = match read_regular_nofollow(&log) {
                 Ok(data) => data,
                 Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                // Swapped for a symlink or a special file since it was listed: not a log.
+                Err(err)
+                    if err.raw_os_error() == Some(libc::ELOOP)
+                        || err.kind() == io::ErrorKind::InvalidInput =>
+                {
+                    continue;
+                }
                 Err(err) => return Err(StoreError::io("read event log", &log)(err)),
             };
             report.logs_scanned += 1;
@@ -145,8 +153,12 @@ impl<'a> Janitor<'a> {
         let mut logs = Vec::new();
         for entry in entries {
             let entry = entry.map_err(StoreError::io("list", &sessions))?;
+            // Only real session directories (a symlinked one is not ours to read).
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let log = entry.path().join("events.jsonl");
-            if log.is_file() {
+            if fs::symlink_metadata(&log).is_ok_and(|m| m.is_file()) {
                 logs.push(log);
             }
         }
@@ -156,7 +168,7 @@ impl<'a> Janitor<'a> {
 
     /// The artifact parsed as a manifest, if it exists, is small and is one.
     fn read_manifest(&self, id: ArtifactId) -> Option<Manifest> {
-        let file = File::open(self.store.artifact_path(id)).ok()?;
+        let file = open_regular_nofollow(&self.store.artifact_path(id)).ok()?;
         if file.metadata().ok()?.len() > MANIFEST_READ_LIMIT {
             return None;
         }

@@ -27,6 +27,7 @@ mod event_log;
 mod fsutil;
 mod id;
 mod janitor;
+mod layout;
 mod manifest;
 mod spill;
 
@@ -38,4 +39,5 @@ pub use error::{EventLogError, StoreError};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Record, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
+pub use layout::LayoutError;
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};

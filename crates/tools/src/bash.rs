@@ -1,4 +1,4 @@
-//! `bash`: run a command line with `/bin/sh -c` in the project root (seed 003, "Shell"; seed
+//! `bash`: run a command line with `bash -c` in the project root (seed 003, "Shell"; seed
 //! 000, "Bash").
 //!
 //! `prepare` reads the script without running it: the bash search gate refuses search-shaped
@@ -6,9 +6,19 @@
 //! command becomes a `tool.bash.cmd:<verb> <args…>` routing key and every redirection target a
 //! `write:<path>` key, so the gate decides on what would actually run. `execute` streams stdout
 //! and stderr as two named streams through the process runner (`tackle-process`), which ends
-//! the whole process group on timeout or cancellation; the script parses once for all three,
-//! and a script parsed whole may run in a shell started ahead of the call
-//! ([`tackle_process::Shell`]), which behaves as `sh -c` would.
+//! the whole process group on timeout or cancellation; the script parses once for all three.
+//!
+//! Key decision: the shell that runs the line is the one the keys were derived for. The
+//! analyzer reads bash grammar, so the line runs with bash, found once per process at
+//! `/bin/bash` or `/usr/bin/bash` (never through `PATH`) and started as `bash --norc --noprofile
+//! -c` with an environment that cannot change what it runs (no `BASH_ENV`, no exported
+//! functions, no `SHELLOPTS`…: [`tackle_process::SHELL_ENV_REMOVED`]). Where there is no bash the
+//! line runs with `/bin/sh -c` and is analyzed as [`Dialect::Sh`], which keys every construct
+//! whose meaning differs from bash's as `tool.bash.cmd:?`. A shell started ahead of the call
+//! ([`tackle_process::Shell`]) is used only for `/bin/sh` that is dash, where it runs a line
+//! exactly as `sh -c`; bash gets a fresh `bash -c` every time, since no warm bash can be exact.
+//! Rejected: `/bin/sh -c` with a bash analyzer, under which `((…))`, `[[ … ]]` and `$'…'` ran
+//! commands and wrote files that no key named.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -17,7 +27,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_process::{Ended, EnvPolicy, OutputStream, Shell, ShellRun, StdinRegistry};
+use tackle_process::{
+    Ended, EnvPolicy, OutputStream, ProcessError, Shell, ShellKind, ShellProgram, ShellRun,
+    StdinRegistry,
+};
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
     Action, ExecuteContext, OutputSink, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
@@ -163,7 +176,8 @@ impl SearchGate {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashArgs {
-    /// The command line, run with `/bin/sh -c` in the project root.
+    /// The command line, run with `bash -c` in the project root (`/bin/sh -c` on a machine
+    /// without bash).
     pub command: String,
     /// Time limit in milliseconds (default 120000, at most 600000). On expiry the command and
     /// everything it started are stopped; output so far is kept.
@@ -189,17 +203,59 @@ pub struct BashPlan {
 pub struct Bash {
     gate: SearchGate,
     shell: Shell,
+    /// How the analyzer reads lines: the grammar of `shell`'s program.
+    dialect: Dialect,
     stdin: StdinRegistry,
 }
 
 impl Bash {
-    /// `prestart`: keep a shell started ahead of the next call ([`Shell`]).
+    /// Runs lines with this machine's shell ([`ShellProgram::discover`]). `prestart`: keep a
+    /// shell started ahead of the next call where that is exact ([`Shell`]).
     pub fn new(gate: SearchGate, env: EnvPolicy, stdin: StdinRegistry, prestart: bool) -> Self {
+        Self::with_shell(ShellProgram::discover().clone(), gate, env, stdin, prestart)
+    }
+
+    /// Runs lines with `program`, and reads them in its dialect.
+    pub fn with_shell(
+        program: ShellProgram,
+        gate: SearchGate,
+        env: EnvPolicy,
+        stdin: StdinRegistry,
+        prestart: bool,
+    ) -> Self {
+        let dialect = dialect_of(program.kind());
         Self {
             gate,
-            shell: Shell::new("/bin/sh", env, KILL_GRACE, prestart),
+            shell: Shell::new(program, env, KILL_GRACE, prestart),
+            dialect,
             stdin,
         }
+    }
+
+    /// The shell lines run with.
+    pub fn shell_program(&self) -> &ShellProgram {
+        self.shell.program()
+    }
+}
+
+/// The dialect the analyzer must read a line in for the shell that will run it.
+pub fn dialect_of(kind: ShellKind) -> Dialect {
+    match kind {
+        ShellKind::Bash => Dialect::Bash,
+        ShellKind::Sh => Dialect::Sh,
+    }
+}
+
+/// The posture line of the shell: which shell runs lines, and for `sh` what that costs.
+pub fn shell_posture(program: &ShellProgram) -> String {
+    match program.kind() {
+        ShellKind::Bash => format!("bash runs lines with {}", program.invocation()),
+        ShellKind::Sh => format!(
+            "bash runs lines with {} (no bash at {}; bash-only constructs are keyed \
+             tool.bash.cmd:?)",
+            program.invocation(),
+            tackle_process::BASH_PATHS.join(" or ")
+        ),
     }
 }
 
@@ -217,10 +273,17 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> Cow<'static, str> {
-        let mut d = String::from(
-            "Run a shell command line with /bin/sh -c in the project root, with a per-call \
-             timeout in milliseconds (default 120000, max 600000) and a denylist of destructive \
-             commands. Use it only for what the structured tools cannot do: builds, tests, git, \
+        let mut d = String::from(match self.dialect {
+            Dialect::Bash => "Run a shell command line with bash -c in the project root, ",
+            Dialect::Sh => {
+                "Run a shell command line with /bin/sh -c in the project root (this machine \
+                 has no bash: write POSIX sh; bash-only syntax such as [[ ]], (( )), $'…' or \
+                 arrays always needs approval), "
+            }
+        });
+        d.push_str(
+            "with a per-call timeout in milliseconds (default 120000, max 600000) and a denylist \
+             of destructive commands. Use it only for what the structured tools cannot do: builds, tests, git, \
              formatters, package managers. Every command in the line (through ;, &&, |, $(…), \
              sh -c, env, sudo…) is checked by the permission gate as tool.bash.cmd:<command>, \
              and redirections as write:<path>. stdout and stderr come back as separate streams \
@@ -290,7 +353,7 @@ impl Tool for Bash {
             }
             (advice, _) => advice,
         };
-        let mut analysis = analyze_parsed(program.as_ref(), Dialect::Sh);
+        let mut analysis = analyze_parsed(program.as_ref(), self.dialect);
         // What the tree does not keep (`{fd}>`, dash's reading of bash-only spellings).
         analysis.check_text(&args.command);
         if let Some(why) = refusal(&args.command, &analysis) {
@@ -348,7 +411,14 @@ impl Tool for Bash {
                 cx.cancel.clone(),
             )
             .await
-            .map_err(|e| ToolError::new(ErrorCode::IO, format!("bash: {e}")))?;
+            .map_err(|e| {
+                let code = match e {
+                    // The model can shorten the line; nothing failed on this machine.
+                    ProcessError::ScriptTooLong { .. } => ErrorCode::INVALID_ARGUMENTS,
+                    _ => ErrorCode::IO,
+                };
+                ToolError::new(code, format!("bash: {e}"))
+            })?;
         drop(registration);
         let flushed = out.finish().and_then(|()| err.finish());
         let duration_ms = outcome.duration.as_millis() as u64;
@@ -798,6 +868,43 @@ mod tests {
         assert!(!d(SearchGateMode::Enforce, &[]).contains("REFUSED"));
         assert!(!d(SearchGateMode::Warn, &["grep"]).contains("REFUSED"));
         assert!(!d(SearchGateMode::Allow, &["grep"]).contains("REFUSED"));
+    }
+
+    /// The analyzer reads a line in the grammar of the shell that runs it, and the model and
+    /// the posture are told which shell that is.
+    #[test]
+    fn the_dialect_description_and_posture_follow_the_shell() {
+        let tool = |program: ShellProgram| {
+            Bash::with_shell(
+                program,
+                SearchGate::new(SearchGateMode::Allow, &[]),
+                EnvPolicy::default(),
+                StdinRegistry::new(),
+                true,
+            )
+        };
+        let bash = tool(ShellProgram::bash("/bin/bash"));
+        assert_eq!(bash.dialect, Dialect::Bash);
+        assert!(!bash.shell.prestarts(), "no bash is started ahead");
+        assert!(
+            bash.description()
+                .starts_with("Run a shell command line with bash -c ")
+        );
+        assert_eq!(
+            shell_posture(bash.shell_program()),
+            "bash runs lines with /bin/bash --norc --noprofile -c"
+        );
+        let sh = tool(ShellProgram::sh("/bin/sh"));
+        assert_eq!(sh.dialect, Dialect::Sh);
+        assert!(sh.description().contains("/bin/sh -c"));
+        assert!(sh.description().contains("has no bash"));
+        assert_eq!(
+            shell_posture(sh.shell_program()),
+            "bash runs lines with /bin/sh -c (no bash at /bin/bash or /usr/bin/bash; bash-only \
+             constructs are keyed tool.bash.cmd:?)"
+        );
+        assert_eq!(dialect_of(ShellKind::Bash), Dialect::Bash);
+        assert_eq!(dialect_of(ShellKind::Sh), Dialect::Sh);
     }
 
     #[test]

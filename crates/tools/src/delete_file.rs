@@ -12,12 +12,11 @@ use serde_json::json;
 use tackle_fs::{FsError, StagedDelete};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::write_file::file_key;
-use crate::{fs_error, open_root};
+use crate::{fs_error, open_root, path_keys};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -78,9 +77,11 @@ impl Tool for DeleteFile {
             other => fs_error("delete_file", other),
         })?;
         let routing = Routing {
-            resources: vec![PermissionResource::write(rel.as_str())],
+            resources: path_keys::resources(Action::Write, &staged.rel, &staged.real),
         };
-        Ok(Prepared::new(routing, staged).serialized_by(file_key(rel.as_str())))
+        // Serialized by the file, not the name: two names of one file take turns.
+        let key = file_key(staged.real.as_str());
+        Ok(Prepared::new(routing, staged).serialized_by(key))
     }
 
     async fn execute(

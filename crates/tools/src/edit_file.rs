@@ -6,6 +6,12 @@
 //! edits of one file in one batch therefore both stage against the same base; they share a
 //! serialization key and run in turn order, and the second gets `conflict` instead of
 //! silently undoing the first (no lost update).
+//!
+//! Routing: `read:` keys for the name and its real path as well as `write:` keys, since the
+//! result shows the file (the diff's context, a refusal's nearest passage and matching lines).
+//! An edit that does not apply is refused in `execute`, after the gate has allowed reading the
+//! file, never in `prepare`, which runs before the gate: a refusal must not show a file that
+//! a rule or the path scope keeps from the model.
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -17,11 +23,11 @@ use sha2::{Digest, Sha256};
 use tackle_fs::{FsError, ReadOptions, ReadTarget, StagedWrite};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::edit::{self, Applied, EditRequest, Refusal};
+use crate::path_keys::{self, ResolvedPath};
 use crate::write_file::file_key;
 use crate::{fs_error, open_root};
 
@@ -44,10 +50,16 @@ pub struct EditFileArgs {
     pub replace_all: bool,
 }
 
-/// The staged write and what the result will say about it.
-pub struct EditPlan {
-    staged: StagedWrite,
-    applied: Applied,
+/// What `execute` will do, decided in `prepare`.
+pub enum EditPlan {
+    /// Publish the staged write; the result shows `applied`'s diff.
+    Apply {
+        staged: StagedWrite,
+        applied: Applied,
+    },
+    /// The edit does not apply: report this refusal (it quotes the file, so it waits for the
+    /// gate).
+    Refuse(ToolError),
 }
 
 pub struct EditFile;
@@ -82,7 +94,7 @@ impl Tool for EditFile {
     }
 
     fn permission_actions(&self) -> &'static [&'static str] {
-        &["write"]
+        &["read", "write"]
     }
 
     fn prepare(
@@ -95,6 +107,7 @@ impl Tool for EditFile {
             .resolve(&args.path)
             .map_err(|e| fs_error("edit_file", e))?;
         let shown = rel.as_str();
+        let read_keys = ResolvedPath::of("edit_file", &root, rel.clone())?.resources(Action::Read);
         let content = match root.open_read(&rel, ReadOptions::default()) {
             Ok(ReadTarget::File { mut file, meta }) => {
                 let mut buf = Vec::with_capacity(meta.len() as usize);
@@ -124,7 +137,15 @@ impl Tool for EditFile {
             new: &args.new_string,
             replace_all: args.replace_all,
         };
-        let applied = edit::apply(&content, request).map_err(|r| refusal(shown, r))?;
+        let applied = match edit::apply(&content, request) {
+            Ok(applied) => applied,
+            Err(r) => {
+                let routing = Routing {
+                    resources: read_keys,
+                };
+                return Ok(Prepared::new(routing, EditPlan::Refuse(refusal(shown, r))));
+            }
+        };
         let staged = root
             .stage_write(&rel, applied.bytes.clone())
             .map_err(|e| fs_error("edit_file", e))?;
@@ -139,10 +160,16 @@ impl Tool for EditFile {
                 },
             ));
         }
-        let routing = Routing {
-            resources: vec![PermissionResource::write(shown)],
-        };
-        Ok(Prepared::new(routing, EditPlan { staged, applied }).serialized_by(file_key(shown)))
+        let mut resources = read_keys;
+        resources.extend(path_keys::resources(
+            Action::Write,
+            &staged.rel,
+            &staged.real,
+        ));
+        let routing = Routing { resources };
+        // Serialized by the file, not the name: two names of one file take turns.
+        let key = file_key(staged.real.as_str());
+        Ok(Prepared::new(routing, EditPlan::Apply { staged, applied }).serialized_by(key))
     }
 
     async fn execute(
@@ -152,7 +179,10 @@ impl Tool for EditFile {
     ) -> Result<ToolCompletion, ToolError> {
         tokio::task::spawn_blocking(move || {
             let root = open_root("edit_file", &cx.root)?;
-            let EditPlan { staged, applied } = plan;
+            let (staged, applied) = match plan {
+                EditPlan::Apply { staged, applied } => (staged, applied),
+                EditPlan::Refuse(refusal) => return Err(refusal),
+            };
             let path = staged.rel.to_string();
             let committed = root.commit(staged).map_err(|e| fs_error("edit_file", e))?;
             let n = applied.replacements;

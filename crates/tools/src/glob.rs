@@ -13,12 +13,17 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
-use crate::walk::{FileVisitor, Found, NamePattern, WalkStart, check_start, walk_files};
-use crate::{fs_error, open_root};
+use std::sync::Arc;
+
+use tackle_fs::Root;
+
+use crate::walk::{
+    FileVisitor, Found, NamePattern, WalkCounts, WalkStart, check_start, walk_files,
+};
+use crate::{fs_error, open_root, path_keys};
 
 /// The most paths a result lists; the total is still counted and reported.
 pub const MAX_GLOB_RESULTS: usize = 1000;
@@ -88,7 +93,7 @@ impl Tool for Glob {
             .map_err(|e| fs_error("glob", e))?;
         let start = check_start("glob", &root, &rel)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(rel.as_str())],
+            resources: path_keys::resources(Action::Read, &start.rel, &start.real),
         };
         Ok(Prepared::new(
             routing,
@@ -106,16 +111,17 @@ impl Tool for Glob {
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
         tokio::task::spawn_blocking(move || {
-            let (found, total, excluded) = run(&cx, &plan);
-            Ok(render(&plan, found, total, excluded))
+            let root = open_root("glob", &cx.root)?;
+            let (found, total, counts) = run(&root, &cx, &plan);
+            Ok(render(&plan, found, total, &counts))
         })
         .await
         .map_err(|e| crate::worker_failed("glob", &e))?
     }
 }
 
-/// Every matching path, sorted, the total found, and the files the scope left out.
-fn run(cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, u64) {
+/// Every matching path, sorted, the total found, and what the walk left out.
+fn run(root: &Arc<Root>, cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, WalkCounts) {
     struct Collect<'a> {
         pattern: &'a NamePattern,
         start: &'a str,
@@ -133,7 +139,7 @@ fn run(cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, u64) {
         }
     }
     let start = plan.start.rel.as_str();
-    let (parts, counts) = walk_files(&cx.root, &plan.start, &*cx.read_scope, || Collect {
+    let (parts, counts) = walk_files(root, &plan.start, &*cx.read_scope, || Collect {
         pattern: &plan.pattern,
         start,
         out: Vec::new(),
@@ -141,10 +147,15 @@ fn run(cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, u64) {
     let mut all: Vec<String> = parts.into_iter().flatten().collect();
     all.sort_unstable();
     let total = all.len();
-    (all, total, counts.excluded_by_scope)
+    (all, total, counts)
 }
 
-fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) -> ToolCompletion {
+fn render(
+    plan: &GlobPlan,
+    mut found: Vec<String>,
+    total: usize,
+    counts: &WalkCounts,
+) -> ToolCompletion {
     let truncated = total > MAX_GLOB_RESULTS;
     found.truncate(MAX_GLOB_RESULTS);
     let path = plan.start.rel.as_str();
@@ -156,6 +167,7 @@ fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) 
              pattern or path]\n"
         ));
     }
+    text.push_str(&counts.notes());
     for p in &found {
         text.push_str(p);
         text.push('\n');
@@ -172,6 +184,7 @@ fn render(plan: &GlobPlan, mut found: Vec<String>, total: usize, excluded: u64) 
         "files": found,
         "total": total,
         "truncated": truncated,
-        "excluded_by_scope": excluded,
+        "excluded_by_scope": counts.excluded_by_scope,
+        "skipped_ignore_files": counts.skipped_json(),
     }))
 }

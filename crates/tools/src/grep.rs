@@ -25,14 +25,14 @@ use serde_json::json;
 use tackle_fs::{ReadOptions, Root};
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::walk::{
-    FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkStart, check_start, walk_files,
+    FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts, WalkStart, check_start,
+    walk_files,
 };
-use crate::{fs_error, open_root};
+use crate::{fs_error, open_root, path_keys};
 
 /// The most matching lines a result shows; all are counted.
 pub const MAX_GREP_MATCHES: usize = 1000;
@@ -134,7 +134,7 @@ impl Tool for Grep {
             .map_err(|e| fs_error("grep", e))?;
         let start = check_start("grep", &root, &rel)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(rel.as_str())],
+            resources: path_keys::resources(Action::Read, &start.rel, &start.real),
         };
         Ok(Prepared::new(
             routing,
@@ -191,7 +191,7 @@ struct SearchOutcome {
     files_searched: u64,
     binary_files: u64,
     unreadable: u64,
-    excluded_by_scope: u64,
+    counts: WalkCounts,
 }
 
 struct Worker<'a> {
@@ -256,7 +256,7 @@ impl FileVisitor for Worker<'_> {
             return;
         };
         // Opened through the root handle: beneath the root, no final link out, no FIFO.
-        let file = match root.open_walked_file(found.rel, ReadOptions::default()) {
+        let file = match root.open_walked_file(found.real, ReadOptions::default()) {
             Ok(file) => file,
             Err(_) => {
                 self.unreadable += 1;
@@ -297,9 +297,9 @@ fn searcher() -> Searcher {
         .build()
 }
 
-fn search(root: &Root, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
+fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
     let start = plan.start.rel.as_str();
-    let (parts, counts) = walk_files(&cx.root, &plan.start, &*cx.read_scope, || Worker {
+    let (parts, counts) = walk_files(root, &plan.start, &*cx.read_scope, || Worker {
         root: Root::open(root.path()).ok(),
         searcher: searcher(),
         matcher: plan.matcher.clone(),
@@ -317,7 +317,7 @@ fn search(root: &Root, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
         files_searched: 0,
         binary_files: 0,
         unreadable: 0,
-        excluded_by_scope: counts.excluded_by_scope,
+        counts,
     };
     for (files, searched, binary, unreadable) in parts {
         found.files.extend(files);
@@ -358,6 +358,7 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             shown += 1;
         }
     }
+    text.push_str(&found.counts.notes());
     let path = plan.start.rel.as_str();
     if total == 0 {
         let _ = writeln!(
@@ -375,7 +376,8 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
         "files_searched": found.files_searched,
         "binary_files": found.binary_files,
         "unreadable_files": found.unreadable,
-        "excluded_by_scope": found.excluded_by_scope,
+        "excluded_by_scope": found.counts.excluded_by_scope,
+        "skipped_ignore_files": found.counts.skipped_json(),
         "truncated": truncated,
     }))
 }

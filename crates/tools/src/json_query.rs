@@ -25,11 +25,10 @@ use serde_json::json;
 use tackle_fs::{FsError, ReadOptions, ReadTarget, RelPath};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
-use crate::{fs_error, open_root, resolve};
+use crate::{fs_error, open_root, resolve_real};
 
 /// How long a filter may run.
 pub const QUERY_DEADLINE: Duration = Duration::from_secs(5);
@@ -101,10 +100,11 @@ impl Tool for JsonQuery {
         compile(&args.filter)?;
         match (args.path, args.json) {
             (Some(path), None) => {
-                let rel = resolve("json_query", cx.root, &path)?;
+                let resolved = resolve_real("json_query", cx.root, &path)?;
                 let routing = Routing {
-                    resources: vec![PermissionResource::read(rel.as_str())],
+                    resources: resolved.resources(Action::Read),
                 };
+                let rel = resolved.rel;
                 Ok(Prepared::new(
                     routing,
                     JsonQueryPlan::File {

@@ -18,6 +18,7 @@ pub mod edit_file;
 pub mod fetch_url;
 pub mod glob;
 pub mod grep;
+pub mod ignore_files;
 pub mod json_query;
 pub mod list;
 pub mod list_dir;
@@ -26,6 +27,7 @@ pub mod net;
 #[cfg(feature = "outline")]
 pub mod outline;
 pub mod page;
+pub mod path_keys;
 pub mod read_file;
 pub mod read_many_files;
 pub mod shell;
@@ -37,7 +39,7 @@ pub mod write_file;
 use std::path::Path;
 use std::sync::Arc;
 
-use tackle_fs::{FsError, RelPath, Root};
+use tackle_fs::{FsError, Root};
 use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{DynTool, ToolError};
 
@@ -153,7 +155,8 @@ pub struct BuiltinConfig {
     pub process_env: tackle_process::EnvPolicy,
     /// Live stdin of interactive bash calls; a front end keeps a clone to send input.
     pub stdin: tackle_process::StdinRegistry,
-    /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call.
+    /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call where
+    /// that is exact (lines run with `/bin/sh` and it is dash; never bash).
     pub bash_prestart: bool,
 }
 
@@ -189,11 +192,13 @@ pub(crate) fn open_root(tool: &str, root: &Path) -> Result<Arc<Root>, ToolError>
     Root::open_shared(root).map_err(|e| fs_error(tool, e))
 }
 
-/// Resolves a model-supplied path against the root, before any file is opened.
-pub(crate) fn resolve(tool: &str, root: &Path, input: &str) -> Result<RelPath, ToolError> {
-    open_root(tool, root)?
-        .resolve(input)
-        .map_err(|e| fs_error(tool, e))
+/// Resolves a model-supplied path against the root, and follows its symlinks (for the keys).
+pub(crate) fn resolve_real(
+    tool: &str,
+    root: &Path,
+    input: &str,
+) -> Result<path_keys::ResolvedPath, ToolError> {
+    path_keys::ResolvedPath::new(tool, &*open_root(tool, root)?, input)
 }
 
 /// A blocking worker that panicked or was cancelled, as a tool result.

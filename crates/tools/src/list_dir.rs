@@ -7,14 +7,13 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use tackle_fs::{FsError, RelPath};
 
 use crate::list::display_name;
-use crate::{fs_error, open_root, resolve};
+use crate::{fs_error, open_root, resolve_real};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -63,11 +62,11 @@ impl Tool for ListDir {
         args: ListDirArgs,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<RelPath>, ToolError> {
-        let resolved = resolve("list_dir", cx.root, &args.path)?;
+        let resolved = resolve_real("list_dir", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(resolved.as_str())],
+            resources: resolved.resources(Action::Read),
         };
-        Ok(Prepared::new(routing, resolved))
+        Ok(Prepared::new(routing, resolved.rel))
     }
 
     async fn execute(

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::{ArtifactUri, Concurrency, ErrorCode, Truncation};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool,
+    ToolCompletion, ToolError,
 };
 
 use tackle_fs::{DirEntry, FsError, ReadOptions, ReadTarget, RelPath};
@@ -29,7 +29,7 @@ use crate::page::{
     BINARY_SNIFF_BYTES, ContentIdentity, LineIndexCache, MAX_PAGE_LINES, PageError, PageRequest,
     looks_binary, read_page,
 };
-use crate::{fs_error, open_root, resolve};
+use crate::{fs_error, open_root, resolve_real};
 
 /// Lines longer than this are cut with a marker, so one minified line cannot fill a page.
 pub const MAX_LINE_BYTES: usize = 2000;
@@ -195,10 +195,11 @@ impl Tool for ReadFile {
                 ),
             ));
         }
-        let rel = resolve("read_file", cx.root, &args.path)?;
+        let resolved = resolve_real("read_file", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(rel.as_str())],
+            resources: resolved.resources(Action::Read),
         };
+        let rel = resolved.rel;
         Ok(Prepared::new(routing, ReadFilePlan::File { rel, request }))
     }
 

@@ -21,12 +21,15 @@ use serde_json::{Value, json};
 use tackle_fs::{FsError, ReadOptions, ReadTarget, RelPath, Root};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool,
+    ToolCompletion, ToolError,
 };
 
 use crate::page::looks_binary;
-use crate::walk::{FileVisitor, Found, NamePattern, WalkStart, check_start, walk_files};
+use crate::path_keys::{self, ResolvedPath};
+use crate::walk::{
+    FileVisitor, Found, NamePattern, WalkCounts, WalkStart, check_start, walk_files,
+};
 use crate::{fs_error, open_root};
 
 pub const MAX_FILES: usize = 100;
@@ -115,14 +118,23 @@ impl Tool for ReadManyFiles {
                 let mut resources: Vec<PermissionResource> = Vec::new();
                 let mut plan = Vec::with_capacity(paths.len());
                 for p in paths {
-                    let resolved = root.resolve(&p).map_err(|e| e.to_string());
-                    if let Ok(rel) = &resolved {
-                        let r = PermissionResource::read(rel.as_str());
-                        if !resources.contains(&r) {
-                            resources.push(r);
+                    let resolved = root
+                        .resolve(&p)
+                        .and_then(|rel| {
+                            Ok(ResolvedPath {
+                                real: root.real_path(&rel)?,
+                                rel,
+                            })
+                        })
+                        .map_err(|e| e.to_string());
+                    if let Ok(path) = &resolved {
+                        for r in path.resources(Action::Read) {
+                            if !resources.contains(&r) {
+                                resources.push(r);
+                            }
                         }
                     }
-                    plan.push((p, resolved));
+                    plan.push((p, resolved.map(|path| path.rel)));
                 }
                 Ok(Prepared::new(
                     Routing { resources },
@@ -136,7 +148,7 @@ impl Tool for ReadManyFiles {
                     .map_err(|e| fs_error("read_many_files", e))?;
                 let start = check_start("read_many_files", &root, &rel)?;
                 let routing = Routing {
-                    resources: vec![PermissionResource::read(rel.as_str())],
+                    resources: path_keys::resources(Action::Read, &start.rel, &start.real),
                 };
                 Ok(Prepared::new(
                     routing,
@@ -166,7 +178,7 @@ impl Tool for ReadManyFiles {
                 ReadManyPlan::Paths(paths) => {
                     for (input, resolved) in paths {
                         match resolved {
-                            Ok(rel) => batch.read(&root, &rel),
+                            Ok(rel) => batch.read(&root, rel.as_str(), &rel),
                             Err(reason) => batch.skip(&input, reason),
                         }
                     }
@@ -175,34 +187,37 @@ impl Tool for ReadManyFiles {
                     struct Collect<'a> {
                         pattern: &'a NamePattern,
                         start: &'a str,
-                        out: Vec<String>,
+                        out: Vec<Walked>,
                     }
                     impl FileVisitor for Collect<'_> {
-                        type Output = Vec<String>;
+                        type Output = Vec<Walked>;
                         fn visit(&mut self, found: Found<'_>) {
                             if self.pattern.matches(self.start, found.rel) {
-                                self.out.push(found.rel.to_owned());
+                                self.out.push(Walked {
+                                    shown: found.rel.to_owned(),
+                                    real: found.real.to_owned(),
+                                });
                             }
                         }
-                        fn finish(self) -> Vec<String> {
+                        fn finish(self) -> Vec<Walked> {
                             self.out
                         }
                     }
                     let start_rel = start.rel.as_str();
-                    let (parts, counts) =
-                        walk_files(&cx.root, &start, &*cx.read_scope, || Collect {
-                            pattern: &pattern,
-                            start: start_rel,
-                            out: Vec::new(),
-                        });
-                    let mut all: Vec<String> = parts.into_iter().flatten().collect();
+                    let (parts, counts) = walk_files(&root, &start, &*cx.read_scope, || Collect {
+                        pattern: &pattern,
+                        start: start_rel,
+                        out: Vec::new(),
+                    });
+                    let mut all: Vec<Walked> = parts.into_iter().flatten().collect();
                     all.sort_unstable();
                     batch.matched = Some(all.len());
-                    batch.excluded_by_scope = counts.excluded_by_scope;
-                    for p in all {
-                        match root.resolve(&p) {
-                            Ok(rel) => batch.read(&root, &rel),
-                            Err(e) => batch.skip(&p, e.to_string()),
+                    batch.counts = counts;
+                    // Shown by name, opened by the real path the walk found (no link on it).
+                    for Walked { shown, real } in all {
+                        match root.resolve(&real) {
+                            Ok(real) => batch.read(&root, &shown, &real),
+                            Err(e) => batch.skip(&shown, e.to_string()),
                         }
                     }
                 }
@@ -222,6 +237,13 @@ fn invalid(path: &str, message: &str) -> ToolError {
     .with_metadata(json!({ "path": path }))
 }
 
+/// A file a pattern walk found: its name beneath the start as given, and where it really is.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Walked {
+    shown: String,
+    real: String,
+}
+
 #[derive(Default)]
 struct Batch {
     text: String,
@@ -230,7 +252,7 @@ struct Batch {
     total_bytes: usize,
     limit_reached: bool,
     matched: Option<usize>,
-    excluded_by_scope: u64,
+    counts: WalkCounts,
 }
 
 impl Batch {
@@ -241,8 +263,8 @@ impl Batch {
             .push(json!({ "path": path, "skipped": reason }));
     }
 
-    fn read(&mut self, root: &Root, rel: &RelPath) {
-        let shown = rel.as_str();
+    /// Reads the file at `rel`, shown as `shown`.
+    fn read(&mut self, root: &Root, shown: &str, rel: &RelPath) {
         if self.files_read >= MAX_FILES || self.total_bytes >= MAX_TOTAL_BYTES {
             self.limit_reached = true;
             let why = if self.files_read >= MAX_FILES {
@@ -322,6 +344,8 @@ impl Batch {
             .iter()
             .filter(|e| e.get("skipped").is_some())
             .count();
+        let notes = self.counts.notes();
+        self.text.push_str(&notes);
         if self.entries.is_empty() {
             self.text.push_str("[no files matched]\n");
         }
@@ -337,7 +361,8 @@ impl Batch {
             "read": self.files_read,
             "skipped": skipped,
             "matched": self.matched,
-            "excluded_by_scope": self.excluded_by_scope,
+            "excluded_by_scope": self.counts.excluded_by_scope,
+            "skipped_ignore_files": self.counts.skipped_json(),
             "truncated": self.limit_reached,
             "limits": {
                 "files": MAX_FILES,

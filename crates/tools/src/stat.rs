@@ -8,13 +8,12 @@ use serde_json::json;
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::time::rfc3339_utc;
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 
 use tackle_fs::{EntryKind, RelPath};
 
-use crate::{fs_error, open_root, resolve};
+use crate::{fs_error, open_root, resolve_real};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,11 +58,11 @@ impl Tool for Stat {
         args: StatArgs,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<RelPath>, ToolError> {
-        let resolved = resolve("stat", cx.root, &args.path)?;
+        let resolved = resolve_real("stat", cx.root, &args.path)?;
         let routing = Routing {
-            resources: vec![PermissionResource::read(resolved.as_str())],
+            resources: resolved.resources(Action::Read),
         };
-        Ok(Prepared::new(routing, resolved))
+        Ok(Prepared::new(routing, resolved.rel))
     }
 
     async fn execute(

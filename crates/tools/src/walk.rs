@@ -7,19 +7,27 @@
 //! git repository (ripgrep's and fd's `--no-require-git`). Symlinks are not followed. The start
 //! path itself is never skipped, so a model can name a hidden or vendored directory to search it.
 //!
-//! Confinement: the start path is resolved and checked through `tackle_fs::Root` (a symlink
-//! leading out of the root is refused before the walk starts), entries come from directory
-//! listings that never follow links, and files are opened by the tools through the root handle,
-//! so contents never come from outside the root. What remains is a race on names only: if the
-//! start directory is swapped for a link out *while* being walked, names (not contents) from
-//! outside could be listed.
+//! Ignore files: the walker reads none itself; [`crate::ignore_files`] reads each beneath the
+//! root handle, as a bounded regular file, and the walk asks it about every entry. A hostile
+//! ignore file (a FIFO, a link to `/dev/zero` or out of the root, a huge one) is skipped and
+//! reported in [`WalkCounts::skipped_ignore_files`], never waited on or read whole.
 //!
-//! Path scope: the gate saw only `read:<start>`. Each file found is passed through the call's
-//! [`ReadScope`] (the gate's per-file answer) before it is matched, read or listed; excluded
-//! files are counted, never shown.
+//! Confinement: the start path is resolved through `tackle_fs::Root` and walked by its real
+//! path (every symlink on it followed beforehand, [`WalkStart::real`]: a link leading out of the
+//! root is refused before the walk starts), entries come from directory listings that never
+//! follow links, so no symlinked directory is ever descended into, FIFOs and devices are never
+//! handed to a visitor, and files are opened by the tools through the root handle by their real
+//! path, so contents never come from outside the root. What remains is a race on names only:
+//! if a directory on the way is swapped for a link out *while* being walked, names (not
+//! contents) from outside could be listed.
+//!
+//! Path scope: the gate saw `read:<start>` and `read:<real start>`. Each file found is passed
+//! through the call's [`ReadScope`] (the gate's per-file answer) under both its name (beneath
+//! the start as given) and its real path before it is matched, read or listed; excluded files
+//! are counted, never shown.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ignore::{WalkBuilder, WalkState};
 use tackle_fs::{EntryKind, FsError, RelPath, Root};
@@ -27,54 +35,44 @@ use tackle_tool::protocol::ErrorCode;
 use tackle_tool::{ReadScope, ToolError};
 
 use crate::fs_error;
+use crate::ignore_files::{IgnoreRules, SkippedIgnoreFile};
 
 /// Directory names skipped below the start of a walk: dependency trees nobody here wrote.
 pub const VENDORED_DIRS: &[&str] = &["node_modules", "vendor"];
 
 /// Where a walk starts: a directory, or a single file (which is then the only entry).
 pub struct WalkStart {
+    /// The start as the model named it, normalized (what results show).
     pub rel: RelPath,
+    /// The in-root path it resolved to with every symlink followed (what is walked).
+    pub real: RelPath,
     pub is_dir: bool,
 }
 
-/// Checks that `rel` exists beneath the root and says whether it is a directory.
+/// Checks that `rel` exists beneath the root, follows its symlinks, and says whether it is a
+/// directory.
 pub fn check_start(tool: &str, root: &Root, rel: &RelPath) -> Result<WalkStart, ToolError> {
-    let meta = root.metadata(rel).map_err(|e| fs_error(tool, e))?;
+    let real = root.real_path(rel).map_err(|e| fs_error(tool, e))?;
+    let meta = root.metadata(&real).map_err(|e| fs_error(tool, e))?;
     let shown = rel.as_str();
-    let kind = match meta {
-        None => {
-            return Err(ToolError::new(
-                ErrorCode::NOT_FOUND,
-                format!(
-                    "{tool}: {shown} does not exist; pass a directory inside the project, or . for all of it"
-                ),
-            ));
-        }
-        Some(m) if m.kind == EntryKind::Symlink => {
-            // Stays inside (metadata refuses links out); find what it points to.
-            match root.open_read(
-                rel,
-                tackle_fs::ReadOptions {
-                    allow_hardlinked: true,
-                },
-            ) {
-                Ok(tackle_fs::ReadTarget::Dir(_)) => EntryKind::Dir,
-                Ok(tackle_fs::ReadTarget::File { .. }) => EntryKind::File,
-                Err(e) => return Err(fs_error(tool, e)),
-            }
-        }
-        Some(m) => m.kind,
-    };
-    match kind {
-        EntryKind::Dir => Ok(WalkStart {
+    match meta.map(|m| m.kind) {
+        None => Err(ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!(
+                "{tool}: {shown} does not exist; pass a directory inside the project, or . for all of it"
+            ),
+        )),
+        Some(EntryKind::Dir) => Ok(WalkStart {
             rel: rel.clone(),
+            real,
             is_dir: true,
         }),
-        EntryKind::File => Ok(WalkStart {
+        Some(EntryKind::File) => Ok(WalkStart {
             rel: rel.clone(),
+            real,
             is_dir: false,
         }),
-        _ => Err(fs_error(
+        Some(_) => Err(fs_error(
             tool,
             FsError::NotRegularFile {
                 path: shown.to_owned(),
@@ -86,10 +84,12 @@ pub fn check_start(tool: &str, root: &Root, rel: &RelPath) -> Result<WalkStart, 
 
 /// What a walk hands each per-thread visitor.
 pub struct Found<'a> {
-    /// Absolute path, beneath the root.
+    /// Absolute path, beneath the root, with no symlink on it.
     pub abs: &'a Path,
-    /// Root-relative, as in a `read:<path>` key.
+    /// Root-relative beneath the start as the model named it: what results show.
     pub rel: &'a str,
+    /// Root-relative with no symlink on it: what to open.
+    pub real: &'a str,
 }
 
 /// One walker thread's worker: visits files, then yields what it collected.
@@ -100,28 +100,53 @@ pub trait FileVisitor: Send {
 }
 
 /// The outcome of a walk besides what the visitors collected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WalkCounts {
     /// Files left out because the gate would not let this call read them.
     pub excluded_by_scope: u64,
+    /// Ignore files that were not used (not regular, too large, leading out of the root).
+    pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
-/// Walks from `start` (beneath `root_abs`, canonical) in parallel; every regular file the
-/// skipping rules and `scope` admit goes to a visitor made by `make`, one per thread.
+impl WalkCounts {
+    /// One line per skipped ignore file, for a tool's text result (empty when none).
+    pub fn notes(&self) -> String {
+        self.skipped_ignore_files
+            .iter()
+            .map(|s| format!("[ignore file not used: {}]\n", s.reason))
+            .collect()
+    }
+
+    /// The skipped ignore files as result metadata.
+    pub fn skipped_json(&self) -> serde_json::Value {
+        self.skipped_ignore_files
+            .iter()
+            .map(|s| serde_json::json!({ "path": s.path, "reason": s.reason }))
+            .collect()
+    }
+}
+
+/// Walks from `start` (beneath `root`) in parallel; every regular file the skipping rules and
+/// `scope` admit goes to a visitor made by `make`, one per thread.
 pub fn walk_files<V: FileVisitor>(
-    root_abs: &Path,
+    root: &Arc<Root>,
     start: &WalkStart,
     scope: &dyn ReadScope,
     make: impl Fn() -> V + Sync,
 ) -> (Vec<V::Output>, WalkCounts) {
-    let start_abs: PathBuf = if start.rel.is_root() {
+    let root_abs = root.path();
+    let start_abs: PathBuf = if start.real.is_root() {
         root_abs.to_path_buf()
     } else {
-        root_abs.join(start.rel.as_path())
+        root_abs.join(start.real.as_path())
     };
     let Some(root_str) = root_abs.to_str() else {
         // A root whose own path is not UTF-8 cannot produce `read:<path>` keys; nothing is found.
         return (Vec::new(), WalkCounts::default());
+    };
+    let names = Names {
+        given: start.rel.as_str(),
+        real: start.real.as_str(),
     };
     let outputs = Mutex::new(Vec::new());
     let excluded = std::sync::atomic::AtomicU64::new(0);
@@ -129,23 +154,33 @@ pub fn walk_files<V: FileVisitor>(
         .map(|n| n.get())
         .unwrap_or(1)
         .min(12);
+    let rules = Arc::new(IgnoreRules::new(Arc::clone(root)));
+    let filter_rules = Arc::clone(&rules);
     let mut builder = WalkBuilder::new(&start_abs);
     builder
         .hidden(true)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
+        // Ignore files are read through the root by `rules`, never by the walker by path.
+        .parents(false)
+        .ignore(false)
+        .git_ignore(false)
+        .git_global(false)
+        .git_exclude(false)
         .require_git(false)
         .follow_links(false)
         .threads(threads)
-        .filter_entry(|e| {
-            !(e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
+        .filter_entry(move |e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if is_dir
                 && e.file_name()
                     .to_str()
-                    .is_some_and(|n| VENDORED_DIRS.contains(&n)))
+                    .is_some_and(|n| VENDORED_DIRS.contains(&n))
+            {
+                return false;
+            }
+            !filter_rules.is_ignored(e.path(), is_dir)
         });
     builder.build_parallel().run(|| {
         let mut slot = Slot {
@@ -153,23 +188,27 @@ pub fn walk_files<V: FileVisitor>(
             outputs: &outputs,
         };
         let excluded = &excluded;
+        let names = &names;
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
+            // Regular files only: links, FIFOs, sockets and devices are never handed over.
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
             let abs = entry.path();
-            let Some(rel) = relative(root_str, abs) else {
+            let Some(real) = relative(root_str, abs) else {
                 return WalkState::Continue;
             };
-            if !scope.admits(rel) {
+            let given = names.given_name(real);
+            let rel = given.as_deref().unwrap_or(real);
+            if !scope.admits(real) || !scope.admits(rel) {
                 excluded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return WalkState::Continue;
             }
             if let Some(v) = slot.visitor.as_mut() {
-                v.visit(Found { abs, rel });
+                v.visit(Found { abs, rel, real });
             }
             WalkState::Continue
         })
@@ -179,8 +218,38 @@ pub fn walk_files<V: FileVisitor>(
         outputs,
         WalkCounts {
             excluded_by_scope: excluded.into_inner(),
+            skipped_ignore_files: rules.skipped(),
         },
     )
+}
+
+/// The start of a walk as named and as walked, to give each file found its name.
+struct Names<'a> {
+    given: &'a str,
+    real: &'a str,
+}
+
+impl Names<'_> {
+    /// The name beneath the start as given of a file found at `real`; `None` when the two are
+    /// the same (no symlink on the start).
+    fn given_name(&self, real: &str) -> Option<String> {
+        if self.given == self.real {
+            return None;
+        }
+        let below = if self.real == "." {
+            Some(real)
+        } else if real == self.real {
+            Some("")
+        } else {
+            real.strip_prefix(self.real)
+                .and_then(|r| r.strip_prefix('/'))
+        }?;
+        Some(match (self.given, below) {
+            (given, "") => given.to_owned(),
+            (".", below) => below.to_owned(),
+            (given, below) => format!("{given}/{below}"),
+        })
+    }
 }
 
 /// Hands a visitor's output over when its walker thread is done with it.
@@ -267,6 +336,31 @@ impl NamePattern {
 #[allow(clippy::unwrap_used, clippy::expect_used)] // a failed test should panic loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_beneath_a_symlinked_start() {
+        let cases: &[(&str, &str, &str, Option<&str>)] = &[
+            ("src", "src", "src/a.rs", None),
+            ("sdir", "secrets", "secrets/key.pem", Some("sdir/key.pem")),
+            ("sdir", "secrets", "secrets", Some("sdir")),
+            ("a/link", "b/c", "b/c/d/e.rs", Some("a/link/d/e.rs")),
+            ("up", ".", "x/y.rs", Some("up/x/y.rs")),
+            (
+                "alias.txt",
+                "secrets/key.pem",
+                "secrets/key.pem",
+                Some("alias.txt"),
+            ),
+        ];
+        for &(given, real, found, want) in cases {
+            let names = Names { given, real };
+            assert_eq!(
+                names.given_name(found).as_deref(),
+                want,
+                "{given} -> {real}: {found}"
+            );
+        }
+    }
 
     #[test]
     fn relative_paths() {

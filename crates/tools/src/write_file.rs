@@ -14,11 +14,11 @@ use serde_json::json;
 use tackle_fs::StagedWrite;
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, SerializationKey, Tool,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, SerializationKey, Tool,
     ToolCompletion, ToolError,
 };
 
-use crate::{fs_error, open_root};
+use crate::{fs_error, open_root, path_keys};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -81,9 +81,11 @@ impl Tool for WriteFile {
             .stage_write(&rel, args.content.into_bytes())
             .map_err(|e| fs_error("write_file", e))?;
         let routing = Routing {
-            resources: vec![PermissionResource::write(rel.as_str())],
+            resources: path_keys::resources(Action::Write, &staged.rel, &staged.real),
         };
-        Ok(Prepared::new(routing, staged).serialized_by(file_key(rel.as_str())))
+        // Serialized by the file, not the name: two names of one file take turns.
+        let key = file_key(staged.real.as_str());
+        Ok(Prepared::new(routing, staged).serialized_by(key))
     }
 
     async fn execute(

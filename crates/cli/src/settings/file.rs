@@ -36,7 +36,7 @@ impl<T> Sourced<T> {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsFile {
     pub permissions: Option<PermissionsSection>,
@@ -51,7 +51,7 @@ pub struct SettingsFile {
 }
 
 /// `[fetch]`: how fetch_url reaches the network beyond the URL scope.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FetchSection {
     /// Exact hosts (`host` or `host:port`) allowed to resolve to loopback or private ranges.
@@ -59,7 +59,7 @@ pub struct FetchSection {
 }
 
 /// `[alert]`: webhook targets the alert tool may post to, by name.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlertSection {
     pub targets: Option<std::collections::BTreeMap<String, AlertTargetSection>>,
@@ -67,7 +67,7 @@ pub struct AlertSection {
 
 /// `[alert.targets.<name>]`: the environment variables holding the webhook URL and an optional
 /// bearer token (secrets stay out of config files).
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlertTargetSection {
     pub url_env: Spanned<String>,
@@ -75,7 +75,7 @@ pub struct AlertTargetSection {
 }
 
 /// `[safety]`: gates that hold in every permission mode.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SafetySection {
     /// `enforce` (default), `warn` or `allow`.
@@ -83,7 +83,7 @@ pub struct SafetySection {
 }
 
 /// `[bash]`: what commands inherit.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BashSection {
     /// Environment variable name patterns withheld from commands, added to the built-in list.
@@ -95,7 +95,7 @@ pub struct BashSection {
 }
 
 /// `[permissions]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsSection {
     pub mode: Option<Spanned<String>>,
@@ -105,7 +105,7 @@ pub struct PermissionsSection {
 }
 
 /// `[path_scope]`: root-relative patterns every file tool is confined to.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathScopeSection {
     pub allow: Option<Vec<Spanned<String>>>,
@@ -113,14 +113,14 @@ pub struct PathScopeSection {
 }
 
 /// `[url_scope]`: URL patterns fetch_url may reach (empty: fetch_url is not offered).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UrlScopeSection {
     pub allow: Option<Vec<Spanned<String>>>,
 }
 
 /// `[tools]`: tools removed from (or put back into) the catalog.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsSection {
     pub disable: Option<Vec<Spanned<String>>>,
@@ -128,7 +128,7 @@ pub struct ToolsSection {
 }
 
 /// `[tool_output]`: per-stream preview limits, digests and the media size limit.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOutputSection {
     pub lines: Option<Spanned<usize>>,
@@ -165,6 +165,16 @@ impl LoadedFile {
             text,
             settings,
         }))
+    }
+
+    /// The same file with other settings (the part of a project file that applies while the
+    /// folder is not trusted); origins still point into this file's text.
+    pub fn with_settings(&self, settings: SettingsFile) -> LoadedFile {
+        LoadedFile {
+            path: self.path.clone(),
+            text: self.text.clone(),
+            settings,
+        }
     }
 
     pub fn origin<T>(&self, spanned: &Spanned<T>) -> Origin {

@@ -3,5 +3,9 @@
 mod file;
 mod merge;
 
-pub use file::{LoadedFile, Origin, Sourced, nearest};
+pub use file::{
+    AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
+    PermissionsSection, SafetySection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
+    UrlScopeSection, nearest,
+};
 pub use merge::{Flags, RuleEffect, Settings};

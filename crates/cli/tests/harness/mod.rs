@@ -16,10 +16,13 @@ use std::time::Duration;
 /// A temp project directory. [`Project::new`] creates `.agents/` so it is a project root.
 ///
 /// The root is `<temp>/proj`, so tests can put things next to it, outside the root
-/// ([`Project::outside`]), without touching anything shared.
+/// ([`Project::outside`]), without touching anything shared. Every command runs with
+/// `XDG_CONFIG_HOME=<temp>/xdg`: the project's own user config and trust store, empty until a
+/// test writes one ([`Project::user_config`], [`Project::trust`]).
 pub struct Project {
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
+    xdg: PathBuf,
 }
 
 impl Project {
@@ -43,10 +46,29 @@ impl Project {
             .join("proj")
             .canonicalize()
             .expect("canonicalizing temp dir");
+        let xdg = root.parent().expect("the root has a parent").join("xdg");
         Self {
             dir: Some(dir),
             root,
+            xdg,
         }
+    }
+
+    /// `XDG_CONFIG_HOME` of this project's commands (`<temp>/xdg`, outside the root).
+    pub fn xdg(&self) -> &Path {
+        &self.xdg
+    }
+
+    /// Write the user config (`<xdg>/tackle/config.toml`).
+    pub fn user_config(&self, toml: &str) {
+        let dir = self.xdg.join("tackle");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), toml).unwrap();
+    }
+
+    /// Trust the project (`tackle trust`) as it is now, so its `.agents/` config applies whole.
+    pub fn trust(&self) {
+        self.tackle(["trust"]).run().success();
     }
 
     /// A path next to the project, outside the root: `<temp>/<rel>`.
@@ -105,7 +127,7 @@ impl Project {
         link
     }
 
-    /// Write `.agents/config.toml`.
+    /// Write `.agents/config.toml` (untrusted until [`Project::trust`]: only what narrows applies).
     pub fn config(&self, toml: &str) {
         self.write(".agents/config.toml", toml);
     }
@@ -117,6 +139,7 @@ impl Project {
         S: AsRef<OsStr>,
     {
         let mut cmd = TestCommand::new(&self.root);
+        cmd.env("XDG_CONFIG_HOME", &self.xdg);
         cmd.arg("--root").arg(&self.root).args(args);
         cmd
     }
@@ -128,6 +151,7 @@ impl Project {
         S: AsRef<OsStr>,
     {
         let mut cmd = TestCommand::new(&self.join(rel));
+        cmd.env("XDG_CONFIG_HOME", &self.xdg);
         cmd.args(args);
         cmd
     }

@@ -825,3 +825,135 @@ fn policies_can_be_shared_across_threads() {
     shareable::<Grants>();
     shareable::<Decision>();
 }
+
+/// Protected paths hold in every mode, over allow rules and session grants: the store is
+/// denied, configuration and git's directory ask. One case a row: (mode, allow rules, grant the
+/// key?, key, expected effect).
+#[test]
+fn protected_paths_hold_in_every_mode_over_rules_and_grants() {
+    let modes = [Mode::Ask, Mode::AcceptEdits, Mode::Yolo];
+    let keys_and_effects: &[(&str, Effect)] = &[
+        ("write:.agents/store/artifacts/0123", Effect::Deny),
+        ("write:.agents/store/sessions/s/events.jsonl", Effect::Deny),
+        ("write:.agents/config.toml", Effect::Ask),
+        ("write:.agents/mcp.json", Effect::Ask),
+        ("write:.git/config", Effect::Ask),
+        ("write:.git/hooks/pre-commit", Effect::Ask),
+        ("write:.git", Effect::Ask),
+        ("write:sub/.git/config", Effect::Ask),
+        ("write:./.git//config", Effect::Ask),
+    ];
+    let rule_sets: [Vec<Rule>; 3] = [
+        vec![],
+        vec![flag(Effect::Allow, "write:**")],
+        vec![
+            at(Effect::Allow, "write:.git/**", 2),
+            flag(Effect::Allow, "write:.agents/**"),
+        ],
+    ];
+    let mut rows = 0;
+    for mode in modes {
+        for rules in &rule_sets {
+            for granted in [false, true] {
+                for &(key, want) in keys_and_effects {
+                    let policy = Policy::new(
+                        rules.clone(),
+                        mode,
+                        PathScope::default(),
+                        UrlScope::default(),
+                    )
+                    .unwrap();
+                    let mut grants = Grants::new();
+                    if granted {
+                        grants.grant_session(key);
+                    }
+                    let decision = decide_with(&policy, "write_file", &[key], true, &grants);
+                    let row = format!("{mode} {rules:?} granted={granted} {key}");
+                    assert_eq!(effect(&decision), want, "{row}: {decision:?}");
+                    let v = verdict(&decision);
+                    assert_eq!(v.key, key, "{row}");
+                    assert!(
+                        matches!(v.because, Because::Protected { .. }),
+                        "{row}: {:?}",
+                        v.because
+                    );
+                    assert!(policy.is_protected(key), "{row}");
+                    rows += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(rows, 3 * 3 * 2 * keys_and_effects.len());
+}
+
+#[test]
+fn protected_paths_yield_to_denies_and_leave_reads_alone() {
+    // A deny rule or the path scope still denies a protected path (deny beats ask).
+    let p = policy(vec![flag(Effect::Deny, "write:.git/**")]);
+    let d = decide_key(&p, "write:.git/config");
+    assert_eq!(effect(&d), Effect::Deny);
+    assert!(matches!(verdict(&d).because, Because::Rule { .. }));
+    // Plan mode denies every write, protected or not.
+    let plan = Policy::new(
+        vec![],
+        Mode::Plan,
+        PathScope::default(),
+        UrlScope::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        effect(&decide_key(&plan, "write:.git/config")),
+        Effect::Deny
+    );
+    // Reads of protected paths are ordinary reads, and walks may read them.
+    let p = policy(vec![]);
+    assert_eq!(effect(&decide_key(&p, "read:.git/config")), Effect::Allow);
+    assert!(p.admits_walked_read(".agents/config.toml"));
+    assert!(!p.is_protected("read:.git/config"));
+    assert!(!p.is_protected("write:src/.git.rs"));
+    // A call with an ordinary key and a protected one asks only about the protected one.
+    let yolo = Policy::new(
+        vec![],
+        Mode::Yolo,
+        PathScope::default(),
+        UrlScope::default(),
+    )
+    .unwrap();
+    let d = decide(
+        &yolo,
+        "bash",
+        &["tool.bash.cmd:echo x", "write:.git/config"],
+        true,
+    );
+    match &d {
+        Decision::Ask { keys } => {
+            assert_eq!(keys.len(), 1, "{d:?}");
+            assert_eq!(keys[0].key, "write:.git/config");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn protected_path_messages_say_why_and_that_nothing_lifts_them() {
+    let yolo = Policy::new(
+        vec![],
+        Mode::Yolo,
+        PathScope::default(),
+        UrlScope::default(),
+    )
+    .unwrap();
+    let text = decide_key(&yolo, "write:.git/config").message();
+    assert!(
+        text.contains("write:.git/config needs approval every time"),
+        "{text}"
+    );
+    assert!(text.contains("core.fsmonitor"), "{text}");
+    assert!(text.contains("yolo"), "{text}");
+    assert!(text.contains("session grant does not cover it"), "{text}");
+    let text = decide_key(&yolo, "write:.agents/store/artifacts/x").message();
+    assert!(text.contains("is denied"), "{text}");
+    assert!(text.contains("runtime only"), "{text}");
+    let text = decide_key(&yolo, "write:.agents/config.toml").message();
+    assert!(text.contains("project configuration"), "{text}");
+}

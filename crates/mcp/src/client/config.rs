@@ -3,12 +3,18 @@
 //! Unknown keys are errors that name the nearest valid key (a typo such as `read_onyl` would
 //! otherwise silently leave a server writable). A server is either a child process (`command`)
 //! or a Streamable HTTP endpoint (`url`), never both.
+//!
+//! A stdio child gets tackle's filtered environment (the same secrets withheld as from bash
+//! commands) plus exactly its entry's `env`; a value written `${NAME}` is taken from tackle's
+//! own environment, which is how a withheld credential reaches the one server that needs it.
+//! [`ServerConfig::secrets`] names every variable an entry hands over and where it goes, so
+//! folder trust can show it before anything starts.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where the project's MCP client configuration lives, relative to the project root.
@@ -34,7 +40,8 @@ pub enum ConfigError {
 /// How to reach a server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transport {
-    /// A child process speaking MCP over stdio, started in the project root.
+    /// A child process speaking MCP over stdio, started in the project root. Each `env`
+    /// value is literal, or `${NAME}`: the value of `NAME` in tackle's environment.
     Stdio {
         command: String,
         args: Vec<String>,
@@ -59,6 +66,102 @@ pub struct ServerConfig {
     pub poll_allow: Vec<String>,
     pub call_timeout: Duration,
     pub startup_timeout: Duration,
+}
+
+/// A secret a server entry hands over: the variable whose value leaves tackle, and where to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretUse {
+    pub var: String,
+    /// For a person: "header Authorization of every request to http://…".
+    pub destination: String,
+}
+
+/// The variable a stdio `env` value takes from tackle's environment: `${NAME}` → `NAME`.
+pub fn env_reference(value: &str) -> Option<&str> {
+    let name = value.strip_prefix("${")?.strip_suffix('}')?;
+    let valid = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    valid.then_some(name)
+}
+
+/// Every field of an entry, in a fixed order with sorted maps: the stable text trust digests.
+#[derive(Serialize)]
+struct Canonical<'a> {
+    name: &'a str,
+    command: Option<&'a str>,
+    args: Option<&'a [String]>,
+    env: Option<&'a BTreeMap<String, String>>,
+    url: Option<&'a str>,
+    headers_env: Option<&'a BTreeMap<String, String>>,
+    read_only: bool,
+    poll_allow: &'a [String],
+    timeout_ms: u128,
+    startup_timeout_ms: u128,
+}
+
+impl ServerConfig {
+    /// Every variable this entry sends somewhere: each `headers_env` value (to the URL) and
+    /// each `${NAME}` of a stdio `env` (into the child).
+    pub fn secrets(&self) -> Vec<SecretUse> {
+        match &self.transport {
+            Transport::Stdio { command, env, .. } => env
+                .iter()
+                .filter_map(|(name, value)| {
+                    env_reference(value).map(|var| SecretUse {
+                        var: var.to_owned(),
+                        destination: format!(
+                            "environment variable {name} of MCP server `{}` (command {command})",
+                            self.name
+                        ),
+                    })
+                })
+                .collect(),
+            Transport::Http { url, headers_env } => headers_env
+                .iter()
+                .map(|(header, var)| SecretUse {
+                    var: var.clone(),
+                    destination: format!(
+                        "header {header} of every request of MCP server `{}` to {url}",
+                        self.name
+                    ),
+                })
+                .collect(),
+        }
+    }
+
+    /// The entry as one stable line of JSON (every field, maps sorted): what a person accepted
+    /// when trusting it is recognised by this text, so any change to the entry asks again.
+    pub fn canonical(&self) -> String {
+        let (command, args, env, url, headers_env) = match &self.transport {
+            Transport::Stdio { command, args, env } => (
+                Some(command.as_str()),
+                Some(args.as_slice()),
+                Some(env),
+                None,
+                None,
+            ),
+            Transport::Http { url, headers_env } => {
+                (None, None, None, Some(url.as_str()), Some(headers_env))
+            }
+        };
+        let c = Canonical {
+            name: &self.name,
+            command,
+            args,
+            env,
+            url,
+            headers_env,
+            read_only: self.read_only,
+            poll_allow: &self.poll_allow,
+            timeout_ms: self.call_timeout.as_millis(),
+            startup_timeout_ms: self.startup_timeout.as_millis(),
+        };
+        // Serializing strings, bools, integers and string maps cannot fail.
+        serde_json::to_string(&c).unwrap_or_default()
+    }
 }
 
 #[derive(Deserialize)]
@@ -92,7 +195,8 @@ const SERVER_KEYS: &[&str] = &[
     "startup_timeout_ms",
 ];
 
-/// Read `<root>/.agents/mcp.json`; no file means no servers.
+/// Read `<root>/.agents/mcp.json`; no file means no servers. Whether its servers may start
+/// is not decided here (folder trust is the caller's).
 pub fn load(root: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
     let path = root.join(CONFIG_PATH);
     match std::fs::read_to_string(&path) {
@@ -144,6 +248,13 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
                     return Err(format!(
                         "servers.{name}.headers_env applies to `url` servers only"
                     ));
+                }
+                for (key, value) in &raw.env {
+                    if value.starts_with("${") && env_reference(value).is_none() {
+                        return Err(format!(
+                            "servers.{name}.env.{key}: `{value}` is not a variable reference; write ${{NAME}} with letters, digits and `_`"
+                        ));
+                    }
                 }
                 Transport::Stdio {
                     command,
@@ -230,6 +341,68 @@ mod tests {
         assert_eq!(servers[1].startup_timeout, DEFAULT_STARTUP_TIMEOUT);
         assert!(matches!(servers[1].transport, Transport::Http { .. }));
         assert!(parse("{}").unwrap().is_empty());
+    }
+
+    #[test]
+    fn secrets_name_each_variable_and_where_it_goes() {
+        let servers = parse(
+            r#"{"servers": {
+                "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "${GH_PAT}", "LOG": "off"}},
+                "docs": {"url": "http://127.0.0.1:9/mcp",
+                         "headers_env": {"Authorization": "OPENAI_API_KEY", "X-Org": "ORG_ID"}}
+            }}"#,
+        )
+        .unwrap();
+        let by_name = |n: &str| servers.iter().find(|s| s.name == n).unwrap().secrets();
+        let gh = by_name("gh");
+        assert_eq!(gh.len(), 1, "{gh:?}");
+        assert_eq!(gh[0].var, "GH_PAT");
+        assert!(gh[0].destination.contains("GITHUB_TOKEN") && gh[0].destination.contains("gh-mcp"));
+        let docs: Vec<String> = by_name("docs").iter().map(|s| s.var.clone()).collect();
+        assert_eq!(docs, ["OPENAI_API_KEY", "ORG_ID"]);
+        assert!(
+            by_name("docs")[0]
+                .destination
+                .contains("http://127.0.0.1:9/mcp")
+        );
+    }
+
+    #[test]
+    fn env_references_are_exact() {
+        for (value, want) in [
+            ("${A}", Some("A")),
+            ("${_A1}", Some("_A1")),
+            ("${1A}", None),
+            ("${}", None),
+            ("${A B}", None),
+            ("x${A}", None),
+            ("$A", None),
+            ("plain", None),
+        ] {
+            assert_eq!(env_reference(value), want, "{value}");
+        }
+        let err =
+            parse(r#"{"servers": {"a": {"command": "x", "env": {"K": "${A-B}"}}}}"#).unwrap_err();
+        assert!(err.contains("servers.a.env.K"), "{err}");
+    }
+
+    #[test]
+    fn the_canonical_text_changes_with_every_field() {
+        let base =
+            r#"{"servers": {"a": {"command": "x", "args": ["1"], "env": {"B": "2", "A": "1"}}}}"#;
+        let text = |t: &str| parse(t).unwrap()[0].canonical();
+        let same_reordered =
+            r#"{"servers": {"a": {"env": {"A": "1", "B": "2"}, "args": ["1"], "command": "x"}}}"#;
+        assert_eq!(text(base), text(same_reordered));
+        for changed in [
+            r#"{"servers": {"a": {"command": "y", "args": ["1"], "env": {"B": "2", "A": "1"}}}}"#,
+            r#"{"servers": {"a": {"command": "x", "args": ["2"], "env": {"B": "2", "A": "1"}}}}"#,
+            r#"{"servers": {"a": {"command": "x", "args": ["1"], "env": {"B": "3", "A": "1"}}}}"#,
+            r#"{"servers": {"a": {"command": "x", "args": ["1"], "env": {"B": "2", "A": "1"}, "read_only": true}}}"#,
+            r#"{"servers": {"b": {"command": "x", "args": ["1"], "env": {"B": "2", "A": "1"}}}}"#,
+        ] {
+            assert_ne!(text(base), text(changed), "{changed}");
+        }
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! and the mutex extends that to calls from concurrent batches. A child's stderr is discarded
 //! (a server that floods it can never block), and a transport error marks the connection dead
 //! so the next call starts the server again.
+//!
+//! A stdio child's environment is built, never inherited: tackle's environment through the
+//! front end's [`EnvPolicy`] (provider keys and every configured secret withheld), then exactly
+//! the entry's `env`, a `${NAME}` value read from tackle's environment at each start.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,9 +28,10 @@ use rmcp::transport::{
     streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError},
 };
 use rmcp::{RoleClient, ServiceExt};
+use tackle_process::EnvPolicy;
 use tokio::sync::Mutex;
 
-use super::config::{ServerConfig, Transport};
+use super::config::{ServerConfig, Transport, env_reference};
 
 /// The runtime every MCP client connection lives on, created on first use and kept for the
 /// life of the process (a runtime cannot be dropped from inside another one, which is where
@@ -61,6 +66,8 @@ pub enum ConnectError {
     },
     #[error("header {header}: environment variable {var} is not set")]
     MissingEnv { header: String, var: String },
+    #[error("env {name}: environment variable {var} is not set; export it or drop the entry")]
+    MissingChildEnv { name: String, var: String },
     #[error("header {header}: {message}")]
     BadHeader { header: String, message: String },
     #[error("the server did not complete the MCP handshake: {0}")]
@@ -88,14 +95,17 @@ pub enum CallFailure {
 pub struct Server {
     pub config: ServerConfig,
     root: PathBuf,
+    /// What a stdio child inherits of tackle's environment.
+    env: EnvPolicy,
     service: Mutex<Option<Service>>,
 }
 
 impl Server {
-    pub fn new(config: ServerConfig, root: &Path) -> Arc<Self> {
+    pub fn new(config: ServerConfig, root: &Path, env: EnvPolicy) -> Arc<Self> {
         Arc::new(Self {
             config,
             root: root.to_owned(),
+            env,
             service: Mutex::new(None),
         })
     }
@@ -133,7 +143,26 @@ impl Server {
         match &self.config.transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).current_dir(&self.root);
+                cmd.args(args)
+                    .current_dir(&self.root)
+                    .env_clear()
+                    .envs(self.env.filter(std::env::vars_os()));
+                for (name, value) in env {
+                    match env_reference(value) {
+                        Some(var) => {
+                            let from = std::env::var_os(var).ok_or_else(|| {
+                                ConnectError::MissingChildEnv {
+                                    name: name.clone(),
+                                    var: var.to_owned(),
+                                }
+                            })?;
+                            cmd.env(name, from);
+                        }
+                        None => {
+                            cmd.env(name, value);
+                        }
+                    }
+                }
                 let (transport, _stderr) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::null())
                     .spawn()

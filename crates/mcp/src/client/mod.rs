@@ -11,7 +11,9 @@
 //! and trust (results are labelled [`tackle_protocol::Label::REMOTE`], untrusted).
 //!
 //! Key decision: a server that cannot start costs its own tools and nothing else: the failure
-//! is reported (to stderr by the binary) and the catalog is built without them.
+//! is reported (to stderr by the binary) and the catalog is built without them. Which servers
+//! may start at all is the caller's decision (folder trust, in the binary): this crate reads
+//! `.agents/mcp.json` ([`config::load`]) but starts only the servers it is handed.
 
 pub mod config;
 mod connection;
@@ -22,29 +24,23 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use tackle_process::EnvPolicy;
 use tackle_tool::DynTool;
 
-pub use config::{ConfigError, ServerConfig, Transport};
+pub use config::{ConfigError, SecretUse, ServerConfig, Transport};
 pub use connection::client_runtime;
 pub use names::model_name;
 pub use tool::{MCP_ERROR, MCP_SERVER_UNAVAILABLE, McpTool, render, repair_schema};
 
-/// The tools of every server in `<root>/.agents/mcp.json`, and a line per problem (a server
-/// that did not start, a tool whose schema could not be used). `taken` holds the names already
-/// registered (built-ins), so a remote tool can never shadow one.
-pub fn load_tools(
-    root: &Path,
-    taken: &[&str],
-) -> Result<(Vec<Arc<McpTool>>, Vec<String>), ConfigError> {
-    let servers = config::load(root)?;
-    Ok(start_servers(servers, root, taken))
-}
-
-/// Start `servers` concurrently and collect their tools in configuration order.
+/// Start `servers` concurrently and collect their tools in configuration order, with a line
+/// per problem (a server that did not start, a tool whose schema could not be used). `taken`
+/// holds the names already registered (built-ins), so a remote tool can never shadow one;
+/// `env` is what stdio children inherit of tackle's environment (their entry's `env` is added).
 pub fn start_servers(
     servers: Vec<ServerConfig>,
     root: &Path,
     taken: &[&str],
+    env: &EnvPolicy,
 ) -> (Vec<Arc<McpTool>>, Vec<String>) {
     if servers.is_empty() {
         return (Vec::new(), Vec::new());
@@ -53,7 +49,7 @@ pub fn start_servers(
     let started: Vec<_> = servers
         .into_iter()
         .map(|cfg| {
-            let server = connection::Server::new(cfg, root);
+            let server = connection::Server::new(cfg, root, env.clone());
             let s = server.clone();
             let (tx, rx) = std::sync::mpsc::channel();
             handle.spawn(async move {

@@ -13,6 +13,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use tackle_runtime::visible::{visible, visible_json};
 
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
@@ -36,6 +37,8 @@ pub(crate) enum Asking {
 #[derive(Clone, Debug)]
 pub(crate) struct Deferred {
     pub(crate) message: String,
+    /// Whether the form offers "session" ([`ApprovalRequest::session_grant`]).
+    pub(crate) session_grant: bool,
 }
 
 tokio::task_local! {
@@ -48,8 +51,11 @@ pub(crate) fn with_caller<F: Future>(asking: Asking, fut: F) -> impl Future<Outp
 }
 
 /// The approval form as an elicitation request (for `InputRequiredResult`).
-pub(crate) fn form_request(message: String) -> Result<ElicitRequestParams, String> {
-    let schema = serde_json::from_value(form_schema())
+pub(crate) fn form_request(
+    message: String,
+    session_grant: bool,
+) -> Result<ElicitRequestParams, String> {
+    let schema = serde_json::from_value(form_schema(session_grant))
         .map_err(|e| format!("the approval form could not be built: {e}"))?;
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -58,13 +64,16 @@ pub(crate) fn form_request(message: String) -> Result<ElicitRequestParams, Strin
     })
 }
 
+/// The form's text. A client shows it to a person, so what the model chose is shown through
+/// [`visible`] (no escape sequences or bidirectional overrides reach them raw).
 fn question(request: &ApprovalRequest<'_>) -> String {
-    let arguments = serde_json::to_string(request.arguments).unwrap_or_default();
+    let arguments = visible_json(request.arguments);
+    let keys: Vec<_> = request.keys.iter().map(|k| visible(k)).collect();
     format!(
         "tackle: {} needs approval for {}.\n{}\narguments: {arguments}",
-        request.tool,
-        request.keys.join(", "),
-        request.message
+        visible(request.tool),
+        keys.join(", "),
+        visible(request.message)
     )
 }
 
@@ -77,16 +86,28 @@ fn unavailable(reason: &str) -> Approval {
     }
 }
 
-/// The form: a required decision and an optional message for the model.
-fn form_schema() -> serde_json::Value {
+/// The form: a required decision and an optional message for the model. "session" is
+/// offered only where a session grant would be remembered.
+fn form_schema(session_grant: bool) -> serde_json::Value {
+    let (description, choices) = if session_grant {
+        (
+            "once: run this call; session: run it and allow these keys for the rest of this client's session; deny: refuse it",
+            serde_json::json!(["once", "session", "deny"]),
+        )
+    } else {
+        (
+            "once: run this call (these keys ask every time); deny: refuse it",
+            serde_json::json!(["once", "deny"]),
+        )
+    };
     serde_json::json!({
         "type": "object",
         "properties": {
             "decision": {
                 "type": "string",
                 "title": "Decision",
-                "description": "once: run this call; session: run it and allow these keys until the server stops; deny: refuse it",
-                "enum": ["once", "session", "deny"]
+                "description": description,
+                "enum": choices
             },
             "message": {
                 "type": "string",
@@ -136,6 +157,7 @@ impl Approver for ElicitationApprover {
                 Asking::Defer(slot) => {
                     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Deferred {
                         message: question(&request),
+                        session_grant: request.session_grant,
                     });
                     return unavailable(
                         "the client is asked through an input-required result and retries the call",
@@ -158,7 +180,7 @@ impl Approver for ElicitationApprover {
                     "the MCP client did not declare the elicitation capability, so nobody can be asked",
                 );
             }
-            let params = match form_request(question(&request)) {
+            let params = match form_request(question(&request), request.session_grant) {
                 Ok(p) => p,
                 Err(e) => return unavailable(&e),
             };
@@ -177,9 +199,11 @@ mod tests {
 
     #[test]
     fn form_schema_is_accepted_by_the_sdk() {
-        let parsed: Result<rmcp::model::ElicitationSchema, _> =
-            serde_json::from_value(form_schema());
-        assert!(parsed.is_ok(), "{parsed:?}");
+        for session_grant in [true, false] {
+            let parsed: Result<rmcp::model::ElicitationSchema, _> =
+                serde_json::from_value(form_schema(session_grant));
+            assert!(parsed.is_ok(), "{parsed:?}");
+        }
     }
 
     #[test]

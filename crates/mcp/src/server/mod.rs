@@ -1,4 +1,5 @@
-//! The MCP server: an `rmcp` [`ServerHandler`] over one [`Runtime`] and one [`Session`].
+//! The MCP server: an `rmcp` [`ServerHandler`] over one [`Runtime`], with a [`Session`] per
+//! client.
 //!
 //! Every `tools/call` becomes a batch of one; the request's cancellation token is the batch's,
 //! so `notifications/cancelled` stops the call (and drops its task). Tool failures, bad
@@ -11,7 +12,6 @@ mod progress;
 mod render;
 pub mod stdio;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData as McpError;
@@ -26,6 +26,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tackle_protocol::{ArtifactUri, CallId, ToolCall, ToolResult};
+use tackle_runtime::unguessable::unguessable_id;
 use tackle_runtime::{CancellationToken, Runtime, Session};
 
 use approver::Asking;
@@ -41,22 +42,28 @@ pub struct ServerOptions {
     pub elicitation: bool,
 }
 
-/// The server. Cheap to clone (the HTTP transport makes one handler per connection); every
-/// clone shares the one runtime and the one session.
+/// The server. Every clone shares the one runtime; which tackle session a call runs in is
+/// the client's: stdio has one client and the session given to [`McpServer::new`]; the HTTP
+/// transport asks [`McpServer::for_new_client`] for each MCP session it creates, and that
+/// client's calls run in a tackle session of its own (its own event log, `retrieve_raw`
+/// scope, todo list and approval grants), opened at its first call. A 2026-07-28 request
+/// belongs to no MCP session (that revision is stateless); it runs in the server's session,
+/// where its call id, which no other client can guess, is what names its output.
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    client: Arc<Mutex<Option<Arc<Session>>>>,
 }
 
 struct Inner {
     runtime: Runtime,
-    session: Session,
+    /// The session of stdio's client and of stateless requests; its root is every session's.
+    session: Arc<Session>,
     progress: Arc<ProgressHub>,
     tools: Vec<Tool>,
-    next_call: AtomicU64,
     /// Questions put to 2026-07-28 clients through `InputRequiredResult`, awaiting the retry.
+    /// Server-wide, because the retry is a request of its own; its handle is unguessable.
     pending: Mutex<Vec<PendingApproval>>,
-    next_question: AtomicU64,
 }
 
 /// An approval asked for through `InputRequiredResult`: the retry must carry this handle as
@@ -83,17 +90,46 @@ impl McpServer {
             runtime = runtime.with_approver(Arc::new(ElicitationApprover));
         }
         let tools = published_tools(&runtime);
+        let session = Arc::new(session);
         Self {
             inner: Arc::new(Inner {
                 runtime,
-                session,
+                session: Arc::clone(&session),
                 progress,
                 tools,
-                next_call: AtomicU64::new(1),
                 pending: Mutex::new(Vec::new()),
-                next_question: AtomicU64::new(1),
             }),
+            client: Arc::new(Mutex::new(Some(session))),
         }
+    }
+
+    /// A handler for another client of the same server: same runtime and catalog, and a
+    /// tackle session of its own, opened when it first calls a tool.
+    pub fn for_new_client(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            client: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The session a request runs in (see [`McpServer`]).
+    fn session_for(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Session>, McpError> {
+        if is_2026(context) {
+            return Ok(Arc::clone(&self.inner.session));
+        }
+        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(session) = client.as_ref() {
+            return Ok(Arc::clone(session));
+        }
+        let opened = Session::open(&self.inner.session.root).map_err(|e| {
+            McpError::internal_error(
+                format!("tackle could not open a session for this client: {e}"),
+                None,
+            )
+        })?;
+        let opened = Arc::new(opened);
+        *client = Some(Arc::clone(&opened));
+        Ok(opened)
     }
 
     /// Run one call through the runtime, forwarding progress to `peer` under `token`.
@@ -106,10 +142,8 @@ impl McpServer {
         asking: Asking,
     ) -> Result<ToolResult, McpError> {
         let inner = &self.inner;
-        let id = CallId(format!(
-            "mcp-{}",
-            inner.next_call.fetch_add(1, Ordering::Relaxed)
-        ));
+        let session = self.session_for(context)?;
+        let id = CallId(unguessable_id("mcp"));
         if let Some(token) = progress_token {
             inner
                 .progress
@@ -123,7 +157,7 @@ impl McpServer {
         let cancel: CancellationToken = context.ct.clone();
         let outcome = approver::with_caller(
             asking,
-            inner.runtime.run_batch(&inner.session, vec![call], cancel),
+            inner.runtime.run_batch(&session, vec![call], cancel),
         )
         .await;
         // Progress sent before the result, never after it.
@@ -217,10 +251,9 @@ impl McpServer {
         arguments: serde_json::Value,
         question: approver::Deferred,
     ) -> Result<CallToolResponse, McpError> {
-        let form = approver::form_request(question.message)
+        let form = approver::form_request(question.message, question.session_grant)
             .map_err(|e| McpError::internal_error(e, None))?;
-        let n = self.inner.next_question.fetch_add(1, Ordering::Relaxed);
-        let handle = format!("tackle-approval-{}-{n}", std::process::id());
+        let handle = unguessable_id("tackle-approval");
         {
             let mut pending = self.inner.pending.lock().unwrap_or_else(|p| p.into_inner());
             if pending.len() >= PENDING_APPROVALS {

@@ -71,6 +71,21 @@ impl Harness {
         }
     }
 
+    /// A harness whose calls pass `gate` (a policy, say) instead of being allowed outright.
+    pub fn gated(tools: Vec<Arc<dyn DynTool>>, gate: Arc<dyn tackle_runtime::GateHook>) -> Self {
+        let mut h = Harness::new(Vec::new(), WIDE, LONG_TIMEOUT);
+        h.runtime = Runtime::new(
+            Catalog::new(tools).expect("catalog"),
+            gate,
+            RuntimeConfig {
+                preview: WIDE,
+                call_timeout: LONG_TIMEOUT,
+                ..RuntimeConfig::default()
+            },
+        );
+        h
+    }
+
     /// Replace the runtime with one that reports live progress to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn ProgressObserver>) -> Self {
         self.runtime = self.runtime.with_observer(observer);

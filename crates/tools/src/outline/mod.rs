@@ -23,14 +23,13 @@ use serde_json::json;
 use tackle_fs::{FsError, ReadOptions, ReadTarget, RelPath};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
 use tree_sitter::{Node, Parser};
 
 pub use languages::{LANGS, Lang, Role, all_extensions, for_extension};
 
-use crate::{fs_error, open_root, resolve};
+use crate::{fs_error, open_root, resolve_real};
 
 pub const UNSUPPORTED_LANGUAGE: ErrorCode = ErrorCode::new("unsupported_language");
 /// Largest file view_file_outline parses.
@@ -338,7 +337,8 @@ impl Tool for ViewFileOutline {
         args: ViewFileOutlineArgs,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<OutlinePlan>, ToolError> {
-        let rel = resolve("view_file_outline", cx.root, &args.path)?;
+        let resolved = resolve_real("view_file_outline", cx.root, &args.path)?;
+        let rel = resolved.rel.clone();
         let ext = rel
             .as_str()
             .rsplit_once('.')
@@ -358,7 +358,7 @@ impl Tool for ViewFileOutline {
             .with_metadata(json!({ "supported": all_extensions() })));
         };
         let routing = Routing {
-            resources: vec![PermissionResource::read(rel.as_str())],
+            resources: resolved.resources(Action::Read),
         };
         Ok(Prepared::new(routing, OutlinePlan { rel, lang }))
     }

@@ -1,0 +1,179 @@
+//! Protected paths: built-in protections on `write:` keys that no mode, rule or grant lifts.
+//!
+//! **Owns** the short list of project paths whose change alters what tackle or git will do on
+//! a later call, as data ([`PROTECTED`]), and the lookup of a `write:` key's path in it. Each
+//! entry carries the sentence that tells the user why it holds.
+//!
+//! **Key decision:** two strengths, both checked on every `write:` key whatever tool produced
+//! it (a file tool, a bash redirect) and on the name as well as the real path, since tools emit
+//! a key for each (DESIGN.md §4a):
+//!
+//! - [`Protection::Deny`] — `.agents/store/` holds the artifact store and the event logs. Only
+//!   the runtime writes there; a tool that could would forge or erase the record of what
+//!   happened. Denied in every mode.
+//! - [`Protection::Ask`] — `.agents/` (configuration, MCP servers, skills, agents, plans) and
+//!   git's own directory. A write there asks every time, in `yolo` and `accept-edits` too, over
+//!   any allow rule, and a session grant does not cover it: one approved write must not become
+//!   standing permission to rewrite what decides the next call.
+//!
+//! Why all of `.git/` and not only `.git/config` and `.git/hooks/`: git reads configuration and
+//! runs programs through more of its directory than those two (`config.worktree`, `commondir`
+//! pointing at another repository's config, `info/attributes` naming filter drivers, the
+//! `modules/*/config` and `hooks` of submodules), and a file tool has no legitimate reason to
+//! write any of it by hand (git writes it itself, which is no `write:` key). A `.git` *file* is
+//! a pointer to the repository git should use, so the name itself is protected too.
+//!
+//! Deliberately absent: `.gitattributes` and `.gitmodules` (a filter driver or a submodule
+//! `update = !cmd` only runs when `.git/config` defines it, which is protected), `.envrc`
+//! (direnv refuses a changed file until the user runs `direnv allow` again), and files that a
+//! program the user runs chooses to execute (`Makefile`, `package.json` scripts, `.husky/`):
+//! those are project content the gate cannot tell from code, and the ordinary write rules apply.
+//!
+//! Matching is case-insensitive (a case-insensitive file system stores `.GIT/config` as git's
+//! own) and at any depth (a nested repository or project has its own `.git` and `.agents`), on
+//! the path with empty and `.` segments removed (the gate does no I/O, but it need not be
+//! fooled by `.git//config`).
+
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::PolicyError;
+
+/// How strongly a protected path is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    /// Denied in every mode: only the runtime writes here.
+    Deny,
+    /// Asks every time: no mode, allow rule or session grant lifts it.
+    Ask,
+}
+
+/// One protected path: gitignore-style globs, its strength, and why it is protected.
+#[derive(Clone, Copy, Debug)]
+pub struct ProtectedPath {
+    /// The globs over root-relative paths this entry covers.
+    pub globs: &'static [&'static str],
+    pub protection: Protection,
+    /// Completes "write:<path> is protected: …", for the user and the model.
+    pub why: &'static str,
+}
+
+/// The built-in protections, strongest first (the first entry that matches decides).
+pub const PROTECTED: &[ProtectedPath] = &[
+    ProtectedPath {
+        globs: &["**/.agents/store", "**/.agents/store/**"],
+        protection: Protection::Deny,
+        why: "the artifact store and the event logs are written by tackle's runtime only, \
+              never by a tool, so that the record of what happened cannot be forged or erased",
+    },
+    ProtectedPath {
+        globs: &["**/.agents", "**/.agents/**"],
+        protection: Protection::Ask,
+        why: "project configuration (config.toml, mcp.json, skills, agents, plans) decides \
+              what tackle allows and runs on the next call",
+    },
+    ProtectedPath {
+        globs: &["**/.git", "**/.git/**"],
+        protection: Protection::Ask,
+        why: "git reads its configuration and runs programs from here (core.fsmonitor and \
+              core.hooksPath in config, hooks, commondir), so a write can make the next git \
+              command run anything",
+    },
+];
+
+/// [`PROTECTED`] compiled into one glob set, each glob mapped to its entry.
+#[derive(Clone, Debug)]
+pub(crate) struct ProtectedSet {
+    set: GlobSet,
+    entry_of_glob: Vec<usize>,
+}
+
+impl ProtectedSet {
+    pub(crate) fn build() -> Result<ProtectedSet, PolicyError> {
+        let mut set = GlobSetBuilder::new();
+        let mut entry_of_glob = Vec::new();
+        for (index, entry) in PROTECTED.iter().enumerate() {
+            for glob in entry.globs {
+                let glob = GlobBuilder::new(glob)
+                    .literal_separator(true)
+                    .case_insensitive(true)
+                    .build()
+                    .map_err(|e| PolicyError::Compile {
+                        reason: e.to_string(),
+                    })?;
+                set.add(glob);
+                entry_of_glob.push(index);
+            }
+        }
+        Ok(ProtectedSet {
+            set: set.build().map_err(|e| PolicyError::Compile {
+                reason: e.to_string(),
+            })?,
+            entry_of_glob,
+        })
+    }
+
+    /// The protection covering a root-relative path, if any (the strongest when several do).
+    pub(crate) fn find(&self, path: &str) -> Option<&'static ProtectedPath> {
+        let tidy = tidy(path);
+        let candidate = Candidate::new(&tidy);
+        self.set
+            .matches_candidate(&candidate)
+            .into_iter()
+            .map(|glob| self.entry_of_glob[glob])
+            .min()
+            .map(|entry| &PROTECTED[entry])
+    }
+}
+
+/// `path` without empty or `.` segments (`./.git//config` → `.git/config`).
+fn tidy(path: &str) -> String {
+    path.split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protection_table() {
+        let set = ProtectedSet::build().unwrap();
+        let cases: &[(&str, Option<Protection>)] = &[
+            (".agents/store/artifacts/ab12", Some(Protection::Deny)),
+            (
+                ".agents/store/sessions/s1/events.jsonl",
+                Some(Protection::Deny),
+            ),
+            (".agents/store", Some(Protection::Deny)),
+            ("./.agents//store/x", Some(Protection::Deny)),
+            (".AGENTS/Store/x", Some(Protection::Deny)),
+            ("sub/.agents/store/x", Some(Protection::Deny)),
+            (".agents/config.toml", Some(Protection::Ask)),
+            (".agents/mcp.json", Some(Protection::Ask)),
+            (".agents/skills/x/SKILL.md", Some(Protection::Ask)),
+            (".agents", Some(Protection::Ask)),
+            (".git/config", Some(Protection::Ask)),
+            (".git/hooks/pre-commit", Some(Protection::Ask)),
+            (".git/commondir", Some(Protection::Ask)),
+            (".git/info/attributes", Some(Protection::Ask)),
+            (".git/modules/m/hooks/post-checkout", Some(Protection::Ask)),
+            (".git", Some(Protection::Ask)),
+            (".Git/CONFIG", Some(Protection::Ask)),
+            ("vendor/lib/.git/config", Some(Protection::Ask)),
+            (".git//config", Some(Protection::Ask)),
+            ("src/.agents.rs", None),
+            ("src/main.rs", None),
+            (".gitignore", None),
+            (".gitattributes", None),
+            (".gitmodules", None),
+            (".github/workflows/ci.yml", None),
+            ("my.git/config", None),
+            ("agents/store/x", None),
+        ];
+        for &(path, want) in cases {
+            assert_eq!(set.find(path).map(|p| p.protection), want, "{path}");
+        }
+    }
+}
