@@ -3,8 +3,10 @@
 //!
 //! `prepare` reads the script without running it: the bash search gate refuses search-shaped
 //! commands when the native tool exists, the denylist refuses destructive ones, and every simple
-//! command becomes a `tool.bash.cmd:<verb> <args…>` routing key and every redirection target a
-//! `write:<path>` key, so the gate decides on what would actually run. `execute` streams stdout
+//! command becomes a `tool.bash.cmd:<verb> <args…>` routing key, every output redirection a
+//! `write:<path>` key and every input redirection a `read:<path>` key (by name and by the file
+//! its links lead to, after following `cd`), so the gate decides on what would actually run
+//! (see [`crate::shell`]). `execute` streams stdout
 //! and stderr as two named streams through the process runner (`tackle-process`), which ends
 //! the whole process group on timeout or cancellation; the script parses once for all three.
 //!
@@ -285,8 +287,11 @@ impl Tool for Bash {
             "with a per-call timeout in milliseconds (default 120000, max 600000) and a denylist \
              of destructive commands. Use it only for what the structured tools cannot do: builds, tests, git, \
              formatters, package managers. Every command in the line (through ;, &&, |, $(…), \
-             sh -c, env, sudo…) is checked by the permission gate as tool.bash.cmd:<command>, \
-             and redirections as write:<path>. stdout and stderr come back as separate streams \
+             find -exec, sh -c, env, sudo…) is checked by the permission gate as \
+             tool.bash.cmd:<command>, output redirections as write:<path> and input redirections \
+             as read:<path>. A line whose effect cannot be read without running it (arithmetic \
+             on variables, setting PATH, HOME or IFS, source, a command name built at run time) \
+             needs approval every time: write plain, literal commands. stdout and stderr come back as separate streams \
              with the exit code; long output is kept whole and can be paged with read_file. \
              Prefer read_file over cat, head or tail. Prefer list_dir over ls. Prefer stat over \
              test -e. Prefer write_file over echo > or cat <<EOF. Prefer edit_file over sed -i.",
