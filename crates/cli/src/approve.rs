@@ -37,6 +37,20 @@ impl Conversation for Tty {
     }
 }
 
+/// A conversation on the controlling terminal (`/dev/tty`), if this process has one.
+pub fn open_tty() -> Option<Box<dyn Conversation>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
+    let writer = f.try_clone().ok()?;
+    Some(Box::new(Tty {
+        reader: BufReader::new(f),
+        writer,
+    }))
+}
+
 pub struct TerminalApprover {
     conversation: Mutex<Option<Box<dyn Conversation>>>,
 }
@@ -44,20 +58,8 @@ pub struct TerminalApprover {
 impl TerminalApprover {
     /// Use the controlling terminal, if there is one.
     pub fn from_tty() -> Self {
-        let tty = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .ok()
-            .and_then(|f| {
-                let writer = f.try_clone().ok()?;
-                Some(Box::new(Tty {
-                    reader: BufReader::new(f),
-                    writer,
-                }) as Box<dyn Conversation>)
-            });
         Self {
-            conversation: Mutex::new(tty),
+            conversation: Mutex::new(open_tty()),
         }
     }
 

@@ -23,7 +23,6 @@
 //! commands and wrote files that no key named.
 
 use std::borrow::Cow;
-use std::path::Path;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -489,12 +488,6 @@ fn refused(why: &str) -> ToolError {
     )
 }
 
-/// The `write:` key of a redirection target: root-relative and normalized when inside the
-/// root, absolute and normalized otherwise; `None` for `/dev/null` and the standard streams.
-pub fn write_key(root: &Path, target: &str) -> Option<String> {
-    crate::shell::paths::normalize(root, target)
-}
-
 /// Bytes from a pipe → text for a named stream: UTF-8 sequences split across reads are joined,
 /// and invalid bytes become U+FFFD (the sink carries text).
 struct Utf8Stream {
@@ -620,22 +613,7 @@ fn utf8_width(lead: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn write_keys_are_root_relative_and_normalized() {
-        let root = Path::new("/work/proj");
-        for (target, want) in [
-            ("out.txt", Some("out.txt")),
-            ("./a/../b/c.log", Some("b/c.log")),
-            ("/work/proj/x", Some("x")),
-            ("../escape", Some("/work/escape")),
-            ("/etc/passwd", Some("/etc/passwd")),
-            ("/dev/null", None),
-            ("/dev/stderr", None),
-        ] {
-            assert_eq!(write_key(root, target).as_deref(), want, "{target}");
-        }
-    }
+    use std::path::Path;
 
     #[test]
     fn posture_lines() {

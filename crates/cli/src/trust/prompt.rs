@@ -6,10 +6,10 @@
 //! input or a terminal error runs narrow-only. Every string the repository wrote is made
 //! visible first ([`visible`]), so a value with escape sequences cannot redraw the question.
 
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Mutex;
 
-use crate::approve::Conversation;
+use crate::approve::{Conversation, open_tty};
 
 use super::{ProjectTrust, TrustState};
 
@@ -33,26 +33,6 @@ pub struct TerminalConsent {
     conversation: Mutex<Option<Box<dyn Conversation>>>,
 }
 
-struct Tty {
-    reader: BufReader<std::fs::File>,
-    writer: std::fs::File,
-}
-
-impl Conversation for Tty {
-    fn say(&mut self, text: &str) -> std::io::Result<()> {
-        self.writer.write_all(text.as_bytes())?;
-        self.writer.flush()
-    }
-
-    fn hear(&mut self) -> std::io::Result<Option<String>> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
-    }
-}
-
 impl TerminalConsent {
     /// The terminal consent when a person is at this process (stdin and stderr are terminals
     /// and `/dev/tty` opens), else `None`.
@@ -60,16 +40,7 @@ impl TerminalConsent {
         if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
             return None;
         }
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .ok()?;
-        let writer = f.try_clone().ok()?;
-        Some(Self::with_conversation(Box::new(Tty {
-            reader: BufReader::new(f),
-            writer,
-        })))
+        Some(Self::with_conversation(open_tty()?))
     }
 
     pub fn with_conversation(conversation: Box<dyn Conversation>) -> Self {
