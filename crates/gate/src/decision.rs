@@ -139,8 +139,11 @@ impl KeyVerdict {
                  grant does not cover it"
             ),
             (Effect::Ask, _) if key == UNPARSEABLE_BASH => format!(
-                "{key} needs approval: the script could not be parsed into commands, \
-                 so no allow rule or session grant applies; approve it for this call"
+                "{key} needs approval: what the line runs or writes cannot be known without \
+                 running it (a parse error, a command name built at run time, arithmetic over \
+                 variables, a change to PATH, HOME, IFS or another variable that changes what \
+                 runs, source, a cd that is not literal…), so no allow rule or session grant \
+                 applies; approve it for this call, or rewrite it as plain literal commands"
             ),
             (Effect::Ask, Because::Rule { pattern, source }) => format!(
                 "{key} needs approval (ask rule \"{pattern}\" {}); ask rules beat allow rules, \

@@ -775,7 +775,10 @@ fn messages_name_the_key_the_rule_and_the_fix() {
         ),
         (
             UNPARSEABLE_BASH,
-            &["could not be parsed", "approve it for this call"],
+            &[
+                "cannot be known without running it",
+                "approve it for this call",
+            ],
         ),
     ];
     for &(key, needles) in cases {
