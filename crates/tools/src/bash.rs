@@ -40,7 +40,7 @@ use tackle_tool::{
 
 use crate::shell::Dialect;
 use crate::shell::analyze::{analyze_parsed, parse};
-use crate::shell::denylist::{device_write, refusal};
+use crate::shell::denylist::{device_write, refusal_in};
 use crate::shell::keys::BASH_CMD_ACTION;
 use crate::shell::routing::{LineEnvironment, routing_keys};
 use crate::shell::search_gate::find_search_parsed;
@@ -360,7 +360,7 @@ impl Tool for Bash {
         let mut analysis = analyze_parsed(program.as_ref(), self.dialect);
         // What the tree does not keep (`{fd}>`, dash's reading of bash-only spellings).
         analysis.check_text(&args.command);
-        if let Some(why) = refusal(&args.command, &analysis) {
+        if let Some(why) = refusal_in(&args.command, &analysis, self.dialect) {
             return Err(refused(&why));
         }
         let resources = routing_keys(&analysis, cx.root, &LineEnvironment::inherited());

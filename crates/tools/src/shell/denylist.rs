@@ -4,6 +4,7 @@
 //! It checks every simple command the analysis found, wrappers included (`sudo rm -rf /`), and
 //! the raw script for a fork bomb. It is a backstop, not the boundary: the gate is.
 
+use super::Dialect;
 use super::analyze::{Analysis, SimpleCommand};
 use super::keys::basename;
 
@@ -30,6 +31,38 @@ const DEVICE_PREFIXES: &[&str] = &[
     "/dev/kmem",
     "/dev/port",
 ];
+
+/// Why `script`, run by `dialect`, is refused, or `None`.
+///
+/// Under [`Dialect::Sh`] the analysis reads bash grammar, where `((wipefs /dev/sda))` is
+/// arithmetic and `[[ a || mkfs /dev/sda ]]` a test; dash runs both commands. Such a line is
+/// keyed `tool.bash.cmd:?`, which `yolo` lets through, so the denylist also reads the line as
+/// dash splits those spellings ([`dash_view`]).
+pub fn refusal_in(script: &str, a: &Analysis, dialect: Dialect) -> Option<String> {
+    refusal(script, a).or_else(|| match dialect {
+        Dialect::Bash => None,
+        Dialect::Sh => {
+            let view = dash_view(script);
+            (view != script)
+                .then(|| refusal(&view, &super::analyze::analyze(&view, Dialect::Bash)))
+                .flatten()
+        }
+    })
+}
+
+/// `script` with the bash-only spellings that dash reads differently rewritten as dash reads
+/// them: `((`/`))` are subshells (nested, in dash; one level shows the same commands), `[[`/`]]` ordinary words (the `||` inside splits two
+/// commands), and `$'…'`/`$"…"` a `$` before an ordinary quote. An approximation for the
+/// backstop alone: the keys of such a line are `?` anyway.
+fn dash_view(script: &str) -> String {
+    script
+        .replace("((", " ( ")
+        .replace("))", " ) ")
+        .replace("[[", "[")
+        .replace("]]", "]")
+        .replace("$'", "'")
+        .replace("$\"", "\"")
+}
 
 /// Why `script` is refused, or `None`.
 pub fn refusal(script: &str, a: &Analysis) -> Option<String> {
@@ -146,4 +179,32 @@ fn fork_bomb(script: &str) -> bool {
         rest = &rest[at + 3..];
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::analyze::analyze;
+
+    /// Issue 13 §2: bash-only spellings under which dash runs a destructive command are refused
+    /// when dash runs the line. One case a row: (line, refused under Sh, refused under Bash).
+    #[test]
+    fn dash_readings_of_bash_only_spellings_are_checked() {
+        let cases: &[(&str, bool, bool)] = &[
+            ("((wipefs -a /dev/sda))", true, false),
+            ("(( mkfs.ext4 /dev/vda1 ))", true, false),
+            ("[[ a || mkfs /dev/sda ]]", true, false),
+            ("echo $'a\\' ; rm -rf / ; #'", true, false),
+            ("echo $\"x\" ; rm -rf ~", true, true),
+            ("((1 + 2))", false, false),
+            ("[[ -f x ]] && echo yes", false, false),
+            ("rm -rf /", true, true),
+        ];
+        for &(line, sh, bash) in cases {
+            for (dialect, want) in [(Dialect::Sh, sh), (Dialect::Bash, bash)] {
+                let got = refusal_in(line, &analyze(line, dialect), dialect);
+                assert_eq!(got.is_some(), want, "{line:?} under {dialect:?}: {got:?}");
+            }
+        }
+    }
 }
