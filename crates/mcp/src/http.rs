@@ -120,6 +120,9 @@ pub async fn serve_http(
             },
             () = shutdown.cancelled() => return Ok(()),
         };
+        // Responses go out in several small writes (headers, then body frames); with Nagle's
+        // algorithm on, a kept-alive client's delayed ACK holds each request ≈ 40 ms.
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         let token = token.clone();
         let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
