@@ -32,6 +32,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable carrying run ids.
 pub(crate) const MARKER_VAR: &str = "TACKLE_RUN";
+/// How many times (1 ms apart) an empty environment is read again: a process in execve shows
+/// none for a moment. A process really started with an empty environment costs this much.
+const EXEC_RETRIES: usize = 20;
 /// Ranges of new pids up to this long are probed pid by pid instead of listing `/proc`.
 const PROBE_LIMIT: libc::pid_t = 256;
 
@@ -160,6 +163,19 @@ impl RunMarker {
         }
         let mut environ = Vec::new();
         file.read_to_end(&mut environ).ok()?;
+        // A process in the middle of execve (an escapee's `exec sleep`) shows an empty
+        // environment for a moment: its new memory is in place before its environment is
+        // copied in. Read again briefly rather than take it for unmarked.
+        // Kernel threads and zombies have no executable and never an environment: no retries.
+        let has_exe = || std::fs::read_link(format!("/proc/{pid}/exe")).is_ok();
+        let mut tries = 0;
+        while environ.is_empty() && tries < EXEC_RETRIES && has_exe() {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            environ.clear();
+            let mut again = std::fs::File::open(format!("/proc/{pid}/environ")).ok()?;
+            again.read_to_end(&mut environ).ok()?;
+        }
         self.carried_by(&environ).then_some(Marked { pid, pidfd })
     }
 
