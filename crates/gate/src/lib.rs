@@ -44,7 +44,7 @@ pub use error::{ParseEffectError, ParseModeError, PatternError, PolicyError};
 pub use grants::Grants;
 pub use key::{UNPARSEABLE_BASH, action};
 pub use mode::Mode;
-pub use pattern::Pattern;
+pub use pattern::{Pattern, gitignore_glob};
 pub use policy::{Policy, Request};
 pub use protected::{PROTECTED, ProtectedPath, Protection};
 pub use rule::{Effect, Rule, RuleSource};

@@ -168,7 +168,9 @@ impl Eq for Pattern {}
 
 /// Rewrites a gitignore-style path pattern into a globset glob relative to the root: a pattern
 /// with no inner `/` matches at any depth, a leading `/` anchors, a trailing `/` means beneath.
-fn gitignore_glob(path: &str) -> String {
+/// Public so that code reasoning about path patterns (folder trust deciding whether a project's
+/// scope is narrower) reads them exactly as the gate does.
+pub fn gitignore_glob(path: &str) -> String {
     let dir_only = path.len() > 1 && path.ends_with('/');
     let trimmed = path.trim_end_matches('/');
     let anchored = trimmed.starts_with('/')

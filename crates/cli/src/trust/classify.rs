@@ -632,25 +632,10 @@ fn ask_only_narrows(pattern: &str) -> bool {
     ASK_NARROWS_UNDER.iter().any(|p| prefix.starts_with(p))
 }
 
-/// A path-scope pattern rewritten as the gate reads it (gitignore style): unanchored patterns
-/// (no inner `/`) match at any depth, a leading `/` anchors, a trailing `/` means beneath.
+/// A path-scope pattern rewritten as the gate reads it (gitignore style): the gate's own
+/// rewrite, so the two can never disagree.
 fn path_glob(pattern: &str) -> String {
-    let dir_only = pattern.len() > 1 && pattern.ends_with('/');
-    let trimmed = pattern.trim_end_matches('/');
-    let anchored = trimmed.starts_with('/')
-        || trimmed.contains('/')
-        || trimmed == "**"
-        || trimmed.starts_with("**/");
-    let body = trimmed.trim_start_matches('/');
-    let mut glob = String::new();
-    if !anchored {
-        glob.push_str("**/");
-    }
-    glob.push_str(body);
-    if dir_only {
-        glob.push_str("/**");
-    }
-    glob
+    tackle_gate::gitignore_glob(pattern)
 }
 
 /// Whether every path `inner` matches is matched by `outer` (both path-scope patterns), proven
