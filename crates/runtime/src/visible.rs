@@ -15,8 +15,9 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Whether `c` must not reach a terminal or a form raw: C0 and C1 controls, DEL, bidirectional
-/// embeddings, overrides, isolates and marks, zero-width characters, the byte-order mark, and
-/// the line and paragraph separators. A newline is one of them: a shown value stays on one line.
+/// embeddings, overrides, isolates and marks, zero-width characters, the byte-order mark,
+/// variation selectors, the invisible tag characters (U+E0000–E007F, which spell ASCII no one
+/// sees), and the line and paragraph separators. A newline is one of them: a shown value stays on one line.
 pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -25,7 +26,10 @@ pub fn is_hidden(c: char) -> bool {
                 | '\u{200b}'..='\u{200f}'
                 | '\u{2028}'..='\u{202e}'
                 | '\u{2060}'..='\u{2069}'
+                | '\u{fe00}'..='\u{fe0f}'
                 | '\u{feff}'
+                | '\u{e0000}'..='\u{e007f}'
+                | '\u{e0100}'..='\u{e01ef}'
         )
 }
 
@@ -68,8 +72,12 @@ pub fn visible_json(value: &serde_json::Value) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if is_hidden(c) {
-            // Every hidden character is in the Basic Multilingual Plane: one escape each.
-            let _ = write!(out, "\\u{:04x}", c as u32);
+            // JSON escapes are UTF-16 units: one for the Basic Multilingual Plane, a surrogate
+            // pair for the tag characters above it.
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{:04x}", unit);
+            }
         } else {
             out.push(c);
         }
@@ -103,6 +111,8 @@ mod tests {
             ("bom\u{feff}", "bom\\u{feff}"),
             ("line\u{2028}sep", "line\\u{2028}sep"),
             ("arabic\u{61c}mark", "arabic\\u{61c}mark"),
+            ("tag\u{e0041}\u{e0042}", "tag\\u{e0041}\\u{e0042}"),
+            ("vs\u{fe0f}", "vs\\u{fe0f}"),
             // A backslash that would read as an escape is doubled; others stay.
             ("C:\\dir", "C:\\dir"),
             ("typed\\x1b", "typed\\\\x1b"),
@@ -115,8 +125,9 @@ mod tests {
 
     #[test]
     fn nothing_hidden_survives_any_character() {
-        // Every scalar value below U+3000, alone and between letters.
-        for u in 0..0x3000u32 {
+        // Every scalar value below U+3000 and the supplementary ranges that hide text, alone
+        // and between letters.
+        for u in (0..0x3000u32).chain(0xfe00..0xff00).chain(0xe0000..0xe0200) {
             let Some(c) = char::from_u32(u) else { continue };
             let shown = visible(&format!("a{c}b")).into_owned();
             assert!(!shown.chars().any(is_hidden), "U+{u:04X} → {shown:?}");
@@ -126,7 +137,7 @@ mod tests {
     #[test]
     fn json_stays_json_and_shows_nothing_hidden() {
         let value = serde_json::json!({
-            "path": "x\u{1b}[1A\u{9b}2K\u{202e}gpj.exe\u{7f}",
+            "path": "x\u{1b}[1A\u{9b}2K\u{202e}gpj.exe\u{7f}\u{e0041}",
             "n": 3,
         });
         let shown = visible_json(&value);
