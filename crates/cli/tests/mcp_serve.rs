@@ -46,18 +46,28 @@ fn assert_interop(out: &Value) {
             .starts_with("hello\nworld\n"),
         "{out:#}"
     );
-    assert_eq!(out["read"]["structured"]["total_lines"], 2, "{out:#}");
+    assert_eq!(out["read"]["meta"]["total_lines"], 2, "{out:#}");
+    // What Claude Code and Codex show their model when structuredContent is present is only
+    // that, and Gemini CLI and opencode show every text block: so there is none, and one text.
+    for call in ["read", "denied", "bad_args"] {
+        assert!(out[call]["structured"].is_null(), "{out:#}");
+        assert_eq!(out[call]["texts"], 1, "{out:#}");
+    }
+    assert!(
+        out["bad_args"]["text"].as_str().unwrap().contains("$.path"),
+        "an error's text is its whole message: {out:#}"
+    );
     assert_eq!(out["denied"]["is_error"], true, "{out:#}");
     assert_eq!(
-        out["denied"]["structured"]["code"], "permission_denied",
+        out["denied"]["meta"]["code"], "permission_denied",
         "{out:#}"
     );
     assert_eq!(out["bad_args"]["is_error"], true, "{out:#}");
     assert_eq!(
-        out["bad_args"]["structured"]["code"], "invalid_arguments",
+        out["bad_args"]["meta"]["code"], "invalid_arguments",
         "{out:#}"
     );
-    assert_eq!(out["bad_args"]["structured"]["path"], "$.path", "{out:#}");
+    assert_eq!(out["bad_args"]["meta"]["path"], "$.path", "{out:#}");
     assert!(
         out["unknown"]
             .as_str()

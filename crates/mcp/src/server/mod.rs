@@ -10,6 +10,8 @@
 mod approver;
 mod progress;
 mod render;
+
+pub use render::RESULT_META_KEY;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};
