@@ -269,6 +269,38 @@ async fn lists_the_catalog_with_annotations() {
     );
 }
 
+/// Gemini CLI's `wait_for_previous` is taken off at the boundary (a boolean only); every other
+/// unknown field still reaches the strict parser.
+#[tokio::test]
+async fn wait_for_previous_is_accepted_and_other_unknown_fields_are_not() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+    let call = |arguments: Value| {
+        client.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(arguments)))
+    };
+    for wait in [true, false] {
+        let ok = call(json!({"path": "hello.txt", "wait_for_previous": wait}))
+            .await
+            .unwrap();
+        assert_eq!(ok.is_error, Some(false), "{ok:?}");
+        assert!(ok.content[0].as_text().unwrap().text.contains("hello"));
+    }
+    for (arguments, field) in [
+        (
+            json!({"path": "hello.txt", "wait_for_previous": "yes"}),
+            "$.wait_for_previous",
+        ),
+        (
+            json!({"path": "hello.txt", "wait_for_prev": true}),
+            "$.wait_for_prev",
+        ),
+    ] {
+        let bad = call(arguments).await.unwrap();
+        assert_eq!(result_meta(&bad)["code"], "invalid_arguments");
+        assert_eq!(result_meta(&bad)["path"], field);
+    }
+}
+
 #[tokio::test]
 async fn results_errors_and_protocol_errors() {
     let f = fixture(false);

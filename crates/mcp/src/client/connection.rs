@@ -22,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientInfo, Implementation,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
     Tool as RemoteTool,
 };
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
@@ -57,12 +57,12 @@ pub fn client_runtime() -> &'static tokio::runtime::Handle {
     .handle()
 }
 
-type Service = RunningService<RoleClient, ClientInfo>;
+type Service = RunningService<RoleClient, ClientConfig>;
 
 /// What tackle says of itself in `initialize`: its own name and version, no optional
 /// capabilities (it answers no sampling, roots or elicitation requests from servers).
-fn client_info() -> ClientInfo {
-    ClientInfo::new(
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("tackle", env!("CARGO_PKG_VERSION")),
     )
