@@ -101,11 +101,10 @@ fn rewrite(schema: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
         .and_then(|r| r.rsplit('/').next())
         .and_then(|name| defs.get(name))
         && depth < MAX_REF_DEPTH
+        && let Value::Object(definition) = rewrite(target, defs, depth + 1)
     {
-        if let Value::Object(definition) = rewrite(target, defs, depth + 1) {
-            out.extend(definition);
-            resolved = true;
-        }
+        out.extend(definition);
+        resolved = true;
     }
     for (key, value) in map {
         match key.as_str() {
