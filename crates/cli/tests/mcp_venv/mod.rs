@@ -38,7 +38,11 @@ pub fn venv_python() -> PathBuf {
                     .args(["install", "-q", "mcp==2.3.0"])
                     .status()
                     .is_ok_and(|s| s.success());
-            assert!(built && ready(&python), "could not build the MCP Python SDK venv at {}", venv.display());
+            assert!(
+                built && ready(&python),
+                "could not build the MCP Python SDK venv at {}",
+                venv.display()
+            );
             python
         })
         .clone()
