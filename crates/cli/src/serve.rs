@@ -3,7 +3,7 @@
 //! Standard output belongs to the protocol on stdio: the posture line and every diagnostic go
 //! to standard error. Clients log a server's stderr as errors (Claude Code: `[ERROR] MCP server
 //! "tackle" Server stderr: …`), so the posture line is printed only when stderr is a terminal or
-//! with `--verbose`; `tackle config` shows the same facts. The server stops when the client
+//! with `--verbose`; clients read it through MCP logging (info), and `tackle config` shows it. The server stops when the client
 //! closes stdin (stdio) or on Ctrl-C.
 
 use std::net::SocketAddr;
@@ -41,8 +41,9 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
         config.withhold(var);
     }
     let config = &config;
+    let posture = crate::posture::line(config);
     if verbose || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("tackle serve: {}", crate::posture::line(config));
+        eprintln!("tackle serve: {posture}");
     }
     let bearer_token = match &token_env {
         Some(var) => Some(std::env::var(var).map_err(|_| {
@@ -96,6 +97,7 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
                 elicitation: !headless,
             },
         );
+        server.announce(posture);
         match http {
             None => tackle_mcp::serve_stdio(server)
                 .await

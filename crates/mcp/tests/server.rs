@@ -190,6 +190,7 @@ struct TestClient {
     elicitation_answer: Option<(ElicitationAction, Option<Value>)>,
     progress: Arc<Mutex<Vec<String>>>,
     progress_tx: Option<mpsc::UnboundedSender<String>>,
+    log_tx: Option<mpsc::UnboundedSender<Value>>,
 }
 
 impl ClientHandler for TestClient {
@@ -215,6 +216,17 @@ impl ClientHandler for TestClient {
         let mut result = ElicitResult::new(action);
         result.content = content;
         Ok(result)
+    }
+
+    #[allow(deprecated)] // logging: retired by the 2026-07-28 revision, served for older clients
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Some(tx) = &self.log_tx {
+            let _ = tx.send(serde_json::to_value(&params).unwrap());
+        }
     }
 
     async fn on_progress(
@@ -299,6 +311,46 @@ async fn wait_for_previous_is_accepted_and_other_unknown_fields_are_not() {
         assert_eq!(result_meta(&bad)["code"], "invalid_arguments");
         assert_eq!(result_meta(&bad)["path"], field);
     }
+}
+
+/// The posture line a terminal would show reaches a client through MCP logging once it asks for
+/// info; a client that never sets a level gets nothing below warning.
+#[tokio::test]
+#[allow(deprecated)] // logging: retired by the 2026-07-28 revision, served for older clients
+async fn announcements_follow_the_level_the_client_set() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let f = fixture(false);
+    f.server.announce("posture: mode ask, test");
+    let (tx, mut log) = mpsc::unbounded_channel();
+    let client = connect(
+        f.server,
+        TestClient {
+            log_tx: Some(tx),
+            ..TestClient::default()
+        },
+    )
+    .await;
+    assert!(
+        client.peer_info().unwrap().capabilities.logging.is_some(),
+        "the server declares logging"
+    );
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .unwrap();
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    let message = tokio::time::timeout(std::time::Duration::from_secs(10), log.recv())
+        .await
+        .expect("the announcement arrives")
+        .unwrap();
+    assert_eq!(message["level"], "info");
+    assert_eq!(message["logger"], "tackle");
+    assert_eq!(message["data"], "posture: mode ask, test");
+    // Sent once per level that includes it: the warning level sent nothing.
+    assert!(log.try_recv().is_err());
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 
 mod approver;
 mod call_order;
+mod logging;
 mod progress;
 mod render;
 
@@ -35,6 +36,7 @@ use tackle_runtime::{CancellationToken, Runtime, Session};
 use approver::Asking;
 pub use approver::ElicitationApprover;
 use call_order::CallOrder;
+use logging::{ClientLog, LogMessage};
 use progress::ProgressHub;
 
 /// How the server treats approvals.
@@ -59,6 +61,8 @@ pub struct McpServer {
     client: Arc<Mutex<Option<Arc<Session>>>>,
     /// The order of this client's calls (`wait_for_previous`).
     order: CallOrder,
+    /// The level this client asked its log messages at.
+    log: Arc<ClientLog>,
 }
 
 struct Inner {
@@ -70,6 +74,8 @@ struct Inner {
     /// Questions put to 2026-07-28 clients through `InputRequiredResult`, awaiting the retry.
     /// Server-wide, because the retry is a request of its own; its handle is unguessable.
     pending: Mutex<Vec<PendingApproval>>,
+    /// Messages every client gets when it sets a log level that includes theirs.
+    announcements: Mutex<Vec<LogMessage>>,
 }
 
 /// An approval asked for through `InputRequiredResult`: the retry must carry this handle as
@@ -104,9 +110,11 @@ impl McpServer {
                 progress,
                 tools,
                 pending: Mutex::new(Vec::new()),
+                announcements: Mutex::new(Vec::new()),
             }),
             client: Arc::new(Mutex::new(Some(session))),
             order: CallOrder::default(),
+            log: Arc::default(),
         }
     }
 
@@ -117,7 +125,31 @@ impl McpServer {
             inner: Arc::clone(&self.inner),
             client: Arc::new(Mutex::new(None)),
             order: CallOrder::default(),
+            log: Arc::default(),
         }
+    }
+
+    /// Tells every client `text` (at info) through MCP logging, when it sets a level that
+    /// includes info: the facts `tackle serve` prints on a terminal's stderr (the posture line).
+    pub fn announce(&self, text: impl Into<String>) {
+        #[allow(deprecated)] // rmcp marks logging deprecated with the revision that retires it
+        let level = rmcp::model::LoggingLevel::Info;
+        self.inner
+            .announcements
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(LogMessage {
+                level,
+                text: text.into(),
+            });
+    }
+
+    fn announcements(&self) -> Vec<LogMessage> {
+        self.inner
+            .announcements
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The session a request runs in (see [`McpServer`]).
@@ -318,11 +350,13 @@ fn published_tools(runtime: &Runtime) -> Vec<Tool> {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // logging: see `logging`
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("tackle", env!("CARGO_PKG_VERSION")))
@@ -331,6 +365,21 @@ impl ServerHandler for McpServer {
              beyond a preview is kept whole; follow a result's artifact:// link (read it with \
              read_file or resources/read) to see the rest.",
         )
+    }
+
+    #[allow(deprecated)] // logging: see `logging`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log.set_level(request.level);
+        self.log.send(&context.peer, &self.announcements()).await;
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.log.send(&context.peer, &self.announcements()).await;
     }
 
     async fn list_tools(
