@@ -102,6 +102,15 @@ impl ArtifactStore {
     /// Opens (creating if needed) the store at `store_dir`, then removes abandoned temp files:
     /// those whose lock is free, their writer gone (see `temps.rs`).
     pub fn open(store_dir: &Path) -> Result<Self, StoreError> {
+        let store = Self::open_unswept(store_dir)?;
+        store.sweep_temps(false)?;
+        Ok(store)
+    }
+
+    /// Opens (creating if needed) the store at `store_dir` and leaves `tmp/` as it is: for a
+    /// caller that sweeps it and reports what it found ([`crate::Janitor`], `artifacts gc`,
+    /// whose dry run must remove nothing).
+    pub fn open_unswept(store_dir: &Path) -> Result<Self, StoreError> {
         let paths = StorePaths {
             root: store_dir.to_path_buf(),
             artifacts: store_dir.join("artifacts"),
@@ -129,7 +138,6 @@ impl ArtifactStore {
         for dir in [&p.artifacts, &p.tmp, &p.root.join("sessions")] {
             ready(ensure_real_dirs(dir, 0))?;
         }
-        store.sweep_temps(false)?;
         Ok(store)
     }
 
