@@ -22,7 +22,9 @@
 //! Confined and bounded: `.agents`, `store` and `writes` are opened one component at a time
 //! without following a link, and so is every directory an intent names (a symlink anywhere on
 //! the way and the intent is dropped unswept); an intent is read only up to
-//! [`crate::MAX_PATH_BYTES`]; a pass reads at most [`MAX_INTENTS_PER_PASS`] of them. An
+//! [`crate::MAX_PATH_BYTES`]; a pass reads at most [`MAX_INTENTS_PER_PASS`] of them. A
+//! repository may commit intents of its own: they can point a sweep at any directory inside
+//! the root, where it removes no more than a sweep ever does (see `temp.rs`). An
 //! intent is not synced: a SIGKILL loses nothing that reached the page cache, and after a
 //! power loss the next commit into the directory still sweeps what the lost intent named.
 //! Recording is best effort: a store directory that cannot be written makes a commit skip its
@@ -58,8 +60,11 @@ pub(crate) struct WriteIntent {
 
 impl Drop for WriteIntent {
     /// The commit is over (published or discarded): the intent goes, before its lock does.
+    /// A commit that panicked may have left its temp, so its intent stays for the next sweep.
     fn drop(&mut self) {
-        let _ = self.dir.remove_file(&self.name);
+        if !std::thread::panicking() {
+            let _ = self.dir.remove_file(&self.name);
+        }
     }
 }
 

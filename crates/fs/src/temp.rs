@@ -18,9 +18,10 @@
 //! through the directory handle without following any link. A symlink, FIFO, socket, device,
 //! directory or hard link of that name is left alone. A planted *regular* file of that name is
 //! removed, deliberately: the name is tackle's, a file by it holds at most an unfinished copy of
-//! a sibling, and removing one name of a single-linked file inside a directory tackle was
-//! allowed to write can neither reach outside the root nor destroy another name's content (the
-//! worst a repository gains is `git status` showing its planted file deleted).
+//! a sibling, and removing one name of a single-linked regular file inside the root can neither
+//! reach outside it nor destroy another name's content (the worst a repository gains, even by
+//! committing a write intent that points a start-up sweep at a directory of its choice, is
+//! `git status` showing its planted file deleted).
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
