@@ -143,6 +143,11 @@ pub enum Command {
         /// bind a non-loopback address.
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+        /// Print the posture line on stderr even when stderr is not a terminal (MCP clients log
+        /// a server's stderr as errors, so it is quiet there by default; `tackle config` shows
+        /// the same facts).
+        #[arg(long)]
+        verbose: bool,
     },
     /// Trust this folder: its .agents/config.toml and .agents/mcp.json may then widen your
     /// settings and start MCP servers. Prints what they widen and the secrets they would move

@@ -68,8 +68,21 @@ pub fn run(cli: Cli) -> ExitCode {
             crate::show_config::print(&c, &posture, json)?;
             Ok(exit::OK)
         }),
-        Command::Serve { http, token_env } => setup(cli.root.as_deref(), &flags, &NeverAsk)
-            .and_then(|c| crate::serve::run(c, http, token_env, is_headless(cli.policy.headless))),
+        Command::Serve {
+            http,
+            token_env,
+            verbose,
+        } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
+            crate::serve::run(
+                c,
+                crate::serve::ServeArgs {
+                    http,
+                    token_env,
+                    headless: is_headless(cli.policy.headless),
+                    verbose,
+                },
+            )
+        }),
         Command::Artifacts { command } => {
             setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| artifacts(&c, command))
         }

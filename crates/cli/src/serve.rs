@@ -1,7 +1,10 @@
 //! `tackle serve`: the configured catalog, gate and session, published over MCP.
 //!
 //! Standard output belongs to the protocol on stdio: the posture line and every diagnostic go
-//! to standard error. The server stops when the client closes stdin (stdio) or on Ctrl-C.
+//! to standard error. Clients log a server's stderr as errors (Claude Code: `[ERROR] MCP server
+//! "tackle" Server stderr: …`), so the posture line is printed only when stderr is a terminal or
+//! with `--verbose`; `tackle config` shows the same facts. The server stops when the client
+//! closes stdin (stdio) or on Ctrl-C.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,18 +17,33 @@ use crate::commands::{Failure, catalog};
 use crate::config::Config;
 use crate::exit;
 
-pub fn run(
-    mut config: Config,
-    http: Option<SocketAddr>,
-    token_env: Option<String>,
-    headless: bool,
-) -> Result<u8, Failure> {
+/// What `tackle serve` was asked for on its command line.
+pub struct ServeArgs {
+    /// Streamable HTTP on this address instead of stdio.
+    pub http: Option<SocketAddr>,
+    /// The variable holding the HTTP bearer token.
+    pub token_env: Option<String>,
+    /// Refuse approvals instead of asking the client.
+    pub headless: bool,
+    /// Print the posture line even when stderr is not a terminal.
+    pub verbose: bool,
+}
+
+pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
+    let ServeArgs {
+        http,
+        token_env,
+        headless,
+        verbose,
+    } = args;
     // The server's own token is a secret no command or MCP child may see.
     if let Some(var) = &token_env {
         config.withhold(var);
     }
     let config = &config;
-    eprintln!("tackle serve: {}", crate::posture::line(config));
+    if verbose || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("tackle serve: {}", crate::posture::line(config));
+    }
     let bearer_token = match &token_env {
         Some(var) => Some(std::env::var(var).map_err(|_| {
             Failure::Usage(anyhow!(

@@ -77,3 +77,41 @@ fn tools_needs_no_project() {
     let p = Project::bare();
     p.tackle_in(".", ["tools", "--json"]).run().success();
 }
+
+/// Every schema the catalog publishes (with the configured tools, fetch_url and alert, offered
+/// too) uses only the keywords every major client reads: no `format: uint64`, no `$ref`, no
+/// type arrays. A tool whose schema the rewrite cannot make portable fails here.
+#[test]
+fn every_published_schema_is_portable() {
+    let p = Project::new();
+    p.config(
+        "[url_scope]\nallow = [\"https://docs.rs/*\"]\n[permissions]\nallow = [\"fetch:https://docs.rs/*\"]\n\
+         [alert.targets.oncall]\nurl_env = \"TACKLE_TEST_ONCALL_URL\"\n",
+    );
+    p.trust();
+    let out = p
+        .tackle(["tools", "--json"])
+        .env("TACKLE_TEST_ONCALL_URL", "http://127.0.0.1:9/hook")
+        .run();
+    out.success();
+    let specs = out.json();
+    let names: Vec<&str> = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"fetch_url") && names.contains(&"alert"),
+        "{names:?}"
+    );
+    for spec in specs.as_array().unwrap() {
+        let schema = &spec["input_schema"];
+        assert_eq!(
+            tackle_tool::first_unportable(schema),
+            None,
+            "{}: {schema}",
+            spec["name"]
+        );
+    }
+}

@@ -360,7 +360,7 @@ fn a_server_that_dies_between_calls_is_reported_and_reconnected() {
     let r = echo(&mut serve, "two");
     assert_eq!(r["isError"], true, "{r:#}");
     assert_eq!(
-        r["structuredContent"]["code"], "mcp_server_unavailable",
+        r["_meta"]["tackle.dev/result"]["code"], "mcp_server_unavailable",
         "{r:#}"
     );
     let text = text_of(&r);

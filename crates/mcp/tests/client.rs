@@ -146,6 +146,17 @@ fn one_server_runs_in_turn_order_while_another_overlaps() {
 }
 
 #[test]
+fn tackle_introduces_itself_as_tackle() {
+    let f = fixture(&["fixture"]);
+    let results = f.run(vec![call("1", "mcp__fixture__whoami", json!({}))]);
+    assert!(!results[0].is_error, "{results:?}");
+    assert_eq!(
+        results[0].text(),
+        format!("tackle {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
 fn a_crashed_server_is_unavailable_then_restarted() {
     let f = fixture(&["fixture"]);
     let crashed = f.run(vec![call("1", "mcp__fixture__crash", json!({}))]);

@@ -269,6 +269,38 @@ async fn lists_the_catalog_with_annotations() {
     );
 }
 
+/// Gemini CLI's `wait_for_previous` is taken off at the boundary (a boolean only); every other
+/// unknown field still reaches the strict parser.
+#[tokio::test]
+async fn wait_for_previous_is_accepted_and_other_unknown_fields_are_not() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+    let call = |arguments: Value| {
+        client.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(arguments)))
+    };
+    for wait in [true, false] {
+        let ok = call(json!({"path": "hello.txt", "wait_for_previous": wait}))
+            .await
+            .unwrap();
+        assert_eq!(ok.is_error, Some(false), "{ok:?}");
+        assert!(ok.content[0].as_text().unwrap().text.contains("hello"));
+    }
+    for (arguments, field) in [
+        (
+            json!({"path": "hello.txt", "wait_for_previous": "yes"}),
+            "$.wait_for_previous",
+        ),
+        (
+            json!({"path": "hello.txt", "wait_for_prev": true}),
+            "$.wait_for_prev",
+        ),
+    ] {
+        let bad = call(arguments).await.unwrap();
+        assert_eq!(result_meta(&bad)["code"], "invalid_arguments");
+        assert_eq!(result_meta(&bad)["path"], field);
+    }
+}
+
 #[tokio::test]
 async fn results_errors_and_protocol_errors() {
     let f = fixture(false);
@@ -283,18 +315,15 @@ async fn results_errors_and_protocol_errors() {
         .unwrap();
     assert_eq!(ok.is_error, Some(false));
     assert!(ok.content[0].as_text().unwrap().text.contains("hello"));
-    assert_eq!(ok.structured_content.as_ref().unwrap()["total_lines"], 2);
+    assert_eq!(result_meta(&ok)["total_lines"], 2);
 
     let bad = client
         .call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"path": 3}))))
         .await
         .unwrap();
     assert_eq!(bad.is_error, Some(true));
-    assert_eq!(
-        bad.structured_content.as_ref().unwrap()["code"],
-        "invalid_arguments"
-    );
-    assert_eq!(bad.structured_content.as_ref().unwrap()["path"], "$.path");
+    assert_eq!(result_meta(&bad)["code"], "invalid_arguments");
+    assert_eq!(result_meta(&bad)["path"], "$.path");
 
     let denied = client
         .call_tool(
@@ -303,20 +332,14 @@ async fn results_errors_and_protocol_errors() {
         .await
         .unwrap();
     assert_eq!(denied.is_error, Some(true));
-    assert_eq!(
-        denied.structured_content.as_ref().unwrap()["code"],
-        "permission_denied"
-    );
+    assert_eq!(result_meta(&denied)["code"], "permission_denied");
 
     // Without elicitation, an ask is refused as approval_unavailable.
     let ask = client
         .call_tool(CallToolRequestParams::new("touch"))
         .await
         .unwrap();
-    assert_eq!(
-        ask.structured_content.as_ref().unwrap()["code"],
-        "approval_unavailable"
-    );
+    assert_eq!(result_meta(&ask)["code"], "approval_unavailable");
 
     let unknown = client
         .call_tool(CallToolRequestParams::new("read_fil"))
@@ -446,10 +469,7 @@ async fn approvals_reach_the_client(modern: bool) {
             ),
             Some(why) => {
                 assert_eq!(r.is_error, Some(true), "{content:?}");
-                assert_eq!(
-                    r.structured_content.as_ref().unwrap()["code"],
-                    "permission_denied"
-                );
+                assert_eq!(result_meta(&r)["code"], "permission_denied");
                 assert!(text.contains(why), "{text}");
             }
         }
@@ -600,13 +620,24 @@ async fn a_2026_client_without_elicitation_gets_approval_unavailable() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(
-        r.structured_content.as_ref().unwrap()["code"],
-        "approval_unavailable"
-    );
+    assert_eq!(result_meta(&r)["code"], "approval_unavailable");
 }
 
 /// The text of a call's first content block (the model-facing text; metadata follows it).
+/// The result's metadata object (`_meta` under [`tackle_mcp::RESULT_META_KEY`]).
+fn result_meta(result: &rmcp::model::CallToolResult) -> Value {
+    assert!(
+        result.structured_content.is_none(),
+        "no built-in tool declares an outputSchema, so no result carries structuredContent"
+    );
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(tackle_mcp::RESULT_META_KEY))
+        .cloned()
+        .expect("the result carries its metadata in _meta")
+}
+
 fn text_of(result: &rmcp::model::CallToolResult) -> String {
     result
         .content

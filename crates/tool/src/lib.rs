@@ -18,6 +18,7 @@ mod context;
 mod dyn_tool;
 mod error;
 mod output;
+mod portable_schema;
 mod prepared;
 mod schema;
 pub mod time;
@@ -31,6 +32,7 @@ pub use output::{
     Attachment, CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion,
     ToolProgress,
 };
+pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
 

@@ -26,7 +26,8 @@ impl std::fmt::Display for SchemaError {
 impl std::error::Error for SchemaError {}
 
 /// The schema a model receives for `T`: an object schema with `additionalProperties: false`,
-/// without the `$schema` and `title` noise.
+/// without the `$schema` and `title` noise, in the keywords every major client reads
+/// ([`crate::portable`]).
 pub fn strict_schema_for<T: schemars::JsonSchema>() -> Result<Value, SchemaError> {
     let mut value = schemars::schema_for!(T).to_value();
     let Some(obj) = value.as_object_mut() else {
@@ -40,5 +41,5 @@ pub fn strict_schema_for<T: schemars::JsonSchema>() -> Result<Value, SchemaError
     if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
         return Err(SchemaError::OpenObject);
     }
-    Ok(value)
+    Ok(crate::portable(&value))
 }

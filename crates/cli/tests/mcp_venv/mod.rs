@@ -1,4 +1,4 @@
-//! The MCP Python SDK venv at `target/mcp-venv` (`.ci/run` builds it), shared by the MCP tests.
+//! The MCP Python SDK venv at `target/mcp-venv` (`scripts/test` builds it), shared by the MCP tests.
 //! Under `CI` a missing venv fails with the command to fix it; elsewhere it is built on first use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helper: a failure should panic loudly
@@ -25,7 +25,7 @@ pub fn venv_python() -> PathBuf {
             }
             if std::env::var_os("CI").is_some() {
                 panic!(
-                    "the MCP Python SDK venv is missing at {}; .ci/run builds it with: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0",
+                    "the MCP Python SDK venv is missing at {}; run scripts/test, which builds it",
                     venv.display()
                 );
             }
@@ -38,7 +38,11 @@ pub fn venv_python() -> PathBuf {
                     .args(["install", "-q", "mcp==2.3.0"])
                     .status()
                     .is_ok_and(|s| s.success());
-            assert!(built && ready(&python), "could not build the MCP Python SDK venv at {}", venv.display());
+            assert!(
+                built && ready(&python),
+                "could not build the MCP Python SDK venv at {}",
+                venv.display()
+            );
             python
         })
         .clone()

@@ -21,7 +21,10 @@ use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    Tool as RemoteTool,
+};
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
 use rmcp::transport::{
     StreamableHttpClientTransport, TokioChildProcess,
@@ -54,7 +57,16 @@ pub fn client_runtime() -> &'static tokio::runtime::Handle {
     .handle()
 }
 
-type Service = RunningService<RoleClient, ()>;
+type Service = RunningService<RoleClient, ClientConfig>;
+
+/// What tackle says of itself in `initialize`: its own name and version, no optional
+/// capabilities (it answers no sampling, roots or elicitation requests from servers).
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("tackle", env!("CARGO_PKG_VERSION")),
+    )
+}
 
 /// Why a server could not be reached or a call did not get an answer.
 #[derive(Debug, thiserror::Error)]
@@ -170,7 +182,10 @@ impl Server {
                         command: command.clone(),
                         source,
                     })?;
-                ().serve(transport).await.map_err(handshake_error)
+                client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(handshake_error)
             }
             Transport::Http { url, headers_env } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -197,7 +212,10 @@ impl Server {
                 }
                 let transport =
                     StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-                ().serve(transport).await.map_err(handshake_error)
+                client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(handshake_error)
             }
         }
     }

@@ -8,8 +8,11 @@
 //! JSON-RPC error.
 
 mod approver;
+mod call_order;
 mod progress;
 mod render;
+
+pub use render::RESULT_META_KEY;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};
@@ -31,6 +34,7 @@ use tackle_runtime::{CancellationToken, Runtime, Session};
 
 use approver::Asking;
 pub use approver::ElicitationApprover;
+use call_order::CallOrder;
 use progress::ProgressHub;
 
 /// How the server treats approvals.
@@ -53,6 +57,8 @@ pub struct ServerOptions {
 pub struct McpServer {
     inner: Arc<Inner>,
     client: Arc<Mutex<Option<Arc<Session>>>>,
+    /// The order of this client's calls (`wait_for_previous`).
+    order: CallOrder,
 }
 
 struct Inner {
@@ -100,6 +106,7 @@ impl McpServer {
                 pending: Mutex::new(Vec::new()),
             }),
             client: Arc::new(Mutex::new(Some(session))),
+            order: CallOrder::default(),
         }
     }
 
@@ -109,6 +116,7 @@ impl McpServer {
         Self {
             inner: Arc::clone(&self.inner),
             client: Arc::new(Mutex::new(None)),
+            order: CallOrder::default(),
         }
     }
 
@@ -368,8 +376,11 @@ impl ServerHandler for McpServer {
             .as_ref()
             .and_then(|m| m.get_progress_token())
             .or_else(|| context.meta.get_progress_token());
-        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let boundary =
+            call_order::take_boundary_fields(request.arguments.clone().unwrap_or_default());
+        let arguments = serde_json::Value::Object(boundary.arguments);
         let asking = self.asking(&name, &arguments, &request, &context)?;
+        let _running = self.order.start(boundary.wait_for_previous).await;
         let deferred = match &asking {
             Asking::Defer(slot) => Some(Arc::clone(slot)),
             _ => None,

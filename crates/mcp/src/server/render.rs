@@ -1,14 +1,22 @@
 //! A tackle [`ToolResult`] as an MCP `CallToolResult`.
 //!
-//! Text content is the model-facing rendering, unchanged. Structured metadata (next_offset,
-//! exists, …) becomes `structuredContent` and is mirrored as a JSON text block, as MCP asks
-//! for clients that ignore structure. Every truncated stream adds a `resource_link` to its
+//! Text content is the model-facing rendering, unchanged, and it is the whole result: a success
+//! carries the text a model needs, an error the message with its fix. No built-in tool declares
+//! an `outputSchema`, so no result carries `structuredContent`: MCP reserves it for tools that
+//! declare one, and clients that find it show their model only that (Claude Code and Codex drop
+//! `content` then), while others show both. Structured metadata (next_offset, exists, the error
+//! code, …) travels in `_meta` under [`RESULT_META_KEY`], for programs, and is never repeated as
+//! a text block the model would read twice. Every truncated stream adds a `resource_link` to its
 //! `artifact://<digest>` so a client can page the rest (`resources/read` or read_file).
 //! Attachments (media a tool retained as an artifact) travel as MCP image or audio blocks, or as
 //! an embedded blob resource for other types (PDF, video), with the bytes loaded from the store.
 
-use rmcp::model::{CallToolResult, ContentBlock as McpBlock, Resource};
+use rmcp::model::{CallToolResult, ContentBlock as McpBlock, MetaObject, Resource};
 use tackle_protocol::{ContentBlock, ToolResult};
+
+/// The `_meta` key of a result's metadata: an object with the tool's metadata fields and, for a
+/// failed call, its stable `code`.
+pub const RESULT_META_KEY: &str = "tackle.dev/result";
 
 /// `load` returns the bytes of a stored artifact (`artifact://sha256/<hex>`), verified.
 pub(crate) fn call_tool_result(
@@ -62,22 +70,22 @@ pub(crate) fn call_tool_result(
             ));
         content.push(McpBlock::resource_link(link));
     }
-    let structured = structured(result);
-    if let Some(s) = &structured {
-        content.push(McpBlock::text(s.to_string()));
-    }
     let mut out = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    out.structured_content = structured;
+    if let Some(metadata) = metadata_object(result) {
+        let mut meta = MetaObject::new();
+        meta.insert(RESULT_META_KEY.to_owned(), metadata);
+        out.meta = Some(meta);
+    }
     out
 }
 
-/// The result's structure: its metadata (an object, as MCP requires), plus the error code of a
-/// failed call. `None` when there is none.
-fn structured(result: &ToolResult) -> Option<serde_json::Value> {
+/// The result's metadata as one object, plus the error code of a failed call. `None` when there
+/// is none.
+fn metadata_object(result: &ToolResult) -> Option<serde_json::Value> {
     let mut object = match &result.metadata {
         serde_json::Value::Null => serde_json::Map::new(),
         serde_json::Value::Object(m) => m.clone(),
@@ -160,20 +168,20 @@ mod tests {
         assert_eq!(r.is_error, Some(false));
         assert_eq!(r.content.len(), 1);
         assert!(r.structured_content.is_none());
+        assert!(r.meta.is_none());
     }
 
     #[test]
-    fn metadata_is_structured_and_mirrored() {
+    fn metadata_travels_in_meta_and_the_text_is_the_only_content() {
         let r = call_tool_result(&result(true, serde_json::json!({"path": "$.x"})), &|_| None);
         assert_eq!(r.is_error, Some(true));
-        let s = r.structured_content.clone().unwrap();
+        assert!(r.structured_content.is_none());
+        let meta = r.meta.clone().unwrap();
+        let s = &meta[RESULT_META_KEY];
         assert_eq!(s["path"], "$.x");
         assert_eq!(s["code"], "invalid_arguments");
-        let mirrored = r.content[1].as_text().unwrap().text.clone();
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&mirrored).unwrap(),
-            s
-        );
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.content[0].as_text().unwrap().text, "hello");
     }
 
     #[test]
