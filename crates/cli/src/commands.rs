@@ -14,10 +14,12 @@ use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
 use crate::args::{ArtifactsCommand, Cli, Command};
 use crate::config::{self, Config};
 use crate::exit;
+use crate::leftovers;
 use crate::settings::Flags;
 use crate::trust::TrustStore;
 use crate::trust::command::TrustAction;
 use crate::trust::prompt::{Consent, NeverAsk, TerminalConsent};
+use tackle_fs::SweepMode;
 use tackle_tools::BuiltinConfig;
 
 /// A failure that maps to an exit code.
@@ -319,6 +321,8 @@ fn call(
             .map_err(|e| Failure::Usage(anyhow!("--session: {e}")))?,
         None => Session::open(&config.root).context("opening the session")?,
     };
+    // The store swept its own temps on open; these are the worktree's.
+    leftovers::sweep_writes(&config.root, SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -359,7 +363,8 @@ fn call(
 }
 
 fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> {
-    let store = ArtifactStore::open(&config.root.join(".agents").join("store"))
+    // Unswept: `gc` sweeps tmp/ itself and reports what it found (a dry run removes nothing).
+    let store = ArtifactStore::open_unswept(&config.root.join(".agents").join("store"))
         .context("opening the artifact store")?;
     let mut out = std::io::stdout().lock();
     match command {
@@ -406,6 +411,12 @@ fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> 
             let report = Janitor::new(&store, DEFAULT_GRACE)
                 .collect(SystemTime::now(), dry_run)
                 .context("collecting garbage")?;
+            let mode = if dry_run {
+                SweepMode::Count
+            } else {
+                SweepMode::Remove
+            };
+            let writes = leftovers::sweep_writes(&config.root, mode);
             if json {
                 let v = serde_json::json!({
                     "logs_scanned": report.logs_scanned,
@@ -413,27 +424,39 @@ fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8, Failure> 
                     "live": report.live,
                     "removed": report.removed.iter().map(|i| i.to_hex()).collect::<Vec<_>>(),
                     "kept_in_grace": report.kept_in_grace.len(),
+                    "temps_removed": report.temps.files,
+                    "temp_bytes_removed": report.temps.bytes,
+                    "write_temps_removed": writes.files,
+                    "write_temp_bytes_removed": writes.bytes,
                     "skipped_guard_held": report.skipped_guard_held,
                     "dry_run": report.dry_run,
                 });
                 serde_json::to_writer_pretty(&mut out, &v).context("writing the report")?;
                 writeln!(out).context("writing the report")?;
-            } else if report.skipped_guard_held {
-                writeln!(
-                    out,
-                    "a call is publishing output right now; nothing was collected, try again"
-                )
-                .context("writing the report")?;
             } else {
                 let verb = if dry_run { "would remove" } else { "removed" };
+                if report.skipped_guard_held {
+                    writeln!(
+                        out,
+                        "a call is publishing output right now; no artifact was collected, try again"
+                    )
+                    .context("writing the report")?;
+                } else {
+                    writeln!(
+                        out,
+                        "scanned {} event logs ({} unreadable lines skipped); {} live artifacts; {verb} {}; {} unreferenced but inside the one-hour grace",
+                        report.logs_scanned,
+                        report.lines_skipped,
+                        report.live,
+                        report.removed.len(),
+                        report.kept_in_grace.len()
+                    )
+                    .context("writing the report")?;
+                }
                 writeln!(
                     out,
-                    "scanned {} event logs ({} unreadable lines skipped); {} live artifacts; {verb} {}; {} unreferenced but inside the one-hour grace",
-                    report.logs_scanned,
-                    report.lines_skipped,
-                    report.live,
-                    report.removed.len(),
-                    report.kept_in_grace.len()
+                    "abandoned temp files (their writer is gone): {verb} {} in the store ({} bytes) and {} in the worktree ({} bytes)",
+                    report.temps.files, report.temps.bytes, writes.files, writes.bytes
                 )
                 .context("writing the report")?;
             }

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod config;
 mod exit;
+mod leftovers;
 mod posture;
 mod root;
 mod serve;

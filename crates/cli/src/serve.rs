@@ -83,13 +83,16 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
         config.runtime.clone(),
     );
     let session = Session::open(&config.root).context("opening the session")?;
+    // The store swept its own temps on open; these are the worktree's.
+    crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let store = session.store.clone();
+    let root = config.root.clone();
     let outcome = rt.block_on(async move {
-        tokio::spawn(janitor(store, JANITOR_FIRST, JANITOR_EVERY));
+        tokio::spawn(janitor(store, root, JANITOR_FIRST, JANITOR_EVERY));
         let server = McpServer::new(
             runtime,
             session,
@@ -137,10 +140,13 @@ const JANITOR_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
 const JANITOR_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The idle janitor of a long-lived server (seed 000): a pass a minute after start-up, then every
-/// ten minutes. A pass does nothing while any call holds a publication guard, and removes only
-/// unreferenced artifacts past the one-hour grace, so it never races a call's output.
+/// ten minutes. A pass sweeps the temps killed writers left (in the store and, through the write
+/// intents, in the worktree under `root`), then collects artifacts; the collection does nothing
+/// while any call holds a publication guard, and removes only unreferenced artifacts past the
+/// one-hour grace, so it never races a call's output.
 async fn janitor(
     store: Arc<tackle_store::ArtifactStore>,
+    root: std::path::PathBuf,
     first: std::time::Duration,
     every: std::time::Duration,
 ) {
@@ -149,17 +155,30 @@ async fn janitor(
         tokio::time::sleep(next).await;
         next = every;
         let store = store.clone();
+        let root = root.clone();
         let pass = tokio::task::spawn_blocking(move || {
+            let writes = crate::leftovers::sweep_writes(&root, tackle_fs::SweepMode::Remove);
             tackle_store::Janitor::new(&store, tackle_store::DEFAULT_GRACE)
                 .collect(std::time::SystemTime::now(), false)
+                .map(|report| (report, writes))
         })
         .await;
         match pass {
-            Ok(Ok(report)) if !report.removed.is_empty() => eprintln!(
-                "tackle serve: janitor removed {} unreferenced artifact(s)",
-                report.removed.len()
-            ),
-            Ok(Ok(_)) => {}
+            Ok(Ok((report, writes))) => {
+                if !report.removed.is_empty() {
+                    eprintln!(
+                        "tackle serve: janitor removed {} unreferenced artifact(s)",
+                        report.removed.len()
+                    );
+                }
+                let temps = report.temps.files + writes.files;
+                if temps > 0 {
+                    eprintln!(
+                        "tackle serve: janitor removed {temps} abandoned temp file(s) ({} bytes)",
+                        report.temps.bytes + writes.bytes
+                    );
+                }
+            }
             Ok(Err(e)) => eprintln!("tackle serve: janitor pass failed: {e}"),
             Err(e) => eprintln!("tackle serve: janitor pass stopped: {e}"),
         }
@@ -184,7 +203,12 @@ mod tests {
             .unwrap()
             .set_modified(two_hours_ago)
             .unwrap();
-        let task = tokio::spawn(janitor(store.clone(), JANITOR_FIRST, JANITOR_EVERY));
+        let task = tokio::spawn(janitor(
+            store.clone(),
+            dir.path().to_path_buf(),
+            JANITOR_FIRST,
+            JANITOR_EVERY,
+        ));
         assert!(store.contains(old.id), "nothing runs before the first pass");
         for _ in 0..100 {
             if !store.contains(old.id) {

@@ -344,3 +344,46 @@ fn a_store_directory_symlinked_outside_is_refused_and_nothing_outside_is_removed
         assert_eq!(entries, 1, "{part}: nothing was written beside the victim");
     }
 }
+
+/// What killed writers left, in the store's `tmp/` and beside a worktree file (found through
+/// the write intent its commit recorded): counted by a dry run, removed by `gc`, and gone
+/// from the next report.
+#[test]
+fn gc_sweeps_temps_whose_writer_is_gone_and_reports_them() {
+    let p = Project::new();
+    p.write("src/kept.txt", "kept\n");
+    call_json(&p, "stat", &json!({"path": "src/kept.txt"})).success();
+    p.write(".agents/store/tmp/capture-1-1-00000000", vec![b'x'; 1000]);
+    p.write("src/deep/.tackle-1-1.tmp", vec![b'y'; 300]);
+    p.write(".agents/store/writes/write-1-1", "src/deep\n");
+    // The user's own file of a near name is never touched.
+    p.write("src/deep/.tackle-1-1.tmp.orig", "mine\n");
+
+    let out = p.tackle(["artifacts", "gc", "--dry-run", "--json"]).run();
+    out.success();
+    let r = out.json();
+    assert_eq!(r["temps_removed"], 1, "{r}");
+    assert_eq!(r["temp_bytes_removed"], 1000, "{r}");
+    assert_eq!(r["write_temps_removed"], 1, "{r}");
+    assert_eq!(r["write_temp_bytes_removed"], 300, "{r}");
+    assert!(p.join(".agents/store/tmp/capture-1-1-00000000").exists());
+    assert!(p.join("src/deep/.tackle-1-1.tmp").exists());
+
+    p.tackle(["artifacts", "gc"])
+        .run()
+        .success()
+        .stdout_contains("removed 1 in the store (1000 bytes) and 1 in the worktree (300 bytes)");
+    assert!(!p.join(".agents/store/tmp/capture-1-1-00000000").exists());
+    assert!(!p.join("src/deep/.tackle-1-1.tmp").exists());
+    assert!(!p.join(".agents/store/writes/write-1-1").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.join("src/deep/.tackle-1-1.tmp.orig")).unwrap(),
+        "mine\n"
+    );
+
+    let out = p.tackle(["artifacts", "gc", "--json"]).run();
+    out.success();
+    let r = out.json();
+    assert_eq!(r["temps_removed"], 0, "{r}");
+    assert_eq!(r["write_temps_removed"], 0, "{r}");
+}

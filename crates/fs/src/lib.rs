@@ -2,7 +2,10 @@
 //!
 //! Owns: resolving a caller's path to a normalized root-relative [`RelPath`] (the permission
 //! resource), reading files and directories, metadata, and staged writes and deletes that
-//! publish only if the target still has the content they were staged against.
+//! publish only if the target still has the content they were staged against, through temps
+//! that are locked from creation so that those a killed writer left are found and swept
+//! (`temp.rs`: on the next commit into the directory; `intents.rs`: at start-up, through the
+//! intents a commit records in the store directory).
 //!
 //! Refuses to own: permission decisions (the gate decides whether `read:<path>` is allowed;
 //! this crate decides only whether the path stays inside the root), and paging or formatting.
@@ -17,12 +20,16 @@
 //! beneath the root, the operation is refused, never retried unconfined.
 
 mod error;
+mod intents;
 mod links;
 mod rel_path;
 mod root;
 mod stage;
+mod temp;
 
 pub use error::FsError;
+pub use intents::{INTENTS_DIR, MAX_INTENTS_PER_PASS};
 pub use rel_path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RelPath};
 pub use root::{DirEntry, EntryKind, Metadata, ReadOptions, ReadTarget, Root};
 pub use stage::{Base, Committed, Deleted, StagedDelete, StagedWrite};
+pub use temp::{SweepMode, Swept, is_temp_name};

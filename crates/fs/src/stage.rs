@@ -1,15 +1,14 @@
 //! Staged mutations: a change records the base it was computed against and publishes only if
 //! the target still has that base (DESIGN §3 step 6).
 
-use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::Read;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 use sha2::{Digest, Sha256};
 
 use crate::root::{READ_FLAGS, describe};
+use crate::temp::{SweepMode, TempFile, sweep_dir};
 use crate::{FsError, RelPath, Root};
 
 /// Mode of a file created where none existed.
@@ -108,6 +107,12 @@ impl Root {
             Current::File { base, mode } if Some(base) == staged.base => mode,
             _ => return Err(conflict(rel)),
         };
+        // Recorded before the temp exists, so a kill at any later point leaves a record of
+        // where to look; dropped (removed) after the temp is gone, on every path out.
+        let _intent = staged
+            .real
+            .split_last()
+            .and_then(|(real_dir, _)| self.record_intent(real_dir));
         let temp = TempFile::create(&parent, rel, mode)?;
         temp.write_all(&staged.bytes)?;
         // The last look before publishing: anything that changed since staging is a conflict.
@@ -121,6 +126,8 @@ impl Root {
             return Err(temp.discard_with(conflict(rel)));
         }
         temp.publish(name, staged.base.is_none())?;
+        // What killed writers left here goes now; the directory sync below covers it too.
+        sweep_dir(&parent, SweepMode::Remove);
         sync_dir(parent, rel)?;
         Ok(Committed {
             created: staged.base.is_none(),
@@ -359,97 +366,4 @@ fn sync_dir(dir: Dir, rel: &RelPath) -> Result<(), FsError> {
     dir.open_with(".", &opts)
         .and_then(|d| d.sync_all())
         .map_err(|e| FsError::from_io("sync directory", rel, e))
-}
-
-/// A temporary file next to the target; removed unless published.
-struct TempFile<'a> {
-    parent: &'a Dir,
-    name: String,
-    file: std::fs::File,
-    rel: &'a RelPath,
-}
-
-impl<'a> TempFile<'a> {
-    fn create(parent: &'a Dir, rel: &'a RelPath, mode: u32) -> Result<Self, FsError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let mut attempts = 0;
-        loop {
-            let name = format!(
-                ".tackle-{}-{}.tmp",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            );
-            let mut opts = OpenOptions::new();
-            // create_new is O_EXCL: it never follows or reuses anything already there.
-            opts.write(true)
-                .create_new(true)
-                .mode(mode)
-                .custom_flags(libc::O_NOCTTY);
-            match parent.open_with(&name, &opts) {
-                Ok(file) => {
-                    let temp = TempFile {
-                        parent,
-                        name,
-                        file: file.into_std(),
-                        rel,
-                    };
-                    // The umask may have narrowed the mode; set it exactly.
-                    if let Err(e) = temp
-                        .file
-                        .set_permissions(std::fs::Permissions::from_mode(mode))
-                    {
-                        return Err(temp.discard_with(FsError::from_io("chmod", rel, e)));
-                    }
-                    return Ok(temp);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 16 => {
-                    attempts += 1;
-                }
-                Err(e) => return Err(FsError::from_io("create temporary file", rel, e)),
-            }
-        }
-    }
-
-    fn write_all(&self, bytes: &[u8]) -> Result<(), FsError> {
-        let result = (&self.file)
-            .write_all(bytes)
-            .and_then(|()| self.file.sync_all());
-        result.map_err(|e| FsError::from_io("write", self.rel, e))
-    }
-
-    /// Puts the temporary file in place of `name`. A target that must still be absent is
-    /// linked rather than renamed, which fails instead of replacing a file that appeared.
-    fn publish(self, name: &str, must_be_absent: bool) -> Result<(), FsError> {
-        if must_be_absent {
-            match self.parent.hard_link(&self.name, self.parent, name) {
-                Ok(()) => {
-                    self.discard();
-                    return Ok(());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let e = conflict(self.rel);
-                    return Err(self.discard_with(e));
-                }
-                // A file system without hard links: fall back to rename, checked just above.
-                Err(_) => {}
-            }
-        }
-        match self.parent.rename(&self.name, self.parent, name) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let e = FsError::from_io("rename", self.rel, e);
-                Err(self.discard_with(e))
-            }
-        }
-    }
-
-    fn discard(self) {
-        // Best effort: a leftover temporary file is harmless and the caller's error matters more.
-        let _ = self.parent.remove_file(&self.name);
-    }
-
-    fn discard_with(self, e: FsError) -> FsError {
-        self.discard();
-        e
-    }
 }

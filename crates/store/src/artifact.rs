@@ -14,10 +14,10 @@ use sha2::{Digest, Sha256};
 use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
 use crate::spill::SpilledSink;
+use crate::temps::{
+    CAPTURE_PREFIX, CORRUPT_PREFIX, Created, TempSweep, create_locked, sweep_temps,
+};
 use crate::{ArtifactId, Durability, Manifest, StoreError};
-
-/// Temp files older than this whose lock is free are removed when a store opens.
-pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
 
 /// A capture holds this much in memory (hashed inline) before it spills into a temp file.
 pub(crate) const CAPTURE_BUFFER: usize = 256 * 1024;
@@ -100,8 +100,17 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl ArtifactStore {
     /// Opens (creating if needed) the store at `store_dir`, then removes abandoned temp files:
-    /// only those older than [`STALE_TEMP_AGE`] whose exclusive lock is immediately available.
+    /// those whose lock is free, their writer gone (see `temps.rs`).
     pub fn open(store_dir: &Path) -> Result<Self, StoreError> {
+        let store = Self::open_unswept(store_dir)?;
+        store.sweep_temps(false)?;
+        Ok(store)
+    }
+
+    /// Opens (creating if needed) the store at `store_dir` and leaves `tmp/` as it is: for a
+    /// caller that sweeps it and reports what it found ([`crate::Janitor`], `artifacts gc`,
+    /// whose dry run must remove nothing).
+    pub fn open_unswept(store_dir: &Path) -> Result<Self, StoreError> {
         let paths = StorePaths {
             root: store_dir.to_path_buf(),
             artifacts: store_dir.join("artifacts"),
@@ -129,8 +138,14 @@ impl ArtifactStore {
         for dir in [&p.artifacts, &p.tmp, &p.root.join("sessions")] {
             ready(ensure_real_dirs(dir, 0))?;
         }
-        store.paths.remove_stale_temps(SystemTime::now())?;
         Ok(store)
+    }
+
+    /// Removes the temp files under `tmp/` whose writer is gone (their lock is free), or with
+    /// `dry_run` only counts them. A live capture's temp, in this process or another, is locked
+    /// and left alone.
+    pub fn sweep_temps(&self, dry_run: bool) -> Result<TempSweep, StoreError> {
+        sweep_temps(&self.paths.tmp, dry_run).map_err(StoreError::io("sweep", &self.paths.tmp))
     }
 
     /// The store directory this handle was opened on.
@@ -262,16 +277,20 @@ impl ArtifactStore {
         let actual = hash_reader(&mut file).map_err(StoreError::io("read artifact", &path))?;
         if actual != id {
             // Move the bad copy out of the way so the next publication of this content writes
-            // a good one instead of deduplicating against it. It goes to `tmp/`, where startup
-            // cleanup removes it after the usual hour; failure to move it changes nothing.
-            drop(file);
+            // a good one instead of deduplicating against it. It goes to `tmp/`, locked while
+            // it moves like every temp there; the next sweep (start-up, `artifacts gc`)
+            // removes it. Failure to move it changes nothing.
+            let locked = file.try_lock().is_ok();
             let aside = self.paths.tmp.join(format!(
-                "corrupt-{}-{}-{}",
+                "{CORRUPT_PREFIX}{}-{}-{}",
                 id.to_hex(),
                 std::process::id(),
                 TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
             ));
-            let _ = fs::rename(&path, aside);
+            if locked {
+                let _ = fs::rename(&path, aside);
+            }
+            drop(file);
             self.forget_fresh(id);
             return Err(StoreError::ArtifactCorrupt { id, actual });
         }
@@ -426,7 +445,8 @@ impl StorePaths {
             })
     }
 
-    /// Creates `tmp/capture-…` with mode 0600 and an exclusive lock held through the handle.
+    /// Creates `tmp/capture-…` with mode 0600 and an exclusive lock held through the handle
+    /// from before its first byte (see `temps.rs`).
     fn create_temp(&self) -> Result<(File, PathBuf), StoreError> {
         loop {
             let nanos = SystemTime::now()
@@ -434,24 +454,15 @@ impl StorePaths {
                 .map(|d| d.subsec_nanos())
                 .unwrap_or(0);
             let name = format!(
-                "capture-{}-{}-{nanos:08x}",
+                "{CAPTURE_PREFIX}{}-{}-{nanos:08x}",
                 std::process::id(),
                 TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
             );
             let path = self.tmp.join(name);
-            match OpenOptions::new()
-                .write(true)
-                .read(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(file) => {
-                    file.lock()
-                        .map_err(StoreError::io("lock temp file", &path))?;
-                    return Ok((file, path));
-                }
-                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            match create_locked(&path) {
+                Ok(Created::File(file)) => return Ok((file, path)),
+                // Taken: another name. Lost: a sweep removes this one; another name.
+                Ok(Created::Taken | Created::Lost) => continue,
                 Err(err) => return Err(StoreError::io("create temp file", &path)(err)),
             }
         }
@@ -602,34 +613,6 @@ impl StorePaths {
         self.sync_published(final_path, durability)?;
         self.mark_fresh(id, len, mtime);
         Ok(())
-    }
-
-    fn remove_stale_temps(&self, now: SystemTime) -> Result<usize, StoreError> {
-        let entries = fs::read_dir(&self.tmp).map_err(StoreError::io("list", &self.tmp))?;
-        let cutoff = now.checked_sub(STALE_TEMP_AGE).unwrap_or(UNIX_EPOCH);
-        let mut removed = 0;
-        for entry in entries {
-            let entry = entry.map_err(StoreError::io("list", &self.tmp))?;
-            let path = entry.path();
-            let Ok(meta) = entry.metadata() else { continue };
-            let Ok(modified) = meta.modified() else {
-                continue;
-            };
-            if !meta.is_file() || modified >= cutoff {
-                continue;
-            }
-            let Ok(file) = OpenOptions::new().read(true).open(&path) else {
-                continue;
-            };
-            // A live writer holds the lock, however long it has been silent.
-            if file.try_lock().is_err() {
-                continue;
-            }
-            if fs::remove_file(&path).is_ok() {
-                removed += 1;
-            }
-        }
-        Ok(removed)
     }
 }
 
@@ -1378,14 +1361,17 @@ mod tests {
     }
 
     #[test]
-    fn startup_keeps_young_temp() {
+    fn startup_removes_an_abandoned_temp_whatever_its_age() {
         let dir = tempfile::tempdir().unwrap();
         ArtifactStore::open(dir.path()).unwrap();
+        // A capture SIGKILLed a moment ago: its lock went with it.
         let young = dir.path().join("tmp/capture-young");
-        fs::write(&young, b"just created, lock not yet taken").unwrap();
-        set_age(&young, Duration::from_secs(10 * 60));
-        ArtifactStore::open(dir.path()).unwrap();
-        assert!(young.exists());
+        fs::write(&young, b"left by a killed writer").unwrap();
+        let aside = dir.path().join("tmp/corrupt-00-1-1");
+        fs::write(&aside, b"a damaged artifact set aside").unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        assert!(!young.exists() && !aside.exists());
+        assert!(temp_names(&store).is_empty());
     }
 
     #[test]

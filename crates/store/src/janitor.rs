@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use crate::id::scan_references;
-use crate::{ArtifactId, ArtifactStore, Manifest, StoreError};
+use crate::{ArtifactId, ArtifactStore, Manifest, StoreError, TempSweep};
 
 /// How old an unreferenced artifact must be before it is collected: one hour.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60 * 60);
@@ -42,7 +42,10 @@ pub struct JanitorReport {
     pub removed: Vec<ArtifactId>,
     /// Unreferenced artifacts still inside the grace period.
     pub kept_in_grace: Vec<ArtifactId>,
-    /// A publication guard was held, so nothing was scanned or removed.
+    /// Abandoned temp files under `tmp/` (their writer gone, their lock free): removed, or in
+    /// a dry run, would be. Swept whether or not a guard is held: a temp's own lock decides.
+    pub temps: TempSweep,
+    /// A publication guard was held, so no artifact was scanned or removed.
     pub skipped_guard_held: bool,
     /// This pass removed nothing by request.
     pub dry_run: bool,
@@ -54,11 +57,13 @@ impl<'a> Janitor<'a> {
         Self { store, grace }
     }
 
-    /// Runs one pass as of `now`. Does nothing, and says so, while any publication guard is
-    /// held (in any process); holds `gc.lock` exclusively for the whole pass otherwise.
+    /// Runs one pass as of `now`: sweeps abandoned temps, then collects artifacts. Collects
+    /// nothing, and says so, while any publication guard is held (in any process); holds
+    /// `gc.lock` exclusively for the whole collection otherwise.
     pub fn collect(&self, now: SystemTime, dry_run: bool) -> Result<JanitorReport, StoreError> {
         let mut report = JanitorReport {
             dry_run,
+            temps: self.store.sweep_temps(dry_run)?,
             ..JanitorReport::default()
         };
         let lock = self.store.open_gc_lock()?;
@@ -377,6 +382,44 @@ mod tests {
         let report = collect(&store, false);
         assert!(!report.skipped_guard_held);
         assert_eq!(report.removed, vec![old.id]);
+    }
+
+    #[test]
+    fn a_pass_sweeps_abandoned_temps_even_while_a_guard_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::open(dir.path()).unwrap();
+        // Left by a killed capture: no age needed, its lock is free.
+        let abandoned = dir.path().join("tmp/capture-1-1-00000000");
+        fs::write(&abandoned, vec![b'x'; 1000]).unwrap();
+        let mut live = store.begin_capture().unwrap();
+        live.write(&vec![b'y'; crate::artifact::CAPTURE_BUFFER + 1])
+            .unwrap();
+        let _guard = store.publication_guard().unwrap();
+        let report = collect(&store, true);
+        assert_eq!(
+            report.temps,
+            TempSweep {
+                files: 1,
+                bytes: 1000
+            }
+        );
+        assert!(abandoned.exists(), "a dry run removes nothing");
+        let report = collect(&store, false);
+        assert!(report.skipped_guard_held);
+        assert_eq!(
+            report.temps,
+            TempSweep {
+                files: 1,
+                bytes: 1000
+            }
+        );
+        assert!(!abandoned.exists());
+        assert!(
+            live.temp_path().unwrap().exists(),
+            "a live capture's temp stays"
+        );
+        assert_eq!(collect(&store, false).temps, TempSweep::default());
+        live.finish().unwrap();
     }
 
     #[test]

@@ -30,10 +30,10 @@ mod janitor;
 mod layout;
 mod manifest;
 mod spill;
+mod temps;
 
 pub use artifact::{
-    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, STALE_TEMP_AGE,
-    hash_file,
+    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, hash_file,
 };
 pub use error::{EventLogError, StoreError};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Record, Recovery, session_log_path};
@@ -41,3 +41,4 @@ pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
+pub use temps::TempSweep;
