@@ -594,7 +594,19 @@ async fn run_bounded(
         .stack_size(crate::stack::PARSER_STACK_BYTES)
         .spawn(move || {
             nesting::mark_stack_base();
-            let _ = tx.send(run_filter(&filter, &input, shown.as_deref(), deadline));
+            // jaq panics on some inputs (`-9223372036854775808 | length` overflowed in a
+            // debug build); that is the engine failing on this filter, not a crashed call.
+            let run = std::panic::AssertUnwindSafe(|| {
+                run_filter(&filter, &input, shown.as_deref(), deadline)
+            });
+            let result = std::panic::catch_unwind(run).unwrap_or_else(|_| {
+                Err(ToolError::new(
+                    FILTER_ERROR,
+                    "json_query: the jq engine failed on this filter and input; try an \
+                     equivalent filter",
+                ))
+            });
+            let _ = tx.send(result);
         })
         .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("json_query: {e}")))?;
     match tokio::time::timeout(deadline + Duration::from_millis(250), rx).await {
@@ -904,6 +916,16 @@ mod tests {
         ];
         for (filter, want) in cases {
             assert_eq!(run(filter, doc).unwrap(), format!("{want}\n"), "{filter}");
+        }
+    }
+
+    /// Found by the fuzz harness: jaq's `length` overflowed on the smallest integer (a panic
+    /// in a debug build). Whatever the engine does, the call ends in a result.
+    #[test]
+    fn an_engine_panic_is_a_filter_error() {
+        match run("length", "-9223372036854775808") {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code, FILTER_ERROR, "{e}"),
         }
     }
 }
