@@ -132,6 +132,15 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: CancellationToken,
     ) -> Result<Vec<ToolResult>, RuntimeError> {
+        // Arguments too deep for the recursive code below are replaced by a marker the strict
+        // parser refuses (`invalid_arguments`).
+        let calls: Vec<ToolCall> = calls
+            .into_iter()
+            .map(|c| ToolCall {
+                arguments: crate::argument_depth::bound(c.arguments),
+                ..c
+            })
+            .collect();
         // Record every call as it reaches the dispatcher. A start is written before the call
         // runs (a killed process keeps it) and made durable in the background or, at the
         // latest, with the call's synced end: a call with effects is acknowledged only once

@@ -12,6 +12,7 @@
 //! early call change what a later call's prepare observes.
 
 mod approval;
+mod argument_depth;
 mod artifact_source;
 mod blocking;
 mod catalog;

@@ -39,11 +39,12 @@ use tackle_tool::{
 };
 
 use crate::shell::Dialect;
-use crate::shell::analyze::{analyze_parsed, parse};
+use crate::shell::analyze::{Analysis, ParseRefusal, analyze_parsed, parse_checked};
 use crate::shell::denylist::{device_write, refusal_in};
 use crate::shell::keys::BASH_CMD_ACTION;
 use crate::shell::routing::{LineEnvironment, routing_keys};
 use crate::shell::search_gate::find_search_parsed;
+use crate::stack::on_parser_stack;
 
 /// Used when a call gives no `timeout`.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -237,6 +238,36 @@ impl Bash {
     pub fn shell_program(&self) -> &ShellProgram {
         self.shell.program()
     }
+
+    /// Parse a line once for the search gate, the command keys and the runner, and walk it.
+    /// Recursive all the way down: run on [`on_parser_stack`]. A line nested past the limits
+    /// of [`crate::shell::depth`] is refused, since no parser may read it.
+    fn read_line(&self, command: &str) -> Result<LineReading, ToolError> {
+        let program = match parse_checked(command) {
+            Ok(program) => Some(program),
+            Err(ParseRefusal::Syntax) => None,
+            Err(ParseRefusal::TooDeep(deep)) => {
+                return Err(
+                    ToolError::new(ErrorCode::INVALID_ARGUMENTS, deep.message("bash"))
+                        .with_metadata(json!({ "limit": deep.limit, "path": "$.command" })),
+                );
+            }
+        };
+        Ok(LineReading {
+            parsed: program.is_some(),
+            advice: self.gate.advice(program.as_ref()),
+            analysis: analyze_parsed(program.as_ref(), self.dialect),
+        })
+    }
+}
+
+/// What [`Bash::read_line`] found in a line.
+struct LineReading {
+    /// The shell parser read the whole command without error.
+    parsed: bool,
+    /// The search gate's advice, if the line is search-shaped.
+    advice: Option<String>,
+    analysis: Analysis,
 }
 
 /// The dialect the analyzer must read a line in for the shell that will run it.
@@ -348,16 +379,31 @@ impl Tool for Bash {
                 "bash: command is empty; pass the command line to run",
             ));
         }
-        // Parsed once for the search gate, the command keys and the runner.
-        let program = parse(&args.command);
+        // Longer than one argument may be, it would be refused at the spawn; refused here,
+        // before the parser, it also bounds the parser's work.
+        if args.command.len() > tackle_process::MAX_SCRIPT_BYTES {
+            let too_long = ProcessError::ScriptTooLong {
+                program: self.shell.program().path().display().to_string(),
+                bytes: args.command.len(),
+                limit: tackle_process::MAX_SCRIPT_BYTES,
+            };
+            return Err(ToolError::new(
+                ErrorCode::INVALID_ARGUMENTS,
+                format!("bash: {too_long}"),
+            ));
+        }
+        let LineReading {
+            parsed,
+            advice,
+            mut analysis,
+        } = on_parser_stack("bash", || self.read_line(&args.command))??;
         // The search gate runs here, before the permission gate, so no mode waves it through.
-        let notice = match (self.gate.advice(program.as_ref()), self.gate.mode) {
+        let notice = match (advice, self.gate.mode) {
             (Some(advice), SearchGateMode::Enforce) => {
                 return Err(ToolError::new(SEARCH_GATE_REFUSED, advice));
             }
             (advice, _) => advice,
         };
-        let mut analysis = analyze_parsed(program.as_ref(), self.dialect);
         // What the tree does not keep (`{fd}>`, dash's reading of bash-only spellings).
         analysis.check_text(&args.command);
         if let Some(why) = refusal_in(&args.command, &analysis, self.dialect) {
@@ -378,7 +424,7 @@ impl Tool for Bash {
                 command: args.command,
                 timeout_ms,
                 interactive: args.interactive.unwrap_or(false),
-                parsed: program.is_some(),
+                parsed,
                 notice,
             },
         ))
@@ -613,6 +659,7 @@ fn utf8_width(lead: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shell::analyze::parse;
     use std::path::Path;
 
     #[test]
@@ -732,6 +779,49 @@ mod tests {
             interactive: None,
         };
         bash.prepare(args, &cx)
+    }
+
+    /// Lines nested past the parser's limits, and lines longer than one argument, are refused
+    /// in prepare as invalid arguments naming the limit: never parsed, never a crash.
+    #[test]
+    fn lines_too_deep_or_too_long_are_refused_in_prepare() {
+        let rows: &[(&str, String, &str)] = &[
+            (
+                "braces",
+                "{ ".repeat(1500) + "true; " + &"} ".repeat(1500),
+                "nesting",
+            ),
+            (
+                "if",
+                "if true; then ".repeat(1500) + "true; " + &"fi; ".repeat(1500),
+                "nesting",
+            ),
+            (
+                "$(",
+                format!("echo {}x{}", "$(".repeat(7500), ")".repeat(7500)),
+                "expansions",
+            ),
+            (
+                "${",
+                format!("echo {}x{}", "${a:-".repeat(300), "}".repeat(300)),
+                "one word",
+            ),
+            (
+                "long",
+                format!("echo {}", "x".repeat(tackle_process::MAX_SCRIPT_BYTES)),
+                "bytes",
+            ),
+        ];
+        for (name, line, names) in rows {
+            let err = prepare(SearchGateMode::Enforce, &["bash"], line)
+                .err()
+                .unwrap();
+            assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS, "{name}");
+            assert!(err.message.contains(names), "{name}: {}", err.message);
+        }
+        // Nested deeply but within the limits: read, and keyed.
+        let line = "{ ".repeat(60) + "true; " + &"} ".repeat(60);
+        assert!(prepare(SearchGateMode::Enforce, &["bash"], &line).is_ok());
     }
 
     /// The search gate with grep and glob registered, through `prepare` (which runs before the

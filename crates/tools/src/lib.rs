@@ -31,6 +31,7 @@ pub mod path_keys;
 pub mod read_file;
 pub mod read_many_files;
 pub mod shell;
+pub mod stack;
 pub mod stat;
 pub mod todo;
 pub mod walk;

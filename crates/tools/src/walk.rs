@@ -292,24 +292,53 @@ pub struct NamePattern {
 
 pub const INVALID_PATTERN: ErrorCode = ErrorCode::new("invalid_pattern");
 
+/// Longest glob pattern (the longest path Linux resolves). globset panicked on a pattern of a
+/// megabyte (the regex it builds outgrew the regex crate's size limit); no useful pattern is
+/// longer than a path.
+pub const MAX_GLOB_PATTERN_BYTES: usize = 4096;
+
 impl NamePattern {
     pub fn new(tool: &str, pattern: &str) -> Result<NamePattern, ToolError> {
-        let glob = globset::GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| {
-                ToolError::new(
-                    INVALID_PATTERN,
-                    format!(
-                        "{tool}: invalid glob {pattern:?}: {}; use `*` within a name, `**` across \
+        if pattern.len() > MAX_GLOB_PATTERN_BYTES {
+            return Err(ToolError::new(
+                INVALID_PATTERN,
+                format!(
+                    "{tool}: the glob is {} bytes, over the {MAX_GLOB_PATTERN_BYTES} byte limit; \
+                     pass a shorter pattern (a directory as the path and a name pattern)",
+                    pattern.len()
+                ),
+            ));
+        }
+        // globset builds a regex; should any pattern within the limit still make it panic,
+        // that is a refused pattern, not a crashed call.
+        let built = std::panic::catch_unwind(|| {
+            globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map(|glob| glob.compile_matcher())
+        })
+        .map_err(|_| {
+            ToolError::new(
+                INVALID_PATTERN,
+                format!(
+                    "{tool}: the glob cannot be compiled; pass a simpler pattern with fewer \
+                     alternatives and wildcards"
+                ),
+            )
+        })?;
+        let matcher = built.map_err(|e| {
+            ToolError::new(
+                INVALID_PATTERN,
+                format!(
+                    "{tool}: invalid glob {pattern:?}: {}; use `*` within a name, `**` across \
                          directories, `?` for one character, `[abc]` for a set",
-                        e.kind()
-                    ),
-                )
-            })?;
+                    e.kind()
+                ),
+            )
+        })?;
         Ok(NamePattern {
-            matcher: glob.compile_matcher(),
+            matcher,
             by_path: pattern.contains('/'),
         })
     }
@@ -385,5 +414,37 @@ mod tests {
             NamePattern::new("glob", "a[").unwrap_err().code,
             INVALID_PATTERN
         );
+    }
+
+    /// Long and wildcard-heavy patterns: refused past the limit, compiled or refused within
+    /// it, never a panic (a 1 MiB pattern panicked inside globset).
+    #[test]
+    fn huge_patterns_are_refused_not_panics() {
+        let n = MAX_GLOB_PATTERN_BYTES;
+        let rows: &[(&str, String, bool)] = &[
+            ("1 MiB", "a".repeat(1 << 20), false),
+            ("1 MiB of stars", "*".repeat(1 << 20), false),
+            ("just past", "a".repeat(n + 1), false),
+            ("at the limit", "a".repeat(n), true),
+            ("sets", "[!a]".repeat(n / 4), true),
+            ("globstars", "**/".repeat(n / 3), true),
+            ("alternations", "{a,b}".repeat(n / 5), true),
+            (
+                "one wide alternation",
+                format!("{{{}}}", "a,".repeat(n / 2 - 1)),
+                true,
+            ),
+            ("questions", "?".repeat(n), true),
+            ("nested alternation", "{a,".repeat(n / 4), false),
+        ];
+        for (name, pattern, may_compile) in rows {
+            let got = NamePattern::new("glob", pattern);
+            if let Err(e) = &got {
+                assert_eq!(e.code, INVALID_PATTERN, "{name}");
+            }
+            if !may_compile {
+                assert!(got.is_err(), "{name}");
+            }
+        }
     }
 }

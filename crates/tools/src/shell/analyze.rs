@@ -18,6 +18,7 @@ use brush_parser::word::{
 use super::Dialect;
 use super::arith;
 use super::builtins;
+use super::depth::{self, TooDeep};
 use super::sensitive;
 
 /// More simple commands than this in one script is unresolved (a key list nobody can review).
@@ -204,10 +205,18 @@ impl Outcome {
 }
 
 /// Analyze a whole script, as `dialect` would run it.
+/// The parse and the walk run on a thread with [`crate::stack::PARSER_STACK_BYTES`] of stack.
 pub fn analyze(script: &str, dialect: Dialect) -> Analysis {
-    let mut a = analyze_parsed(parse(script).as_ref(), dialect);
-    a.check_text(script);
-    a
+    let read = || {
+        let mut a = analyze_parsed(parse(script).as_ref(), dialect);
+        a.check_text(script);
+        a
+    };
+    crate::stack::on_parser_stack("bash", read).unwrap_or_else(|_| Analysis {
+        unresolved: true,
+        dialect: Some(dialect),
+        ..Analysis::default()
+    })
 }
 
 /// Analyze a script already parsed with [`parse`] (`None`: it did not parse), so a caller that
@@ -241,16 +250,38 @@ fn options() -> ParserOptions {
     }
 }
 
-/// Parse a script; `None` on a parse error (or a parser panic, which is the parser's bug and
-/// must not become ours).
+/// Why a script yields no syntax tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseRefusal {
+    /// Not bash syntax (or the parser panicked, which is the parser's bug and must not become
+    /// ours).
+    Syntax,
+    /// Nested past a limit of [`super::depth`]: no parser was run on it.
+    TooDeep(TooDeep),
+}
+
+/// Parse a script; `None` when it does not parse or nests too deeply to be parsed.
 pub fn parse(script: &str) -> Option<ast::Program> {
+    parse_checked(script).ok()
+}
+
+/// Parse a script after bounding its nesting ([`super::depth`]), so no input can exhaust the
+/// parser's stack. The caller must run this on a thread with
+/// [`crate::stack::PARSER_STACK_BYTES`] of stack (or a script it knows to be small).
+pub fn parse_checked(script: &str) -> Result<ast::Program, ParseRefusal> {
+    depth::check_text(script).map_err(ParseRefusal::TooDeep)?;
     std::panic::catch_unwind(|| {
-        let mut parser =
-            brush_parser::Parser::new(std::io::BufReader::new(script.as_bytes()), &options());
-        parser.parse_program().ok()
+        let options = options();
+        let tokens =
+            brush_parser::uncached_tokenize_str(script, &options.tokenizer_options()).ok()?;
+        if let Err(deep) = depth::check_tokens(&tokens) {
+            return Some(Err(ParseRefusal::TooDeep(deep)));
+        }
+        brush_parser::parse_tokens(&tokens, &options).ok().map(Ok)
     })
     .ok()
     .flatten()
+    .unwrap_or(Err(ParseRefusal::Syntax))
 }
 
 /// Decode one word as bash would, without keeping what it runs (the search gate's view).

@@ -4,6 +4,8 @@
 //! because it is code or changes later commands ([`arith`], [`builtins`], [`sensitive`]), the
 //! `write:`/`read:` keys of redirection targets through symlinks ([`paths`], [`routing`]), the
 //! bash search gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
+//! Before any of it, [`depth`] bounds how deeply a line nests, so no line can exhaust the
+//! recursive parser's stack; a line past the limits is refused, never parsed.
 //!
 //! What a key set claims is tested against what bash really does: the differential corpus
 //! (`tests/shell_differential.rs`) runs every line under bash and dash with recording shims.
@@ -33,6 +35,7 @@ pub mod analyze;
 pub mod arith;
 pub mod builtins;
 pub mod denylist;
+pub mod depth;
 pub mod keys;
 pub mod paths;
 pub mod routing;
