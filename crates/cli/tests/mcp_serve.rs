@@ -311,3 +311,79 @@ fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
         check_stdio_session(&out, &stdout);
     }
 }
+
+/// Issue 18 §3 and §5: notifications before `initialize` do not end the server, a request
+/// before it is answered, a line over the limit is answered with its id, and every malformed
+/// request is answered with its own id and the right code; the server then serves a call.
+#[test]
+fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
+    let p = project();
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"x","content":"{}"}}}}}}"#,
+        "x".repeat(tackle_mcp::MAX_MESSAGE_BYTES)
+    );
+    let lines: Vec<String> = [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","id":"early","method":"tools/list"}"#,
+        STDIO_SESSION[0],
+        STDIO_SESSION[1],
+        &huge,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}"#,
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":1.5}"#,
+        r#"{"jsonrpc":2.0,"id":12,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":13,"method":"no/such","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":14}"#,
+        r#"{"jsonrpc":"2.0","id":15,"method":"tools/call""#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#,
+        STDIO_SESSION[5],
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = p.tackle(["serve"]).stdin(lines.join("\n") + "\n").run();
+    out.success();
+    let mut answers: Vec<(Value, Value)> = Vec::new();
+    for line in out.stdout.lines() {
+        let msg: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| out.fail(&format!("stdout line is not JSON ({e}): {line:?}")));
+        if msg.get("id").is_some() {
+            answers.push((msg["id"].clone(), msg["error"]["code"].clone()));
+        }
+    }
+    let want: Vec<(Value, Value)> = [
+        (serde_json::json!("early"), serde_json::json!(-32600)),
+        (serde_json::json!(1), Value::Null),
+        (serde_json::json!("huge"), serde_json::json!(-32600)),
+        (serde_json::json!(10), serde_json::json!(-32602)),
+        (serde_json::json!(11), serde_json::json!(-32602)),
+        (serde_json::json!(12), serde_json::json!(-32600)),
+        (
+            serde_json::json!(9223372036854775808u64),
+            serde_json::json!(-32600),
+        ),
+        (Value::Null, serde_json::json!(-32600)),
+        (serde_json::json!(13), serde_json::json!(-32601)),
+        (serde_json::json!(14), serde_json::json!(-32600)),
+        (serde_json::json!(15), serde_json::json!(-32700)),
+        (serde_json::json!(5), Value::Null),
+    ]
+    .into_iter()
+    .collect();
+    // Our answers are written in order; the SDK's (initialize, the call) may interleave.
+    let mut got = answers.clone();
+    let mut want_sorted = want.clone();
+    let key = |a: &(Value, Value)| format!("{a:?}");
+    got.sort_by_key(key);
+    want_sorted.sort_by_key(key);
+    assert_eq!(got, want_sorted, "stdout:\n{}", out.stdout);
+    let call = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|m| m["id"] == 5)
+        .unwrap();
+    assert_eq!(call["result"]["isError"], false, "{call}");
+}

@@ -22,6 +22,7 @@ pub mod annotations;
 pub mod client;
 pub mod http;
 mod http_sessions;
+pub mod screen;
 pub mod server;
 
 pub use http::{HttpOptions, HttpServeError, serve_http};
