@@ -387,3 +387,76 @@ fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
         .unwrap();
     assert_eq!(call["result"]["isError"], false, "{call}");
 }
+
+/// One raw HTTP/1.1 POST of `body` as JSON; returns the status and the response body.
+fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body)
+        .unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
+    let mut response = String::new();
+    s.read_to_string(&mut response)
+        .unwrap_or_else(|e| panic!("reading the response: {e}"));
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {response:?}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Issue 18 §10: malformed JSON is 400 with -32700 (not 415), a body that is JSON but not a
+/// request is 400 with its id and code, and a 50 MB body is a readable 413 (not a reset).
+#[test]
+fn http_answers_malformed_and_oversized_bodies_readably() {
+    let p = project();
+    let (_server, addr) = serve_http(&p);
+    let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"x","arguments":{"s":""#.to_vec();
+    huge.resize(50 * 1000 * 1000, b'a');
+    type Row<'a> = (&'a str, &'a [u8], u16, Value, i64);
+    let table: &[Row] = &[
+        ("malformed json", b"{not json", 400, Value::Null, -32700),
+        ("empty body", b"", 400, Value::Null, -32700),
+        (
+            "array params",
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":[1,2]}"#,
+            400,
+            serde_json::json!(3),
+            -32602,
+        ),
+        (
+            "numeric jsonrpc",
+            br#"{"jsonrpc":2.0,"id":"s","method":"initialize"}"#,
+            400,
+            serde_json::json!("s"),
+            -32600,
+        ),
+        (
+            "an id past i64",
+            br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            400,
+            serde_json::json!(9223372036854775808u64),
+            -32600,
+        ),
+        ("50 MB", &huge, 413, serde_json::json!(77), -32600),
+    ];
+    for (what, body, status, id, code) in table {
+        let (got, text) = post_json(addr, body);
+        assert_eq!(got, *status, "{what}: {text}");
+        let error: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{what}: the body is not JSON ({e}): {text}"));
+        assert_eq!(&error["id"], id, "{what}: {text}");
+        assert_eq!(error["error"]["code"], *code, "{what}: {text}");
+    }
+    // And the server still serves.
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    assert_eq!(post(addr, &[], init), 200);
+}

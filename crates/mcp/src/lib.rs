@@ -21,6 +21,7 @@
 pub mod annotations;
 pub mod client;
 pub mod http;
+mod http_body;
 mod http_sessions;
 pub mod screen;
 pub mod server;
