@@ -79,6 +79,11 @@ impl<'a> Scanner<'a> {
             Some(_) => return PrefixId::NotAnId,
             None => None,
         };
+        // The id must end its member: `1#3` is not the id 1.
+        self.ws();
+        if !matches!(self.peek(), Some(b',' | b'}')) {
+            return PrefixId::Unknown;
+        }
         match token.and_then(|t| serde_json::from_slice::<Value>(t).ok()) {
             Some(v @ (Value::String(_) | Value::Number(_))) => PrefixId::Found(v),
             _ => PrefixId::Unknown,
@@ -170,6 +175,7 @@ mod tests {
         let found = |v: Value| PrefixId::Found(v);
         let table: &[(&str, PrefixId)] = &[
             (r#"{"id":7,"method":"x""#, found(json!(7))),
+            (r#"{"id":7 }"#, found(json!(7))),
             (r#"  { "id" : "abc" , "params": [[[["#, found(json!("abc"))),
             (r#"{"jsonrpc":"2.0","id":-3,"#, found(json!(-3))),
             (
@@ -192,6 +198,9 @@ mod tests {
             (r#"{"a":}, "id": 2}"#, PrefixId::Unknown),
             (r#"{"a":]], "id": 2}"#, PrefixId::Unknown),
             (r#"{"id":1-,"#, PrefixId::Unknown),
+            (r#"{"id":1#3,"#, PrefixId::Unknown),
+            (r#"{"id":"a" "b","#, PrefixId::Unknown),
+            (r#"{"id":"a"}"#, found(json!("a"))),
             ("", PrefixId::Unknown),
             ("garbage", PrefixId::Unknown),
         ];

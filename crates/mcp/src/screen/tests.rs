@@ -99,6 +99,24 @@ fn corpus() -> Vec<(&'static str, Want)> {
             r#"{"jsonrpc":"2.0","id":4,"method":"no/such","params":1}"#,
             Answer(json!(4), NO_METHOD),
         ),
+        // Found by the fuzz target: an empty method, a notification's method as a request's,
+        // a huge negative float id.
+        (
+            r#"{"jsonrpc":"2.0","id":30,"method":"","params":[1]}"#,
+            Answer(json!(30), NO_METHOD),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":31,"method":"notifications/progress"}"#,
+            Deliver,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":-1.29e33,"method":"tools/list"}"#,
+            Answer(json!(-1.29e33), INVALID),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":32,"method":"initialize","params":{"arguments":{"path":"."},"name":"list_dir"}}"#,
+            Answer(json!(32), PARAMS),
+        ),
         // The envelope.
         (
             r#"{"jsonrpc":2.0,"id":1,"method":"tools/list"}"#,
