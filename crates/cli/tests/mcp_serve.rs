@@ -329,3 +329,152 @@ fn stdio_serves_only_protocol_on_stdout_and_exits_on_eof() {
         check_stdio_session(&out, &stdout, kind == "pipe");
     }
 }
+
+/// Issue 18 §3 and §5: notifications before `initialize` do not end the server, a request
+/// before it is answered, a line over the limit is answered with its id, and every malformed
+/// request is answered with its own id and the right code; the server then serves a call.
+#[test]
+fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
+    let p = project();
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"x","content":"{}"}}}}}}"#,
+        "x".repeat(tackle_mcp::MAX_MESSAGE_BYTES)
+    );
+    let lines: Vec<String> = [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","id":"early","method":"tools/list"}"#,
+        STDIO_SESSION[0],
+        STDIO_SESSION[1],
+        &huge,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":[1,2]}"#,
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":1.5}"#,
+        r#"{"jsonrpc":2.0,"id":12,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":13,"method":"no/such","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":14}"#,
+        r#"{"jsonrpc":"2.0","id":15,"method":"tools/call""#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#,
+        STDIO_SESSION[5],
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = p.tackle(["serve"]).stdin(lines.join("\n") + "\n").run();
+    out.success();
+    let mut answers: Vec<(Value, Value)> = Vec::new();
+    for line in out.stdout.lines() {
+        let msg: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| out.fail(&format!("stdout line is not JSON ({e}): {line:?}")));
+        if msg.get("id").is_some() {
+            answers.push((msg["id"].clone(), msg["error"]["code"].clone()));
+        }
+    }
+    let want: Vec<(Value, Value)> = [
+        (serde_json::json!("early"), serde_json::json!(-32600)),
+        (serde_json::json!(1), Value::Null),
+        (serde_json::json!("huge"), serde_json::json!(-32600)),
+        (serde_json::json!(10), serde_json::json!(-32602)),
+        (serde_json::json!(11), serde_json::json!(-32602)),
+        (serde_json::json!(12), serde_json::json!(-32600)),
+        (
+            serde_json::json!(9223372036854775808u64),
+            serde_json::json!(-32600),
+        ),
+        (Value::Null, serde_json::json!(-32600)),
+        (serde_json::json!(13), serde_json::json!(-32601)),
+        (serde_json::json!(14), serde_json::json!(-32600)),
+        (serde_json::json!(15), serde_json::json!(-32700)),
+        (serde_json::json!(5), Value::Null),
+    ]
+    .into_iter()
+    .collect();
+    // Our answers are written in order; the SDK's (initialize, the call) may interleave.
+    let mut got = answers.clone();
+    let mut want_sorted = want.clone();
+    let key = |a: &(Value, Value)| format!("{a:?}");
+    got.sort_by_key(key);
+    want_sorted.sort_by_key(key);
+    assert_eq!(got, want_sorted, "stdout:\n{}", out.stdout);
+    let call = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|m| m["id"] == 5)
+        .unwrap();
+    assert_eq!(call["result"]["isError"], false, "{call}");
+}
+
+/// One raw HTTP/1.1 POST of `body` as JSON; returns the status and the response body.
+fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body)
+        .unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
+    let mut response = String::new();
+    s.read_to_string(&mut response)
+        .unwrap_or_else(|e| panic!("reading the response: {e}"));
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {response:?}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Issue 18 §10: malformed JSON is 400 with -32700 (not 415), a body that is JSON but not a
+/// request is 400 with its id and code, and a 50 MB body is a readable 413 (not a reset).
+#[test]
+fn http_answers_malformed_and_oversized_bodies_readably() {
+    let p = project();
+    let (_server, addr) = serve_http(&p);
+    let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"x","arguments":{"s":""#.to_vec();
+    huge.resize(50 * 1000 * 1000, b'a');
+    type Row<'a> = (&'a str, &'a [u8], u16, Value, i64);
+    let table: &[Row] = &[
+        ("malformed json", b"{not json", 400, Value::Null, -32700),
+        ("empty body", b"", 400, Value::Null, -32700),
+        (
+            "array params",
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":[1,2]}"#,
+            400,
+            serde_json::json!(3),
+            -32602,
+        ),
+        (
+            "numeric jsonrpc",
+            br#"{"jsonrpc":2.0,"id":"s","method":"initialize"}"#,
+            400,
+            serde_json::json!("s"),
+            -32600,
+        ),
+        (
+            "an id past i64",
+            br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            400,
+            serde_json::json!(9223372036854775808u64),
+            -32600,
+        ),
+        ("50 MB", &huge, 413, serde_json::json!(77), -32600),
+    ];
+    for (what, body, status, id, code) in table {
+        let (got, text) = post_json(addr, body);
+        assert_eq!(got, *status, "{what}: {text}");
+        let error: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{what}: the body is not JSON ({e}): {text}"));
+        assert_eq!(&error["id"], id, "{what}: {text}");
+        assert_eq!(error["error"]["code"], *code, "{what}: {text}");
+    }
+    // And the server still serves.
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    assert_eq!(post(addr, &[], init), 200);
+}

@@ -4,7 +4,10 @@
 //! carrying a foreign `Origin` is refused with 403, so a web page cannot reach the server
 //! through DNS rebinding. Binding anything but loopback requires a bearer token (from an
 //! environment variable the operator names, at least [`MIN_TOKEN_BYTES`] long), checked on
-//! every request before the SDK sees it. Bodies over [`crate::MAX_MESSAGE_BYTES`] get 413. At
+//! every request before the SDK sees it. Bodies over [`crate::MAX_MESSAGE_BYTES`] get a 413 the
+//! client can read ([`crate::http_body`]), with a JSON-RPC error carrying the request's id; a
+//! body that is not a request the SDK can serve gets 400 with the JSON-RPC error that says why
+//! and the request's id ([`crate::screen`]: -32700 for malformed JSON, -32600, -32601, -32602). At
 //! most [`SessionLimits::max_sessions`] MCP sessions are open at once, and one idle for
 //! [`SessionLimits::idle_expiry`] is closed; each has a tackle session of its own.
 
@@ -22,7 +25,9 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+use crate::http_body::{Intake, read_bounded};
 use crate::http_sessions::{CappedSessions, SessionLimits};
+use crate::screen::{Rejection, Screened, screen};
 
 /// How to serve HTTP.
 #[derive(Clone, Debug)]
@@ -132,6 +137,36 @@ pub async fn serve_http(
                 if let Some(refusal) = check_token(&req, token.as_deref()) {
                     return Ok::<_, std::convert::Infallible>(refusal);
                 }
+                let (parts, body) = req.into_parts();
+                let limit = crate::MAX_MESSAGE_BYTES;
+                let bytes = match read_bounded(&parts.headers, body, limit).await {
+                    Ok(Intake::Complete(bytes)) => bytes,
+                    Ok(Intake::TooLarge { start, drained }) => {
+                        let rejection = Rejection::too_large(&start, limit);
+                        let mut response = json_error(StatusCode::PAYLOAD_TOO_LARGE, &rejection);
+                        if !drained {
+                            response.headers_mut().insert(
+                                http::header::CONNECTION,
+                                http::HeaderValue::from_static("close"),
+                            );
+                        }
+                        return Ok(response);
+                    }
+                    // The connection failed mid-body; nobody may be left to read an answer.
+                    Err(_) => {
+                        return Ok(plain(
+                            StatusCode::BAD_REQUEST,
+                            "the request body could not be read",
+                        ));
+                    }
+                };
+                if parts.method == http::Method::POST
+                    && is_json(&parts.headers)
+                    && let Screened::Reject(rejection) = screen(&bytes)
+                {
+                    return Ok(json_error(StatusCode::BAD_REQUEST, &rejection));
+                }
+                let req = Request::from_parts(parts, Full::new(bytes));
                 let response = tower_service::Service::call(&mut service, req).await?;
                 Ok(response.map(|b| b.boxed_unsync()))
             }
@@ -145,6 +180,32 @@ pub async fn serve_http(
 }
 
 type Body = UnsyncBoxBody<Bytes, std::convert::Infallible>;
+
+/// Whether the request says its body is JSON (what the SDK requires; it answers 415 otherwise).
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// `status` with a JSON-RPC error body.
+fn json_error(status: StatusCode, rejection: &Rejection) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(rejection.to_json())).boxed_unsync());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed_unsync());
+    *response.status_mut() = status;
+    response
+}
 
 /// `Some(401)` when a token is required and the request does not carry it.
 fn check_token<B>(req: &Request<B>, token: Option<&str>) -> Option<Response<Body>> {

@@ -21,7 +21,9 @@
 pub mod annotations;
 pub mod client;
 pub mod http;
+mod http_body;
 mod http_sessions;
+pub mod screen;
 pub mod server;
 
 pub use http::{HttpOptions, HttpServeError, serve_http};

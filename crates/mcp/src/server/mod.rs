@@ -9,9 +9,11 @@
 
 mod approver;
 mod call_order;
+mod line_transport;
 mod logging;
 mod progress;
 mod render;
+mod startup;
 
 pub use render::RESULT_META_KEY;
 pub mod stdio;
@@ -28,7 +30,6 @@ use rmcp::model::{
     ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tackle_protocol::{ArtifactUri, CallId, ToolCall, ToolResult};
 use tackle_runtime::unguessable::unguessable_id;
 use tackle_runtime::{CancellationToken, Runtime, Session};
@@ -518,29 +519,27 @@ impl ServerHandler for McpServer {
 
 /// Serve over this process's standard input and output until the client closes stdin.
 /// Nothing but MCP messages is written to stdout. Pipes and sockets are polled by the reactor
-/// (see [`stdio`]); anything else goes through tokio's blocking threads.
+/// (see [`stdio`]); anything else goes through tokio's blocking threads. Every request is
+/// answered, and nothing a client sends ends the server but the end of its input (see
+/// [`line_transport`]).
 pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
-    let (read, write) = (stdio::StdinReader::open(), stdio::StdoutWriter::open());
-    let transport =
-        AsyncRwTransport::new_server(read, write).with_max_line_length(crate::MAX_MESSAGE_BYTES);
-    let running = rmcp::serve_server(server, transport).await.map_err(|e| {
-        std::io::Error::other(format!("mcp: the client went away during start-up: {e}"))
-    })?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| std::io::Error::other(format!("mcp: the server task failed: {e}")))?;
-    Ok(())
+    serve_io(
+        server,
+        stdio::StdinReader::open(),
+        stdio::StdoutWriter::open(),
+    )
+    .await
 }
 
-/// Serve over any byte stream pair (tests and embedders).
+/// Serve over any byte stream pair (tests and embedders), as [`serve_stdio`] does.
 pub async fn serve_io<R, W>(server: McpServer, read: R, write: W) -> std::io::Result<()>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
+    let versions = ServerHandler::supported_protocol_versions(&server);
     let transport =
-        AsyncRwTransport::new_server(read, write).with_max_line_length(crate::MAX_MESSAGE_BYTES);
+        line_transport::LineTransport::new(read, write, crate::MAX_MESSAGE_BYTES, versions);
     let running = rmcp::serve_server(server, transport).await.map_err(|e| {
         std::io::Error::other(format!("mcp: the client went away during start-up: {e}"))
     })?;

@@ -1,0 +1,470 @@
+//! MCP over Streamable HTTP under load: `tackle serve --http` beside a minimal rmcp echo server
+//! served the same way (this benchmark re-executes itself as that server), in one run.
+//!
+//! 1. Load: 50 concurrent clients, each its own MCP session on one kept-alive connection,
+//!    calling a mix of `stat`, a 100 KiB `read_file` and `grep` (the echo server answers the
+//!    same mix: a short echo, the same 100 KiB of text, a short echo) for
+//!    `TACKLE_BENCH_LOAD_SECS` (default 30) per side, split into alternating rounds so a change
+//!    in the machine's load falls on both. Printed: calls/s and their ratio (target >= 0.9),
+//!    p50 and p99 per side, and tackle's RSS (`VmRSS`) before and after.
+//! 2. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
+//!    and closed (HTTP DELETE) in waves of 50 (the server keeps at most 64 open). Printed:
+//!    tackle's RSS before, at the peak, and after.
+//!
+//! Run: `cargo bench -p tackle-bench --bench mcp_http_load`
+//! (smoke run: `TACKLE_BENCH_LOAD_SECS=2 TACKLE_BENCH_SESSIONS=200 cargo bench ...`)
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tackle_bench::Stats;
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const ECHO_ENV: &str = "TACKLE_BENCH_HTTP_ECHO";
+const CLIENTS: usize = 50;
+const ROUNDS: u32 = 3;
+const WAVE: usize = 50;
+
+/// The peer: one `echo` tool returning its text, or `lines` lines of the 100 KiB file's text.
+#[derive(Clone)]
+struct Echo;
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+    async fn list_tools(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let Value::Object(schema) = json!({"type": "object"}) else {
+            return Err(ErrorData::internal_error("schema", None));
+        };
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+            Tool::new("echo", "echo", Arc::new(schema)),
+        ]))
+    }
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let text = match args.get("lines").and_then(Value::as_u64) {
+            Some(n) => big_line().repeat(n as usize),
+            None => args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+fn big_line() -> String {
+    format!(
+        "{}\n",
+        "abcdefghij".repeat(7).chars().take(63).collect::<String>()
+    )
+}
+
+/// Serves [`Echo`] over Streamable HTTP on loopback, printing `port <n>` on stdout.
+async fn serve_echo() -> BenchResult<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    let service = StreamableHttpService::new(
+        || Ok(Echo),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default()
+            .with_allowed_hosts(["127.0.0.1".to_owned(), format!("127.0.0.1:{port}")]),
+    );
+    println!("port {port}");
+    loop {
+        let (stream, _) = listener.accept().await?;
+        // As tackle does: without it a kept-alive client waits on delayed ACKs.
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        let handler = hyper::service::service_fn(move |req| {
+            let mut service = service.clone();
+            async move { tower_service::Service::call(&mut service, req).await }
+        });
+        tokio::spawn(async move {
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
+}
+
+/// One MCP session over HTTP: plain POSTs on a kept-alive connection, the answer read from
+/// the response's SSE `data:` line (or its JSON body).
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+    next: u64,
+}
+
+impl Session {
+    async fn open(http: &reqwest::Client, url: &str) -> BenchResult<Self> {
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
+        let response = Self::post(http, url, None, &init).await?;
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .ok_or("initialize gave no Mcp-Session-Id")?
+            .to_owned();
+        response.bytes().await?;
+        let notified = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        Self::post(http, url, Some(&id), &notified)
+            .await?
+            .bytes()
+            .await?;
+        Ok(Self {
+            http: http.clone(),
+            url: url.to_owned(),
+            id,
+            next: 1,
+        })
+    }
+
+    async fn post(
+        http: &reqwest::Client,
+        url: &str,
+        session: Option<&str>,
+        body: &Value,
+    ) -> BenchResult<reqwest::Response> {
+        let mut request = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(serde_json::to_vec(body)?);
+        if let Some(id) = session {
+            request = request
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        let response = request.send().await?;
+        if !response.status().is_success() {
+            return Err(format!("HTTP {}: {}", response.status(), response.text().await?).into());
+        }
+        Ok(response)
+    }
+
+    async fn call(&mut self, tool: &str, args: &Value) -> BenchResult<usize> {
+        self.next += 1;
+        let id = self.next;
+        let body = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":tool,"arguments":args}});
+        let text = Self::post(&self.http, &self.url, Some(&self.id), &body)
+            .await?
+            .text()
+            .await?;
+        let answer = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .chain(std::iter::once(text.as_str()))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m["id"] == id)
+            .ok_or_else(|| format!("no answer to {tool} in {:.200}", text))?;
+        if answer.get("error").is_some() || answer["result"]["isError"] == json!(true) {
+            return Err(format!("{tool} failed: {answer:.300}").into());
+        }
+        Ok(text.len())
+    }
+
+    async fn close(self) -> BenchResult<()> {
+        self.http
+            .delete(&self.url)
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await?
+            .bytes()
+            .await?;
+        Ok(())
+    }
+}
+
+/// The call mix of one side: (tool, arguments) in turn.
+type Mix = Arc<Vec<(&'static str, Value)>>;
+
+fn tackle_mix() -> Mix {
+    Arc::new(vec![
+        ("stat", json!({"path": "f.txt"})),
+        ("read_file", json!({"path": "big.txt", "limit": 2000})),
+        ("grep", json!({"pattern": "fn main", "path": "src"})),
+    ])
+}
+
+fn echo_mix() -> Mix {
+    Arc::new(vec![
+        ("echo", json!({"text": "x"})),
+        ("echo", json!({"lines": 1600})),
+        ("echo", json!({"text": "src/main.rs:1:fn main() {}"})),
+    ])
+}
+
+/// `CLIENTS` sessions calling `mix` in turn for `secs`; every call's latency.
+async fn load(url: &str, mix: Mix, secs: Duration) -> BenchResult<Vec<Duration>> {
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let url = url.to_owned();
+        let mix = Arc::clone(&mix);
+        tasks.push(tokio::spawn(async move {
+            // One connection per client, kept alive.
+            let http = reqwest::Client::builder()
+                .pool_max_idle_per_host(1)
+                .build()?;
+            let mut session = Session::open(&http, &url).await?;
+            let mut samples = Vec::new();
+            let end = Instant::now() + secs;
+            let mut i = c;
+            while Instant::now() < end {
+                let (tool, args) = &mix[i % mix.len()];
+                i += 1;
+                let t = Instant::now();
+                session.call(tool, args).await?;
+                samples.push(t.elapsed());
+            }
+            session.close().await?;
+            BenchResult::Ok(samples)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    Ok(all)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tackle_binary() -> BenchResult<PathBuf> {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q", "-p", "tackle-cli"])
+        .current_dir(workspace())
+        .status()?;
+    if !status.success() {
+        return Err("building tackle failed".into());
+    }
+    Ok(workspace().join("target/release/tackle"))
+}
+
+/// A child that prints where it listens on one of its streams; killed on drop.
+struct Server {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_tackle(bin: &Path, root: &Path) -> BenchResult<Server> {
+    use std::io::BufRead;
+    let mut child = Command::new(bin)
+        .arg("--root")
+        .arg(root)
+        .args(["--headless", "serve", "--http", "127.0.0.1:0"])
+        .env("XDG_CONFIG_HOME", "/nonexistent/tackle-bench-user-config")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .ok_or("tackle serve exited before listening")??;
+        if let Some(rest) = line.strip_prefix("tackle serve: listening on ") {
+            break rest.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Ok(Server { child, url })
+}
+
+fn start_echo() -> BenchResult<Server> {
+    use std::io::BufRead;
+    let mut child = Command::new(std::env::current_exe()?)
+        .env(ECHO_ENV, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line)?;
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .ok_or("the echo server did not say its port")?;
+    Ok(Server {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    })
+}
+
+fn per_s(samples: usize, time: Duration) -> f64 {
+    samples as f64 / time.as_secs_f64()
+}
+
+async fn bench() -> BenchResult<()> {
+    let bin = tackle_binary()?;
+    let project = tempfile::tempdir()?;
+    std::fs::create_dir(project.path().join(".agents"))?;
+    std::fs::create_dir(project.path().join("src"))?;
+    std::fs::write(project.path().join("f.txt"), "x\n")?;
+    std::fs::write(project.path().join("big.txt"), big_line().repeat(1600))?; // 100 KiB
+    for i in 0..20 {
+        std::fs::write(
+            project.path().join(format!("src/m{i}.rs")),
+            format!(
+                "// module {i}\nfn helper() {{}}\n{}fn main() {{}}\n",
+                big_line().repeat(30)
+            ),
+        )?;
+    }
+    let tackle = start_tackle(&bin, project.path())?;
+    let echo = start_echo()?;
+    let pid = tackle.child.id();
+    let secs = Duration::from_secs(env_u64("TACKLE_BENCH_LOAD_SECS", 30).max(1));
+
+    // 1. Load.
+    let rss_start = rss_kib(pid);
+    let round = secs / ROUNDS;
+    let (mut ts, mut es) = (Vec::new(), Vec::new());
+    let (mut tt, mut et) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        ts.extend(load(&tackle.url, tackle_mix(), round).await?);
+        tt += t.elapsed();
+        let t = Instant::now();
+        es.extend(load(&echo.url, echo_mix(), round).await?);
+        et += t.elapsed();
+    }
+    let rss_end = rss_kib(pid);
+    let (t_rate, e_rate) = (per_s(ts.len(), tt), per_s(es.len(), et));
+    let (t_stats, e_stats) = (Stats::of(&mut ts), Stats::of(&mut es));
+    println!(
+        "mcp over streamable HTTP, {CLIENTS} concurrent sessions, {:.0?} per side in {ROUNDS} alternating rounds",
+        secs
+    );
+    println!("  mix: stat, read_file of 100 KiB, grep (echo: the same sizes of text)");
+    println!(
+        "  rmcp echo server   {e_stats}   {e_rate:>8.0} calls/s   p50 {:.1?} p99 {:.1?}",
+        e_stats.median, e_stats.p99
+    );
+    println!(
+        "  tackle serve       {t_stats}   {t_rate:>8.0} calls/s   p50 {:.1?} p99 {:.1?}",
+        t_stats.median, t_stats.p99
+    );
+    println!(
+        "  tackle / echo calls/s: {:.2}x (target >= 0.9x)",
+        t_rate / e_rate
+    );
+    println!(
+        "  tackle RSS: {} at start, {} at end",
+        mib(rss_start),
+        mib(rss_end)
+    );
+
+    // 2. Sessions opened, used and closed in waves.
+    let total = env_u64("TACKLE_BENCH_SESSIONS", 5000) as usize;
+    let rss_before = rss_kib(pid);
+    let mut peak = rss_before;
+    let started = Instant::now();
+    let mut opened = 0;
+    while opened < total {
+        let wave = WAVE.min(total - opened);
+        let mut tasks = Vec::new();
+        for _ in 0..wave {
+            let url = tackle.url.clone();
+            tasks.push(tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                let mut session = Session::open(&http, &url).await?;
+                session.call("stat", &json!({"path": "f.txt"})).await?;
+                BenchResult::Ok(session)
+            }));
+        }
+        let mut sessions = Vec::new();
+        for t in tasks {
+            sessions.push(t.await??);
+        }
+        peak = peak.max(rss_kib(pid));
+        for s in sessions {
+            s.close().await?;
+        }
+        opened += wave;
+    }
+    // Closing a session ends its task at once; give the allocator a moment to hand pages back
+    // before the last reading (this is a measurement, not synchronisation).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_after = rss_kib(pid);
+    println!(
+        "{total} MCP sessions opened, used (stat) and closed in waves of {WAVE} in {:.1?}",
+        started.elapsed()
+    );
+    println!(
+        "  tackle RSS: {} before, {} at the peak, {} after",
+        mib(rss_before),
+        mib(peak),
+        mib(rss_after)
+    );
+    drop(echo);
+    drop(tackle);
+    Ok(())
+}
+
+fn main() -> BenchResult<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if std::env::var_os(ECHO_ENV).is_some() {
+        return rt.block_on(serve_echo());
+    }
+    rt.block_on(bench())
+}
