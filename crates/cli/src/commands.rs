@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use anyhow::{Context, anyhow};
 use tackle_protocol::{ArtifactUri, CallId, ToolCall};
-use tackle_runtime::{CancellationToken, Catalog, PolicyGate, Runtime, Session};
+use tackle_runtime::{CancellationToken, Catalog, PolicyGate, Runtime, RuntimeError, Session};
 use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
 
 use crate::args::{ArtifactsCommand, Cli, Command};
@@ -317,8 +317,12 @@ fn call(
     )
     .with_approver(approver(headless));
     let session = match &session {
-        Some(existing) => Session::resume(&config.root, existing)
-            .map_err(|e| Failure::Usage(anyhow!("--session: {e}")))?,
+        // Naming a session that is not there is a bad command line; a log that cannot be
+        // read or is corrupt is tackle unable to work (exit 3, as the README says).
+        Some(existing) => Session::resume(&config.root, existing).map_err(|e| match e {
+            RuntimeError::UnknownSession { .. } => Failure::Usage(anyhow!("--session: {e}")),
+            other => Failure::Engine(anyhow!("--session: {other}")),
+        })?,
         None => Session::open(&config.root).context("opening the session")?,
     };
     // The store swept its own temps on open; these are the worktree's.

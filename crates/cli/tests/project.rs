@@ -181,3 +181,54 @@ fn tool_output_lines_changes_truncation() {
     assert_eq!(out.metadata()["lines"], 10);
     assert!(!out.text().contains("output truncated"));
 }
+
+/// The one session's id, from `.agents/store/sessions/<id>/`.
+fn only_session_id(p: &Project) -> String {
+    let mut ids: Vec<String> = std::fs::read_dir(p.join(".agents/store/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids.pop().unwrap()
+}
+
+#[test]
+fn a_corrupt_session_log_exits_3_naming_the_file_and_line_and_an_unknown_session_exits_2() {
+    let p = Project::new();
+    p.write("a.txt", "a\n");
+    p.tackle(["call", "stat", r#"{"path":"a.txt"}"#])
+        .run()
+        .success();
+    let id = only_session_id(&p);
+    let log = p.join(format!(".agents/store/sessions/{id}/events.jsonl"));
+    let mut bytes = std::fs::read(&log).unwrap();
+    let lines = bytes.iter().filter(|b| **b == b'\n').count();
+    // One flipped byte in the last complete line: an acknowledged event, not a torn write.
+    let last_start = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    bytes[last_start + 10] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    p.tackle(["call", "stat", r#"{"path":"a.txt"}"#, "--session", &id])
+        .run()
+        .code(3)
+        .stderr_contains("events.jsonl")
+        .stderr_contains(&format!("corrupt at line {lines}"))
+        .stderr_contains("move it aside");
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        bytes,
+        "the log is left as found"
+    );
+    p.tackle([
+        "call",
+        "stat",
+        r#"{"path":"a.txt"}"#,
+        "--session",
+        "no-such-session",
+    ])
+    .run()
+    .code(2)
+    .stderr_contains("no session `no-such-session`");
+}

@@ -24,12 +24,29 @@ pub struct SessionStarted {
 }
 
 /// Written when a call reaches the dispatcher, before anything can fail.
+///
+/// Arguments too large to keep in the log (a `write_file` of megabytes) are stored as an
+/// artifact instead: `arguments` is then `null` and `stored_arguments` names them. A record
+/// without `stored_arguments` (every log written before it existed) carries them inline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallStarted {
     pub call_id: CallId,
     pub tool: String,
+    /// The arguments as the client sent them, unless they were stored.
+    #[serde(default)]
     pub arguments: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stored_arguments: Option<StoredArguments>,
     pub at_ms: u64,
+}
+
+/// Where a call's arguments went when they were too large for the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredArguments {
+    /// `artifact://sha256/<hex>` of the arguments' JSON, as the client sent it.
+    pub artifact: String,
+    /// Length of that JSON in bytes.
+    pub bytes: u64,
 }
 
 /// Written exactly once per call, whatever happened to it.

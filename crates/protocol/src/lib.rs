@@ -21,7 +21,7 @@ pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{
     CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult,
 };
-pub use event::{CallFinished, CallStarted, Event, SessionStarted};
+pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};
 pub use spec::{Concurrency, OutputDeclaration, OutputDeclarationError, ToolSpec, Truncation};
 pub use stream_name::{StreamName, StreamNameError};

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use futures::FutureExt as _;
 use tackle_protocol::{
-    CallFinished, CallStarted, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall,
-    ToolResult, Truncation,
+    CallFinished, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall, ToolResult,
+    Truncation,
 };
 use tackle_store::Durability;
 use tackle_tool::{
@@ -36,6 +36,7 @@ use crate::retention::capture::sanitize_final_display;
 use crate::retention::render::{Rendered, render_bounded, render_opt_out};
 use crate::schedule::{self, Runnable};
 use crate::session::Session;
+use crate::stored_arguments::{self, StartRecord};
 
 /// The engine: a catalog, a gate and settings. Cheap to share; batches run concurrently.
 pub struct Runtime {
@@ -145,18 +146,18 @@ impl Runtime {
         // runs (a killed process keeps it) and made durable in the background or, at the
         // latest, with the call's synced end: a call with effects is acknowledged only once
         // both are on the device.
+        // Arguments too large for the log are stored first (synced, under a guard held until
+        // the start naming them is written); only those calls leave the executor for it.
         for c in &calls {
-            self.record(
-                session,
-                Event::CallStarted(CallStarted {
-                    call_id: c.id.clone(),
-                    tool: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                    at_ms: now_ms(),
-                }),
-                Durability::Written,
-            )
-            .await?;
+            let StartRecord { event, guard } = if stored_arguments::too_large_for_the_log(c) {
+                let (c, store) = (c.clone(), session.store.clone());
+                run_blocking(move || stored_arguments::start_record(&c, &store)).await?
+            } else {
+                stored_arguments::start_record(c, &session.store)
+            };
+            self.record(session, Event::CallStarted(event), Durability::Written)
+                .await?;
+            drop(guard);
         }
 
         let artifacts: Arc<dyn tackle_tool::ArtifactSource> =

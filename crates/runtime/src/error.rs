@@ -20,6 +20,15 @@ pub enum RuntimeError {
          an id from .agents/store/sessions/"
     )]
     UnknownSession { id: String },
+    #[error(
+        "the arguments of call `{call_id}` were stored as {artifact}, but {reason}; the event \
+         log was edited or belongs to another store"
+    )]
+    StoredArguments {
+        call_id: String,
+        artifact: String,
+        reason: String,
+    },
     #[error("event log writer stopped unexpectedly: {0}")]
     Join(String),
 }

@@ -28,6 +28,7 @@ mod recorder;
 pub mod retention;
 pub mod schedule;
 mod session;
+mod stored_arguments;
 pub mod unguessable;
 pub mod visible;
 
@@ -44,5 +45,6 @@ pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
 pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use session::Session;
+pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
 
 pub use tackle_tool::CancellationToken;

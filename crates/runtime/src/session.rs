@@ -95,6 +95,16 @@ impl Session {
         tackle_store::session_log_path(&self.store_dir, &self.id.0)
     }
 
+    /// The arguments a `call_started` of this session's log records: inline, or read back from
+    /// the artifact store (verified against their digest) when they were too large for the log
+    /// ([`crate::ARGUMENTS_INLINE_LIMIT`]).
+    pub fn recorded_arguments(
+        &self,
+        started: &tackle_protocol::CallStarted,
+    ) -> Result<serde_json::Value, RuntimeError> {
+        crate::stored_arguments::recorded_arguments(&self.store, started)
+    }
+
     /// Waits until every event recorded so far is durable (events of read-only calls are
     /// acknowledged once written and synced in the background).
     pub fn sync(&self) -> Result<(), RuntimeError> {

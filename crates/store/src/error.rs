@@ -78,8 +78,9 @@ pub enum EventLogError {
     /// file.
     #[error(transparent)]
     Layout(#[from] crate::LayoutError),
-    /// An invalid record is followed by a valid one, so this is not a torn tail from a crash.
-    #[error("event log {} is corrupt at line {line}: {reason}; restore the file from a backup or move it aside", path.display())]
+    /// A complete line fails its check, or the final line cannot be a torn write of the next
+    /// record: not what a crash leaves, so nothing is cut and the file is left as found.
+    #[error("event log {} is corrupt at line {line}: {reason}; it was left as found: restore it from a backup, or move it aside and start a new session", path.display())]
     Corrupt {
         /// The log file.
         path: PathBuf,

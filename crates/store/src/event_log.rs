@@ -1,29 +1,27 @@
 //! The durable JSONL event log with CRC-32C per record and group commit.
 //!
-//! One record per line: `{"seq":N,"event":<json>,"crc":"<8 hex>"}\n`, where `crc` is CRC-32C
-//! over the exact bytes of the line before `,"crc":`.
+//! One record per line (see [`crate::record`] for the format and what counts as a torn write);
+//! opening checks the tail and reading history checks every line ([`crate::log_read`]).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
+use std::ops::ControlFlow;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::EventLogError;
-use crate::fsutil::{read_regular_nofollow, sync_dir};
+use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
+use crate::log_read::{check_tail, scan_all};
+use crate::record::{Record, encode_record};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:
 /// the longest a read-only call's record waits in the page cache (plus the sync itself).
 pub const FLUSH_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// `,"crc":"` + 8 hex + `"}`.
-const CRC_SUFFIX_LEN: usize = 18;
-const CRC_PREFIX: &[u8] = b",\"crc\":\"";
 
 /// The event log of session `session_id` in the store at `store_dir`:
 /// `<store_dir>/sessions/<session_id>/events.jsonl`.
@@ -36,20 +34,12 @@ pub fn session_log_path(store_dir: &Path, session_id: &str) -> PathBuf {
         .join("events.jsonl")
 }
 
-/// One acknowledged event.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Record {
-    /// Its sequence number; consecutive within a log.
-    pub seq: u64,
-    /// The event exactly as appended.
-    pub event: Value,
-}
-
-/// What [`EventLog::open`] found.
-#[derive(Debug, Clone, PartialEq)]
+/// What [`EventLog::open`] found at the end of the log (it reads nothing before the tail; see
+/// [`EventLog::read_records`] for the history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recovery {
-    /// Every valid record, in order.
-    pub records: Vec<Record>,
+    /// The seq of the last record kept (0 for an empty log); the next append gets one more.
+    pub last_seq: u64,
     /// Bytes of torn tail removed from the end of the file (0 after a clean shutdown).
     pub truncated_bytes: u64,
 }
@@ -148,9 +138,12 @@ fn not_a_log(path: &Path, e: std::io::Error) -> EventLogError {
 impl EventLog {
     /// Opens (creating if needed) the log at `path`, truncating a torn tail.
     ///
-    /// Invalid records only at the end — including a last line without its newline — are the
-    /// remains of an unacknowledged write and are cut off (and the cut fsynced). An invalid
-    /// record followed by a valid one is [`EventLogError::Corrupt`].
+    /// Reads only the end of the file: the last complete line (and every line starting in the
+    /// last 64 KiB) must be a valid record, or the log is [`EventLogError::Corrupt`]. Only a
+    /// final line without its newline that could be the start of the next record (or the NUL
+    /// bytes a crash leaves in unwritten blocks) is the remains of an unacknowledged write: it
+    /// is cut off, and the cut fsynced. Damage further back is found by
+    /// [`EventLog::read_records`].
     pub fn open(path: &Path) -> Result<(Self, Recovery), EventLogError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             // `sessions/<id>` and `sessions` above it are real directories, never symlinks.
@@ -179,24 +172,21 @@ impl EventLog {
                 expected: "a regular file",
             }));
         }
-        let mut data = Vec::new();
-        (&file)
-            .read_to_end(&mut data)
-            .map_err(EventLogError::io("read", path))?;
-        let scan = scan(path, &data)?;
-        let truncated_bytes = (data.len() - scan.valid_len) as u64;
+        let len = meta.len();
+        let tail = check_tail(path, &file, len)?;
+        let truncated_bytes = len - tail.valid_len;
         if truncated_bytes > 0 {
-            file.set_len(scan.valid_len as u64)
+            file.set_len(tail.valid_len)
                 .map_err(EventLogError::io("truncate torn tail", path))?;
             file.sync_all()
                 .map_err(EventLogError::io("fsync after truncation", path))?;
-        } else if data.is_empty() {
+        } else if len == 0 {
             // A freshly created log must survive a crash as an entry of its directory.
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 sync_dir(parent).map_err(EventLogError::io("fsync its directory", path))?;
             }
         }
-        let last = scan.records.last().map_or(0, |r| r.seq);
+        let last = tail.last_seq;
         let log = Self {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
@@ -222,16 +212,32 @@ impl EventLog {
         Ok((
             log,
             Recovery {
-                records: scan.records,
+                last_seq: last,
                 truncated_bytes,
             },
         ))
     }
 
-    /// Reads and validates a log without modifying it; a torn tail is ignored.
+    /// Reads and checks a whole log without modifying it; a torn tail is ignored. Every
+    /// complete line must be a valid record following the one before.
     pub fn read_records(path: &Path) -> Result<Vec<Record>, EventLogError> {
-        let data = read_regular_nofollow(path).map_err(|e| not_a_log(path, e))?;
-        Ok(scan(path, &data)?.records)
+        let mut records = Vec::new();
+        Self::visit_records(path, |record| {
+            records.push(record);
+            ControlFlow::Continue(())
+        })?;
+        Ok(records)
+    }
+
+    /// Hands the records of a log to `visit` in order, checking each as
+    /// [`EventLog::read_records`] does, until `visit` breaks. Holds one line in memory, so a
+    /// search through a long history costs its largest line, not its length.
+    pub fn visit_records(
+        path: &Path,
+        visit: impl FnMut(Record) -> ControlFlow<()>,
+    ) -> Result<(), EventLogError> {
+        let file = open_regular_nofollow(path).map_err(|e| not_a_log(path, e))?;
+        scan_all(path, file, visit)
     }
 
     /// The log file.
@@ -520,109 +526,6 @@ impl Inner {
     }
 }
 
-fn encode_record(out: &mut Vec<u8>, seq: u64, event: &[u8]) {
-    let start = out.len();
-    out.extend_from_slice(b"{\"seq\":");
-    out.extend_from_slice(seq.to_string().as_bytes());
-    out.extend_from_slice(b",\"event\":");
-    out.extend_from_slice(event);
-    let crc = crc32c::crc32c(&out[start..]);
-    out.extend_from_slice(CRC_PREFIX);
-    out.extend_from_slice(format!("{crc:08x}\"}}\n").as_bytes());
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RecordWire {
-    seq: u64,
-    event: Value,
-    #[allow(dead_code)]
-    crc: String,
-}
-
-/// Checks one line (without its newline) and decodes it.
-fn decode_record(line: &[u8]) -> Result<Record, String> {
-    if line.len() < CRC_SUFFIX_LEN {
-        return Err("record too short to hold a checksum".into());
-    }
-    let (covered, suffix) = line.split_at(line.len() - CRC_SUFFIX_LEN);
-    if !suffix.starts_with(CRC_PREFIX) || !suffix.ends_with(b"\"}") {
-        return Err("record does not end with a \"crc\" field".into());
-    }
-    let hex = &suffix[CRC_PREFIX.len()..CRC_PREFIX.len() + 8];
-    if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return Err("checksum is not 8 lowercase hex digits".into());
-    }
-    let stored = std::str::from_utf8(hex)
-        .ok()
-        .and_then(|h| u32::from_str_radix(h, 16).ok())
-        .ok_or("checksum is not 8 lowercase hex digits")?;
-    let actual = crc32c::crc32c(covered);
-    if stored != actual {
-        return Err(format!(
-            "checksum mismatch: stored {stored:08x}, computed {actual:08x}"
-        ));
-    }
-    let wire: RecordWire =
-        serde_json::from_slice(line).map_err(|err| format!("record is not valid JSON: {err}"))?;
-    Ok(Record {
-        seq: wire.seq,
-        event: wire.event,
-    })
-}
-
-struct Scan {
-    records: Vec<Record>,
-    /// Length of the prefix made of valid, newline-terminated records.
-    valid_len: usize,
-}
-
-fn scan(path: &Path, data: &[u8]) -> Result<Scan, EventLogError> {
-    let mut records: Vec<Record> = Vec::new();
-    let mut valid_len = 0;
-    let mut first_invalid: Option<(usize, String)> = None;
-    let mut offset = 0;
-    let mut line_no = 0;
-    while offset < data.len() {
-        line_no += 1;
-        let (line, next, terminated) = match memchr_newline(&data[offset..]) {
-            Some(i) => (&data[offset..offset + i], offset + i + 1, true),
-            None => (&data[offset..], data.len(), false),
-        };
-        let decoded = if terminated {
-            decode_record(line)
-        } else {
-            Err("last line has no newline".to_owned())
-        };
-        let corrupt = |line: usize, reason: String| EventLogError::Corrupt {
-            path: path.to_path_buf(),
-            line,
-            reason,
-        };
-        match (decoded, &first_invalid) {
-            (Ok(record), None) => {
-                if let Some(prev) = records.last()
-                    && record.seq != prev.seq + 1
-                {
-                    let reason = format!("seq {} does not follow seq {}", record.seq, prev.seq);
-                    return Err(corrupt(line_no, reason));
-                }
-                records.push(record);
-                valid_len = next;
-            }
-            (Ok(_), Some((bad_line, reason))) => return Err(corrupt(*bad_line, reason.clone())),
-            (Err(reason), None) => first_invalid = Some((line_no, reason)),
-            (Err(_), Some(_)) => {}
-        }
-        offset = next;
-    }
-    Ok(Scan { records, valid_len })
-}
-
-fn memchr_newline(data: &[u8]) -> Option<usize> {
-    data.iter().position(|&b| b == b'\n')
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
@@ -641,7 +544,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = log_path(&dir);
         let (log, recovery) = EventLog::open(&path).unwrap();
-        assert!(recovery.records.is_empty());
+        assert_eq!(recovery.last_seq, 0);
         let events = [
             json!({"type":"call_started","id":"c1"}),
             json!("text\nwith newline"),
@@ -677,7 +580,7 @@ mod tests {
             log.append(&json!(2)).unwrap();
         }
         let (log, recovery) = EventLog::open(&path).unwrap();
-        assert_eq!(recovery.records.len(), 2);
+        assert_eq!(recovery.last_seq, 2);
         assert_eq!(recovery.truncated_bytes, 0);
         assert_eq!(log.last_durable_seq(), 2);
         assert_eq!(log.append(&json!(3)).unwrap(), 3);
@@ -698,7 +601,7 @@ mod tests {
         for cut in [second_start + 10, full.len() - 1] {
             fs::write(&path, &full[..cut]).unwrap();
             let (log, recovery) = EventLog::open(&path).unwrap();
-            assert_eq!(recovery.records.len(), 1);
+            assert_eq!(recovery.last_seq, 1);
             assert_eq!(recovery.truncated_bytes, (cut - second_start) as u64);
             assert_eq!(fs::read(&path).unwrap(), &full[..second_start]);
             assert_eq!(log.append(&json!({"n": "again"})).unwrap(), 2);
@@ -709,7 +612,7 @@ mod tests {
     }
 
     #[test]
-    fn garbage_tail_is_truncated() {
+    fn a_nul_run_after_the_last_record_is_truncated_and_a_garbage_line_is_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let path = log_path(&dir);
         {
@@ -717,20 +620,29 @@ mod tests {
             log.append(&json!({"n": 1})).unwrap();
         }
         let good = fs::read(&path).unwrap();
-        let mut damaged = good.clone();
-        damaged.extend_from_slice(
-            b"garbage line\n\0\0\0\0\n{\"seq\":2,\"event\":1,\"crc\":\"00000000\"}\n\0\0",
-        );
-        fs::write(&path, &damaged).unwrap();
+        let mut zeroed = good.clone();
+        zeroed.extend_from_slice(b"{\"seq\":2,\"ev");
+        zeroed.extend_from_slice(&[0; 4096]);
+        fs::write(&path, &zeroed).unwrap();
         // Reading does not modify the file.
         assert_eq!(EventLog::read_records(&path).unwrap().len(), 1);
-        assert_eq!(fs::read(&path).unwrap(), damaged);
+        assert_eq!(fs::read(&path).unwrap(), zeroed);
         let (_log, recovery) = EventLog::open(&path).unwrap();
-        assert_eq!(
-            recovery.truncated_bytes,
-            (damaged.len() - good.len()) as u64
-        );
+        assert_eq!(recovery.truncated_bytes, (zeroed.len() - good.len()) as u64);
         assert_eq!(fs::read(&path).unwrap(), good);
+
+        let mut garbage = good.clone();
+        garbage.extend_from_slice(b"garbage line\n");
+        fs::write(&path, &garbage).unwrap();
+        assert!(matches!(
+            EventLog::open(&path),
+            Err(EventLogError::Corrupt { line: 2, .. })
+        ));
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            garbage,
+            "a corrupt log is left as found"
+        );
     }
 
     #[test]
@@ -775,6 +687,7 @@ mod tests {
 
     #[test]
     fn valid_record_with_out_of_order_seq_is_corruption() {
+        use crate::record::encode_record;
         let dir = tempfile::tempdir().unwrap();
         let path = log_path(&dir);
         let mut data = Vec::new();
@@ -883,7 +796,7 @@ mod tests {
             }
         }
         let (log, recovery) = EventLog::open(&path).unwrap();
-        assert_eq!(recovery.records.len(), 100);
+        assert_eq!(recovery.last_seq, 100);
         assert_eq!(recovery.truncated_bytes, 0);
         assert_eq!(log.last_durable_seq(), 100);
     }

@@ -13,7 +13,7 @@
 //! name is reached by temp → fsync → rename → fsync directory, so a crash never leaves a partial
 //! artifact under its digest; and an event is acknowledged only after `write` on an `O_APPEND`
 //! descriptor and `fdatasync`, with CRC-32C per line so a torn tail is recognised and truncated
-//! while damage in the middle is reported, never silently skipped. Concurrent appenders share
+//! while a damaged complete line, wherever it is, is reported, never silently skipped. Concurrent appenders share
 //! one `fdatasync` (group commit) instead of each paying for their own. Garbage collection is
 //! excluded by `flock` on `gc.lock` (shared for publishers, exclusive for the janitor) rather
 //! than by reference counts, which a crash would leave wrong.
@@ -28,7 +28,9 @@ mod fsutil;
 mod id;
 mod janitor;
 mod layout;
+mod log_read;
 mod manifest;
+mod record;
 mod spill;
 mod temps;
 
@@ -36,9 +38,10 @@ pub use artifact::{
     ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, hash_file,
 };
 pub use error::{EventLogError, StoreError};
-pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Record, Recovery, session_log_path};
+pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
+pub use record::Record;
 pub use temps::TempSweep;

@@ -134,12 +134,14 @@ fn acknowledged_events_and_artifacts_survive_sigkill() {
         }
 
         // The log opens, with any torn tail cut off, and holds every acknowledged event.
-        let (log, recovery) = EventLog::open(&session_log_path(dir.path(), "crash")).unwrap();
+        let log_path = session_log_path(dir.path(), "crash");
+        let (log, recovery) = EventLog::open(&log_path).unwrap();
         if recovery.truncated_bytes > 0 {
             torn_tails += 1;
         }
-        let records: BTreeMap<u64, _> = recovery
-            .records
+        // A SIGKILL leaves at most a torn final line: every complete line checks out.
+        let records: BTreeMap<u64, _> = EventLog::read_records(&log_path)
+            .unwrap()
             .into_iter()
             .map(|r| (r.seq, r.event))
             .collect();
@@ -149,6 +151,7 @@ fn acknowledged_events_and_artifacts_survive_sigkill() {
             });
             assert_eq!(event["retained_output"], id.internal_uri());
         }
+        assert_eq!(recovery.last_seq, records.len() as u64);
         drop(log);
 
         // Every file under a final name hashes to that name.

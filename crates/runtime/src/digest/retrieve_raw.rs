@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -70,27 +71,30 @@ impl Tool for RetrieveRaw {
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<ArtifactUri>, ToolError> {
         let log = tackle_store::session_log_path(&Session::store_dir_for(cx.root), &cx.session.0);
-        let records = EventLog::read_records(&log).map_err(|e| {
-            ToolError::new(
-                ErrorCode::IO,
-                format!("retrieve_raw: reading the session's event log: {e}"),
-            )
-        })?;
+        // The history is read one line at a time: a long session costs its largest line in
+        // memory, not its length. Every line is checked, so damage anywhere is an error here.
         let mut digested = Vec::new();
         let mut found = None;
-        for r in records {
+        EventLog::visit_records(&log, |r| {
             let Ok(Event::CallFinished(f)) = serde_json::from_value::<Event>(r.event) else {
-                continue;
+                return ControlFlow::Continue(());
             };
             if !f.digested {
-                continue;
+                return ControlFlow::Continue(());
             }
             if f.call_id.0 == args.call_id {
                 found = Some(f);
             } else {
                 digested.push(f.call_id.0);
             }
-        }
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| {
+            ToolError::new(
+                ErrorCode::IO,
+                format!("retrieve_raw: reading the session's event log: {e}"),
+            )
+        })?;
         let Some(finished) = found else {
             let known = if digested.is_empty() {
                 "no call in this session was digested".to_owned()
