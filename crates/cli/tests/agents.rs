@@ -166,6 +166,12 @@ fn check(expect: &Expect) {
         fail("read_file: the model received tackle's metadata");
     }
 
+    // The published schemas use only keywords every client reads: Gemini CLI warned on each
+    // `"format": "uint64"` it met, on stderr.
+    if d.output.stderr.contains("uint64") || d.output.stdout.contains("uint64") {
+        fail("the client complained about a schema keyword");
+    }
+
     // An error's whole message, with its fix, reached the model.
     let message = "is outside the project root; pass a path inside it";
     if !outside.text.contains(message) || !outside.text.contains("path_outside_root") {
