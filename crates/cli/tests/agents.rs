@@ -23,8 +23,10 @@
 //!   itself before calling: without `readOnlyHint` under `approval_policy=never` it refuses, so
 //!   the test sets `default_tools_approval_mode = "approve"` for tackle. `codex exec` answers
 //!   every `elicitation/create` with `decline` (it has nobody to ask; the TUI and the app server
-//!   forward it to a person), so the model gets "write_file was refused by the user" (edit_file
-//!   here) and the file is unchanged.
+//!   forward it to a person), also under `approval_policy = {granular = {mcp_elicitations =
+//!   true, …}}`, so the model gets "edit_file was refused by the user" and the file is
+//!   unchanged. An accepted form needs the TUI or `codex app-server`, which these tests do not
+//!   drive.
 //! - **Gemini CLI 0.61.0** `initialize`s without elicitation (capabilities: `roots` only), so
 //!   a call tackle would ask about is `approval_unavailable`, whose message names the `--allow`
 //!   rule that lets it run. It adds a boolean `wait_for_previous` to every tool's schema and the
