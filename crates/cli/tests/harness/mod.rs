@@ -228,6 +228,24 @@ impl TestCommand {
         }
     }
 
+    /// Another program (an agent that drives `tackle serve`), with nothing of tackle's test
+    /// environment set; the same timeout and the same assertions as the binary's runs.
+    pub fn external(program: &Path, cwd: &Path) -> Self {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(cwd);
+        Self {
+            cmd,
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// Start from an empty environment: only what the test sets reaches the program.
+    pub fn env_clear(&mut self) -> &mut Self {
+        self.cmd.env_clear();
+        self
+    }
+
     pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
         self.cmd.env(key, value);
         self

@@ -1,0 +1,84 @@
+//! Where `scripts/install-agents` put the agents, and whether a test may run, skip or must fail.
+//!
+//! The script writes `target/agents/installed.sha256` (the digest of the lock file it installed)
+//! last, or `target/agents/registry-unreachable` when npm's registry did not answer. The only
+//! skip is that second case, with the script's message. Anything else that is missing or of
+//! another version is a failure under `CI`; elsewhere (a bare `cargo test`) it is a skip that
+//! names the command to run, since the tests cannot install a gigabyte of agents themselves.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helper: a failure should panic loudly
+
+use std::path::{Path, PathBuf};
+
+/// The installed agents, at the pinned versions.
+pub struct Installed {
+    bin: PathBuf,
+}
+
+impl Installed {
+    /// The agents, or `None` after printing why the test skips. Panics where skipping is not
+    /// allowed (under `CI` with no record of an unreachable registry).
+    pub fn find() -> Option<Self> {
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let dest = workspace.join("target/agents");
+        let pins = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agents");
+        if let Ok(why) = std::fs::read_to_string(dest.join("registry-unreachable")) {
+            eprintln!("skipped: {}", why.trim());
+            return None;
+        }
+        match check(&dest, &pins) {
+            Ok(()) => Some(Self {
+                bin: dest.join("node_modules/.bin"),
+            }),
+            Err(problem) if std::env::var_os("CI").is_some() => {
+                panic!("{problem}; run scripts/install-agents (scripts/test runs it)")
+            }
+            Err(problem) => {
+                eprintln!("skipped: {problem}; run scripts/install-agents (scripts/test runs it)");
+                None
+            }
+        }
+    }
+
+    /// The executable an agent's package links into `node_modules/.bin`.
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.bin.join(name)
+    }
+}
+
+/// Every pinned package is installed at its pinned version, from the committed lock.
+fn check(dest: &Path, pins: &Path) -> Result<(), String> {
+    let lock = std::fs::read(pins.join("package-lock.json")).unwrap();
+    let want = sha256_hex(&lock);
+    let stamp = std::fs::read_to_string(dest.join("installed.sha256")).unwrap_or_default();
+    if stamp.trim() != want {
+        return Err(format!(
+            "the agents are not installed from the committed lock at {}",
+            dest.display()
+        ));
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pins.join("package.json")).unwrap()).unwrap();
+    for (package, version) in manifest["dependencies"].as_object().unwrap() {
+        let installed = dest.join("node_modules").join(package).join("package.json");
+        let got = std::fs::read(&installed)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["version"].as_str().map(str::to_owned));
+        if got.as_deref() != version.as_str() {
+            return Err(format!(
+                "{package} {version} is not installed (found {got:?} at {})",
+                installed.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
