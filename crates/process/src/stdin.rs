@@ -55,8 +55,8 @@ impl StdinError {
     pub fn state(&self) -> &'static str {
         match self {
             Self::UnknownCall { .. } => "unknown_call",
-            Self::Finished { .. } => "finished",
-            Self::Closed { .. } => "closed",
+            Self::Finished { .. } => "call_finished",
+            Self::Closed { .. } => "stdin_closed",
             Self::NotInteractive { .. } => "not_interactive",
         }
     }
@@ -270,14 +270,38 @@ mod tests {
             (Setup::Nothing, StdinInput::Eof, Some("unknown_call")),
             (Setup::Interactive, StdinInput::Bytes(b"x".to_vec()), None),
             (Setup::Interactive, StdinInput::Eof, None),
-            (Setup::InteractiveEofSent, StdinInput::Bytes(b"x".to_vec()), Some("closed")),
-            (Setup::InteractiveEofSent, StdinInput::Eof, Some("closed")),
-            (Setup::InteractiveFinished, StdinInput::Bytes(b"x".to_vec()), Some("finished")),
-            (Setup::Plain, StdinInput::Bytes(b"x".to_vec()), Some("not_interactive")),
+            (
+                Setup::InteractiveEofSent,
+                StdinInput::Bytes(b"x".to_vec()),
+                Some("stdin_closed"),
+            ),
+            (
+                Setup::InteractiveEofSent,
+                StdinInput::Eof,
+                Some("stdin_closed"),
+            ),
+            (
+                Setup::InteractiveFinished,
+                StdinInput::Bytes(b"x".to_vec()),
+                Some("call_finished"),
+            ),
+            (
+                Setup::Plain,
+                StdinInput::Bytes(b"x".to_vec()),
+                Some("not_interactive"),
+            ),
             (Setup::Plain, StdinInput::Eof, Some("not_interactive")),
-            (Setup::PlainFinished, StdinInput::Eof, Some("finished")),
-            (Setup::OtherSession, StdinInput::Bytes(b"x".to_vec()), Some("unknown_call")),
-            (Setup::RunnerGone, StdinInput::Bytes(b"x".to_vec()), Some("closed")),
+            (Setup::PlainFinished, StdinInput::Eof, Some("call_finished")),
+            (
+                Setup::OtherSession,
+                StdinInput::Bytes(b"x".to_vec()),
+                Some("unknown_call"),
+            ),
+            (
+                Setup::RunnerGone,
+                StdinInput::Bytes(b"x".to_vec()),
+                Some("stdin_closed"),
+            ),
         ];
         for (setup, input, want) in table {
             let registry = StdinRegistry::new();
@@ -349,7 +373,7 @@ mod tests {
                 .open_call("s", &FINISHED_KEPT.to_string())
                 .unwrap_err()
                 .state(),
-            "finished"
+            "call_finished"
         );
     }
 
