@@ -185,8 +185,8 @@ pub struct BashArgs {
     /// everything it started are stopped; output so far is kept.
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// Keep stdin open so input can be sent to the running command with the bash_stdin tool,
-    /// using the call id the call reports when it starts (default false: stdin is empty).
+    /// Keep stdin open so input can be sent to the command while it runs, naming the call by
+    /// the call id it reports when it starts (default false: stdin is empty).
     #[serde(default)]
     pub interactive: Option<bool>,
 }
