@@ -874,6 +874,7 @@ async fn bash_stdin_feeds_a_running_interactive_call() {
         (json!({"call_id": id, "data": "again\n"}), "call_finished"),
         (json!({"call_id": "mcp-0000", "data": "x"}), "unknown_call"),
         (json!({"call_id": held_id}), "invalid_arguments"),
+        (json!({"data": "x"}), "invalid_arguments"),
     ];
     for (arguments, state) in refusals {
         let refused = a.call_tool(bash_stdin(arguments.clone())).await.unwrap();

@@ -30,10 +30,14 @@ pub enum StdinInput {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum StdinError {
     #[error(
-        "no call `{call}` is known in session `{session}`; pass the call id of a running bash \
-         call started with interactive: true (it is reported in the call's progress)"
+        "no call `{call}` is known in this session; pass the call id of a running bash call \
+         started with interactive: true (it is reported in the call's progress)"
     )]
-    UnknownCall { session: String, call: String },
+    UnknownCall {
+        /// The session asked in; kept for the caller's records, not shown.
+        session: String,
+        call: String,
+    },
     #[error(
         "call `{call}` has finished; its stdin is gone. Start a new bash call with \
          interactive: true to send input"
@@ -194,19 +198,6 @@ impl StdinRegistry {
         }
     }
 
-    /// The ids of `session`'s calls that can take input now, sorted.
-    pub fn open_calls(&self, session: &str) -> Vec<String> {
-        let entries = self.lock();
-        let mut calls: Vec<String> = entries
-            .running
-            .iter()
-            .filter(|((s, _), e)| s == session && matches!(e, Entry::Open { .. }))
-            .map(|((_, c), _)| c.clone())
-            .collect();
-        calls.sort();
-        calls
-    }
-
     /// Send input to a running interactive call. After [`StdinInput::Eof`] the call's stdin
     /// is closed and further input is refused as [`StdinError::Closed`].
     pub fn send(&self, session: &str, call: &str, input: StdinInput) -> Result<(), StdinError> {
@@ -344,18 +335,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn open_calls_lists_only_open_calls_of_the_session() {
-        let registry = StdinRegistry::new();
-        let (_a, _ra) = registry.register("s", "b-call");
-        let (_b, _rb) = registry.register("s", "a-call");
-        let (_c, _rc) = registry.register("t", "other");
-        let _plain = registry.register_plain("s", "plain");
-        let (_d, _rd) = registry.register("s", "closed");
-        registry.send("s", "closed", StdinInput::Eof).unwrap();
-        assert_eq!(registry.open_calls("s"), ["a-call", "b-call"]);
     }
 
     #[test]

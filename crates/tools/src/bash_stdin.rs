@@ -34,10 +34,8 @@ pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 #[serde(deny_unknown_fields)]
 pub struct BashStdinArgs {
     /// The id of the running bash call, as it reported when it started ("stdin open:
-    /// call_id=…"). May be left out when exactly one interactive call of this session is
-    /// running.
-    #[serde(default)]
-    pub call_id: Option<String>,
+    /// call_id=…").
+    pub call_id: String,
     /// Text to write to the call's stdin, exactly as given (include "\n" to end a line).
     #[serde(default)]
     pub data: Option<String>,
@@ -60,29 +58,6 @@ pub struct BashStdin {
 impl BashStdin {
     pub fn new(stdin: StdinRegistry) -> Self {
         Self { stdin }
-    }
-
-    /// The call `call_id` names, or the only open one of the session.
-    fn target(&self, session: &str, call_id: Option<String>) -> Result<String, ToolError> {
-        if let Some(id) = call_id {
-            return Ok(id);
-        }
-        let open = self.stdin.open_calls(session);
-        match open.as_slice() {
-            [only] => Ok(only.clone()),
-            [] => Err(ToolError::new(
-                UNKNOWN_CALL,
-                "bash_stdin: no interactive bash call is running in this session; start one \
-                 with bash {\"command\": …, \"interactive\": true} and pass its call_id",
-            )
-            .with_metadata(json!({ "state": "unknown_call" }))),
-            many => Err(invalid(format!(
-                "bash_stdin: {} interactive calls are running ({}); pass the call_id of the \
-                 one to feed",
-                many.len(),
-                many.join(", ")
-            ))),
-        }
     }
 }
 
@@ -141,7 +116,7 @@ impl Tool for BashStdin {
         "Send input to a running bash call started with \"interactive\": true: `data` is \
          written to its stdin as given (end lines with \"\\n\"), and `eof: true` closes stdin \
          afterwards. `call_id` is the id the bash call reported when it started (\"stdin open: \
-         call_id=…\"); leave it out when only one interactive call is running. Input is checked \
+         call_id=…\"). Input is checked \
          by the permission gate under the running command's tool.bash.cmd keys. Fails, naming \
          the state, when the call is unknown, has finished, was not interactive, or its stdin \
          is already closed."
@@ -181,7 +156,7 @@ impl Tool for BashStdin {
                 data.len()
             )));
         }
-        let call_id = self.target(&cx.session.0, args.call_id)?;
+        let call_id = args.call_id;
         let facts = self
             .stdin
             .open_call(&cx.session.0, &call_id)
@@ -288,7 +263,6 @@ mod tests {
                 json!({"call_id": "c", "data": "x"}),
                 Some(UNKNOWN_CALL),
             ),
-            (Setup::Empty, json!({"data": "x"}), Some(UNKNOWN_CALL)),
             (
                 Setup::Open(&["c"]),
                 json!({"call_id": "c", "data": "x"}),
@@ -299,11 +273,10 @@ mod tests {
                 json!({"call_id": "c", "eof": true}),
                 None,
             ),
-            (Setup::Open(&["c"]), json!({"data": "x"}), None),
             (
                 Setup::Open(&["c", "d"]),
-                json!({"data": "x"}),
-                Some(ErrorCode::INVALID_ARGUMENTS),
+                json!({"call_id": "d", "data": "x"}),
+                None,
             ),
             (
                 Setup::Open(&["c"]),
@@ -343,11 +316,6 @@ mod tests {
             (
                 Setup::OpenInOtherSession,
                 json!({"call_id": "c", "data": "x"}),
-                Some(UNKNOWN_CALL),
-            ),
-            (
-                Setup::OpenInOtherSession,
-                json!({"data": "x"}),
                 Some(UNKNOWN_CALL),
             ),
         ];
