@@ -830,8 +830,11 @@ async fn bash_stdin_feeds_a_running_interactive_call() {
         text_of(&other)
     );
 
+    // Gemini CLI's `wait_for_previous` does not hold input back behind the call it feeds.
     let fed = a
-        .call_tool(bash_stdin(json!({"call_id": id, "data": "hello\n"})))
+        .call_tool(bash_stdin(
+            json!({"call_id": id, "data": "hello\n", "wait_for_previous": true}),
+        ))
         .await
         .unwrap();
     assert_ne!(fed.is_error, Some(true), "{}", text_of(&fed));

@@ -27,6 +27,9 @@ use tackle_tool::{
 
 use crate::shell::keys::{BASH_CMD_ACTION, UNRESOLVED};
 
+/// The tool's name.
+pub const NAME: &str = "bash_stdin";
+
 /// The most bytes one call may send.
 pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 
@@ -109,7 +112,7 @@ impl Tool for BashStdin {
     type Plan = BashStdinPlan;
 
     fn name(&self) -> &str {
-        "bash_stdin"
+        NAME
     }
 
     fn description(&self) -> Cow<'static, str> {
