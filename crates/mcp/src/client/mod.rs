@@ -18,6 +18,7 @@
 pub mod config;
 mod connection;
 mod names;
+mod probe;
 mod tool;
 
 use std::collections::BTreeSet;
@@ -30,6 +31,7 @@ use tackle_tool::DynTool;
 pub use config::{ConfigError, SecretUse, ServerConfig, Transport};
 pub use connection::client_runtime;
 pub use names::model_name;
+pub use probe::{ProbeOutcome, probe_servers};
 pub use tool::{MCP_ERROR, MCP_SERVER_UNAVAILABLE, McpTool, render, repair_schema};
 
 /// Start `servers` concurrently and collect their tools in configuration order, with a line
