@@ -199,6 +199,9 @@ fn add(
     entry: Map<String, Value>,
 ) -> Result<u8, Failure> {
     tackle_mcp::client::config::check_name(name).map_err(|e| Failure::Usage(anyhow!("{e}")))?;
+    // The entry alone, through the loader: what it would refuse is a bad command line.
+    let alone = json!({ "servers": { name: entry.clone() } }).to_string();
+    tackle_mcp::client::config::parse(&alone).map_err(|e| Failure::Usage(anyhow!("{e}")))?;
     let path = scope_file(root, scope)?;
     if edit::contains(&path, name)? {
         return Err(Failure::Usage(edit::duplicate(&path, scope, name)));
