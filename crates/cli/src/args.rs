@@ -13,6 +13,8 @@ Examples:
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
+  tackle mcp list                               MCP servers tackle connects to, and their state
+  tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
   tackle serve                                  MCP server on stdio (claude mcp add tackle -- tackle serve)
   tackle serve --http 127.0.0.1:8123            MCP server over Streamable HTTP
   tackle --deny 'read:secrets/**' call read_file '{\"path\":\"secrets/key\"}'

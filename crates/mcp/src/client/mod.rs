@@ -1,5 +1,5 @@
-//! The MCP client: third-party MCP servers declared in `.agents/mcp.json`, their tools offered
-//! as tackle tools.
+//! The MCP client: third-party MCP servers declared in `.agents/mcp.json` (or the user's own
+//! file of the same format), their tools offered as tackle tools.
 //!
 //! Owns: the configuration file, starting servers (stdio children and Streamable HTTP
 //! endpoints) with a start-up timeout, naming (`mcp__<server>__<tool>` for the model,
