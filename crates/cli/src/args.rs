@@ -13,6 +13,8 @@ Examples:
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
+  tackle mcp list                               MCP servers tackle connects to, and their state
+  tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
   tackle serve                                  MCP server on stdio (claude mcp add tackle -- tackle serve)
   tackle serve --http 127.0.0.1:8123            MCP server over Streamable HTTP
   tackle --deny 'read:secrets/**' call read_file '{\"path\":\"secrets/key\"}'
@@ -163,10 +165,103 @@ pub enum Command {
         #[arg(long, requires = "list")]
         json: bool,
     },
+    /// Manage the MCP servers tackle connects to (their tools join the catalog as
+    /// mcp__<server>__<tool>): list them with their state, show one, add one, remove one.
+    #[command(after_help = MCP_AFTER_HELP)]
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Inspect and collect retained output.
     Artifacts {
         #[command(subcommand)]
         command: ArtifactsCommand,
+    },
+}
+
+const MCP_AFTER_HELP: &str = "\
+Examples:
+  tackle mcp list                                   every server, its scope and state
+  tackle mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .
+  tackle mcp add gh --env GITHUB_TOKEN='${GH_PAT}' -- github-mcp-server stdio
+  tackle mcp add --transport http docs https://example.com/mcp --header-env Authorization=DOCS_TOKEN
+  tackle mcp add --scope project lint -- ./tools/lint-mcp
+  tackle mcp get fs --json
+  tackle mcp remove fs
+
+Scopes: user servers ($XDG_CONFIG_HOME/tackle/mcp.json, else ~/.config/tackle/mcp.json) always
+start. Project servers (<root>/.agents/mcp.json, shared with the repository) start only once the
+folder is trusted (tackle trust); adding one does not trust it. A name in both scopes is the
+project's entry while the folder is trusted, else the user's.
+
+Secrets stay out of the files: --env KEY='${VAR}' hands the child the value of VAR from tackle's
+environment, --header-env HEADER=VAR sends VAR's value as that header. Values are never printed.";
+
+/// Where `tackle mcp add` and `remove` write.
+pub use crate::mcp::scope::Scope as McpScope;
+
+/// How `tackle mcp add` reaches the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpTransport {
+    /// A child process speaking MCP over stdin/stdout: `add <name> -- <command> [args...]`.
+    Stdio,
+    /// A Streamable HTTP endpoint: `add --transport http <name> <url>`.
+    Http,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List every configured server with its scope, transport and state: connected (with its
+    /// tool count), failed (with the cause), not started (untrusted folder) or replaced by a
+    /// project entry. Each server is started once, all at once, within its start-up timeout.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one server's configuration and state (secret values are never shown).
+    Get {
+        name: String,
+        /// Which entry, when the name is declared in both scopes (default: the one that applies).
+        #[arg(long, value_enum)]
+        scope: Option<McpScope>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `add [options] <name> -- <command> [args...]` for a stdio server,
+    /// `add --transport http [options] <name> <url>` for a Streamable HTTP one. Refuses a name
+    /// already in that scope.
+    Add {
+        /// Where to write it: user (your own file, the default) or project (.agents/mcp.json;
+        /// starts only once the folder is trusted).
+        #[arg(long, value_enum, default_value = "user")]
+        scope: McpScope,
+        /// stdio (default) or http.
+        #[arg(long, value_enum, default_value = "stdio")]
+        transport: McpTransport,
+        /// An environment variable for a stdio server, KEY=VALUE (repeatable); write the value
+        /// as '${VAR}' to pass VAR from tackle's environment instead of storing it.
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an HTTP server, HEADER=VAR (repeatable): the value of environment
+        /// variable VAR is sent as HEADER (Authorization takes a bare token or "Bearer …").
+        #[arg(long, value_name = "HEADER=VAR")]
+        header_env: Vec<String>,
+        /// Every tool of this server is read-only (tackle may run them concurrently and poll them).
+        #[arg(long)]
+        read_only: bool,
+        /// The server's name: letters, digits, `_` and `-`; its tools become mcp__<name>__<tool>.
+        name: String,
+        /// The URL of an HTTP server (with --transport http).
+        url: Option<String>,
+        /// The command of a stdio server and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server. Without --scope the name must be declared in exactly one scope.
+    Remove {
+        name: String,
+        #[arg(long, value_enum)]
+        scope: Option<McpScope>,
     },
 }
 

@@ -86,6 +86,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Artifacts { command } => {
             setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| artifacts(&c, command))
         }
+        Command::Mcp { command } => crate::mcp::run(cli.root.as_deref(), &flags, command),
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },

@@ -46,9 +46,10 @@ pub struct Config {
     pub process_env: EnvPolicy,
     /// The project layer's trust, and what it left out.
     pub trust: ProjectTrust,
-    /// The MCP servers of `.agents/mcp.json` that may start (none while the root is untrusted).
+    /// The MCP servers that may start: the user's `mcp.json` and, while the root is trusted,
+    /// `.agents/mcp.json` ([`crate::mcp::scope::startable`]).
     pub mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
-    /// Servers declared in `.agents/mcp.json`, started or not.
+    /// Servers declared in either scope, started or not.
     pub mcp_declared: usize,
 }
 
@@ -129,6 +130,7 @@ pub fn load_with(
     let project_path = project_config_path(root);
     let project = LoadedFile::load(&project_path)?;
     let mcp = tackle_mcp::client::config::load(root).map_err(|e| anyhow!("{e}"))?;
+    let user_mcp = crate::mcp::scope::load_user()?;
     let split = project.as_ref().map(|f| classify::split_file(&lower, f));
     let mut widenings = split
         .as_ref()
@@ -175,6 +177,7 @@ pub fn load_with(
     // Every secret the project names is withheld, trusted or not: withholding only narrows.
     let mut named_secrets: Vec<String> = mcp
         .iter()
+        .chain(&user_mcp)
         .flat_map(|s| s.secrets())
         .map(|s| s.var)
         .collect();
@@ -186,8 +189,8 @@ pub fn load_with(
         named_secrets.push(t.url_env.get_ref().clone());
         named_secrets.extend(t.token_env.as_ref().map(|v| v.get_ref().clone()));
     }
-    let mcp_declared = mcp.len();
-    let mcp_servers = if trust.applies() { mcp } else { Vec::new() };
+    let mcp_declared = mcp.len() + user_mcp.len();
+    let mcp_servers = crate::mcp::scope::startable(&user_mcp, &mcp, trust.applies());
     let mut config = compile(root, settings, files, trust, mcp_servers, mcp_declared)?;
     for var in named_secrets {
         config.withhold(&var);

@@ -6,6 +6,7 @@ mod commands;
 mod config;
 mod exit;
 mod leftovers;
+mod mcp;
 mod posture;
 mod root;
 mod serve;

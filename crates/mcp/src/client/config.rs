@@ -103,6 +103,15 @@ struct Canonical<'a> {
 }
 
 impl ServerConfig {
+    /// Where the server is, for people: the command of a stdio server, the URL of an HTTP one
+    /// without any user information it carries.
+    pub fn endpoint(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, .. } => command.clone(),
+            Transport::Http { url, .. } => redact_userinfo(url),
+        }
+    }
+
     /// Every variable this entry sends somewhere: each `headers_env` value (to the URL) and
     /// each `${NAME}` of a stdio `env` (into the child).
     pub fn secrets(&self) -> Vec<SecretUse> {
@@ -164,6 +173,18 @@ impl ServerConfig {
     }
 }
 
+/// `scheme://user:secret@host/...` without the `user:secret@`; other URLs unchanged.
+pub(crate) fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
 #[derive(Deserialize)]
 struct RawServer {
     command: Option<String>,
@@ -198,18 +219,50 @@ const SERVER_KEYS: &[&str] = &[
 /// Read `<root>/.agents/mcp.json`; no file means no servers. Whether its servers may start
 /// is not decided here (folder trust is the caller's).
 pub fn load(root: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
-    let path = root.join(CONFIG_PATH);
-    match std::fs::read_to_string(&path) {
+    load_file(&root.join(CONFIG_PATH), CONFIG_PATH)
+}
+
+/// Read a file in the `.agents/mcp.json` format at `path` (the user's own file, for one),
+/// naming it `shown` in errors; no file means no servers.
+pub fn load_file(path: &Path, shown: &str) -> Result<Vec<ServerConfig>, ConfigError> {
+    match std::fs::read_to_string(path) {
         Ok(text) => parse(&text).map_err(|message| ConfigError::Invalid {
-            path: CONFIG_PATH.to_owned(),
+            path: shown.to_owned(),
             message,
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(source) => Err(ConfigError::Read {
-            path: CONFIG_PATH.to_owned(),
+            path: shown.to_owned(),
             source,
         }),
     }
+}
+
+/// Whether `name` may name a server: letters, digits, `_` and `-` (it becomes part of tool
+/// names and permission keys). The error says what is allowed.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(format!(
+            "server name `{name}` is invalid; use letters, digits, `_` and `-`"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `url` can be a Streamable HTTP endpoint: an absolute `http` or `https` URL with a host.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| format!("`{url}` is not a URL ({e}); write it as https://host/path"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(format!(
+            "`{url}` is not an http or https URL with a host; MCP servers over HTTP are reached at https://host/path"
+        ));
+    }
+    Ok(())
 }
 
 /// Parse the file's text; the error is a message naming the offending key.
@@ -227,15 +280,7 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
     };
     let mut out = Vec::with_capacity(servers.len());
     for (name, raw) in servers {
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            return Err(format!(
-                "server name `{name}` is invalid; use letters, digits, `_` and `-`"
-            ));
-        }
+        check_name(name)?;
         let Value::Object(obj) = raw else {
             return Err(format!("servers.{name} must be an object"));
         };
@@ -263,6 +308,7 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
                 }
             }
             (None, Some(url)) => {
+                check_url(&url).map_err(|e| format!("servers.{name}.url: {e}"))?;
                 if !raw.args.is_empty() || !raw.env.is_empty() {
                     return Err(format!(
                         "servers.{name}: `args` and `env` apply to `command` servers only"
@@ -427,6 +473,15 @@ mod tests {
                 "servers.a:",
             ),
             ("[", "not valid JSON"),
+            (
+                r#"{"servers": {"a": {"url": "file:///etc/passwd"}}}"#,
+                "servers.a.url: `file:///etc/passwd` is not an http or https URL",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "127.0.0.1:9/mcp"}}}"#,
+                "servers.a.url:",
+            ),
+            (r#"{"servers": {"a": {"url": "not a url"}}}"#, "not a URL"),
         ];
         for (text, want) in cases {
             let err = parse(text).unwrap_err();

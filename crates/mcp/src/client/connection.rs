@@ -125,10 +125,7 @@ impl Server {
     /// Where the server is, for messages: the URL of an HTTP server (without any user
     /// information it carries), the command of a stdio one.
     pub fn endpoint(&self) -> String {
-        match &self.config.transport {
-            Transport::Stdio { command, .. } => command.clone(),
-            Transport::Http { url, .. } => redact_userinfo(url),
-        }
+        self.config.endpoint()
     }
 
     /// Start the server (within its start-up timeout) and list its tools. Runs on the client
@@ -317,21 +314,9 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-/// `scheme://user:secret@host/...` without the `user:secret@`; other URLs unchanged.
-fn redact_userinfo(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::config::redact_userinfo;
 
     #[test]
     fn urls_lose_their_user_information() {

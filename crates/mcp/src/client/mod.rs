@@ -1,5 +1,5 @@
-//! The MCP client: third-party MCP servers declared in `.agents/mcp.json`, their tools offered
-//! as tackle tools.
+//! The MCP client: third-party MCP servers declared in `.agents/mcp.json` (or the user's own
+//! file of the same format), their tools offered as tackle tools.
 //!
 //! Owns: the configuration file, starting servers (stdio children and Streamable HTTP
 //! endpoints) with a start-up timeout, naming (`mcp__<server>__<tool>` for the model,
@@ -18,6 +18,7 @@
 pub mod config;
 mod connection;
 mod names;
+mod probe;
 mod tool;
 
 use std::collections::BTreeSet;
@@ -30,6 +31,7 @@ use tackle_tool::DynTool;
 pub use config::{ConfigError, SecretUse, ServerConfig, Transport};
 pub use connection::client_runtime;
 pub use names::model_name;
+pub use probe::{ProbeOutcome, probe_servers};
 pub use tool::{MCP_ERROR, MCP_SERVER_UNAVAILABLE, McpTool, render, repair_schema};
 
 /// Start `servers` concurrently and collect their tools in configuration order, with a line
