@@ -633,3 +633,66 @@ fn a_line_too_long_for_one_argument_is_refused_with_the_way_out() {
     out.tool_error("invalid_arguments");
     assert!(out.text().contains("write it to a file"), "{}", out.text());
 }
+
+/// Issue 14: through the real `tackle serve`, an interactive bash call reports its call id as
+/// progress, `bash_stdin` feeds it a line by that id, and the result has the command's answer.
+#[test]
+fn served_interactive_bash_is_fed_through_bash_stdin() {
+    use std::io::{BufRead, BufReader, Write};
+    let p = Project::new();
+    let mut child = p.tackle(["--allow", "tool.bash.cmd:*", "serve"]).spawn();
+    let mut stdin = child.0.stdin.take().unwrap();
+    let stderr = child.0.stderr.take().unwrap();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in BufReader::new(stderr).lines() {});
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut send = |msg: serde_json::Value| {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
+    );
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"bash","arguments":{"command":"read line; echo got:$line","interactive":true},
+        "_meta":{"progressToken":"p1"}}}),
+    );
+    let mut next = || -> serde_json::Value {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("tackle serve closed stdout"))
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let call_id = loop {
+        let msg = next();
+        assert!(msg["id"] != 1, "bash ended before it was fed: {msg}");
+        if msg["method"] == "notifications/progress"
+            && let Some(rest) = msg["params"]["message"]
+                .as_str()
+                .and_then(|m| m.strip_prefix("stdin open: call_id="))
+        {
+            break rest.split(';').next().unwrap().to_owned();
+        }
+    };
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"bash_stdin","arguments":{"call_id":call_id,"data":"hello\n"}}}),
+    );
+    let mut results = std::collections::BTreeMap::new();
+    while results.len() < 2 {
+        let msg = next();
+        if let Some(id) = msg["id"].as_u64().filter(|id| *id > 0) {
+            results.insert(id, msg["result"].clone());
+        }
+    }
+    assert_ne!(results[&2]["isError"], true, "{}", results[&2]);
+    let text = results[&1]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("got:hello"), "{}", results[&1]);
+    drop(child);
+}

@@ -115,3 +115,31 @@ fn every_published_schema_is_portable() {
         );
     }
 }
+
+/// `bash_stdin` is offered exactly where an interactive bash call can exist: beside bash.
+#[test]
+fn bash_stdin_is_offered_only_beside_bash() {
+    let p = Project::new();
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut cmd = p.tackle(args.to_vec());
+        cmd.args(["tools", "--json"]);
+        cmd.run()
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .filter(|n| n == "bash" || n == "bash_stdin")
+            .collect()
+    };
+    let cases: &[(&[&str], &[&str])] = &[
+        (&[], &["bash", "bash_stdin"]),
+        (&["--disable-tools", "bash"], &[]),
+        (&["--deny", "tool.bash"], &[]),
+        (&["--disable-tools", "bash_stdin"], &["bash"]),
+        (&["--deny", "tool.bash_stdin"], &["bash"]),
+    ];
+    for (args, want) in cases {
+        assert_eq!(names(args), *want, "tackle {args:?} tools");
+    }
+}

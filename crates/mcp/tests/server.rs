@@ -759,3 +759,145 @@ async fn clients_of_one_server_cannot_read_each_others_calls() {
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
 }
+
+/// Waits for the progress message of an interactive bash call that names its call id.
+async fn stdin_call_id(progress: &mut mpsc::UnboundedReceiver<String>) -> String {
+    loop {
+        let message = progress.recv().await.unwrap();
+        if let Some(rest) = message.strip_prefix("stdin open: call_id=") {
+            return rest.split(';').next().unwrap().to_owned();
+        }
+    }
+}
+
+fn interactive_bash(command: &str) -> ClientRequest {
+    ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("bash")
+            .with_arguments(args(json!({"command": command, "interactive": true}))),
+    ))
+}
+
+fn bash_stdin(arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new("bash_stdin").with_arguments(args(arguments))
+}
+
+fn tool_result(result: ServerResult) -> rmcp::model::CallToolResult {
+    match result {
+        ServerResult::CallToolResult(r) => r,
+        other => panic!("not a tool result: {other:?}"),
+    }
+}
+
+/// Issue 14: an MCP client learns the id of its running interactive bash call from the call's
+/// progress, feeds it a line with `bash_stdin`, and gets the command's answer in the result;
+/// another client cannot feed it, and each state after that is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_stdin_feeds_a_running_interactive_call() {
+    let f = fixture(false);
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let a = connect(
+        f.server.for_new_client(),
+        TestClient {
+            progress_tx: Some(tx),
+            ..TestClient::default()
+        },
+    )
+    .await;
+    let b = connect(f.server.for_new_client(), TestClient::default()).await;
+    let listed = a.list_all_tools().await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "bash_stdin"));
+
+    let running = a
+        .peer()
+        .send_cancellable_request(
+            interactive_bash("read line; echo got:$line"),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let id = stdin_call_id(&mut progress).await;
+    assert!(id.starts_with("mcp-"), "{id}");
+
+    // Another client (another session) holding the id cannot reach the call.
+    let other = b
+        .call_tool(bash_stdin(json!({"call_id": id, "data": "intruder\n"})))
+        .await
+        .unwrap();
+    assert_eq!(other.is_error, Some(true));
+    assert!(
+        text_of(&other).contains("unknown_call"),
+        "{}",
+        text_of(&other)
+    );
+
+    // Gemini CLI's `wait_for_previous` does not hold input back behind the call it feeds.
+    let fed = a
+        .call_tool(bash_stdin(
+            json!({"call_id": id, "data": "hello\n", "wait_for_previous": true}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(fed.is_error, Some(true), "{}", text_of(&fed));
+    let done = tool_result(running.await_response().await.unwrap());
+    assert_ne!(done.is_error, Some(true), "{}", text_of(&done));
+    let text = text_of(&done);
+    assert!(text.contains("got:hello"), "{text}");
+    assert!(!text.contains("intruder"), "{text}");
+
+    // A call that is still running after its stdin was closed: it waits on a fifo the test
+    // opens once the refusals are checked.
+    let fifo = f._dir.path().join("release.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let held = a
+        .peer()
+        .send_cancellable_request(
+            interactive_bash("cat; echo eof-seen; read x < release.fifo; echo released:$x"),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let held_id = stdin_call_id(&mut progress).await;
+    let eof = a
+        .call_tool(bash_stdin(json!({"call_id": held_id, "eof": true})))
+        .await
+        .unwrap();
+    assert_ne!(eof.is_error, Some(true), "{}", text_of(&eof));
+
+    // (arguments, the state the refusal names), while the second call is held.
+    let refusals: &[(Value, &str)] = &[
+        (
+            json!({"call_id": held_id, "data": "late\n"}),
+            "stdin_closed",
+        ),
+        (json!({"call_id": held_id, "eof": true}), "stdin_closed"),
+        (json!({"call_id": id, "data": "again\n"}), "call_finished"),
+        (json!({"call_id": "mcp-0000", "data": "x"}), "unknown_call"),
+        (json!({"call_id": held_id}), "invalid_arguments"),
+        (json!({"data": "x"}), "invalid_arguments"),
+    ];
+    for (arguments, state) in refusals {
+        let refused = a.call_tool(bash_stdin(arguments.clone())).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{arguments}");
+        assert!(
+            text_of(&refused).contains(state),
+            "{arguments}: {}",
+            text_of(&refused)
+        );
+    }
+    tokio::task::spawn_blocking(move || std::fs::write(fifo, "go\n"))
+        .await
+        .unwrap()
+        .unwrap();
+    let released = tool_result(held.await_response().await.unwrap());
+    let text = text_of(&released);
+    assert!(
+        text.contains("eof-seen") && text.contains("released:go"),
+        "{text}"
+    );
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+}

@@ -42,6 +42,6 @@ pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
 pub use shell::{MAX_SCRIPT_BYTES, Shell, ShellRun};
 pub use shell_env::{EXPORTED_FUNCTION_PREFIX, SHELL_ENV_REMOVED, removed_from_shell};
 pub use shell_program::{BASH_PATHS, SH_PATH, ShellKind, ShellProgram};
-pub use stdin::{StdinError, StdinInput, StdinRegistration, StdinRegistry};
+pub use stdin::{CallFacts, StdinError, StdinInput, StdinRegistration, StdinRegistry};
 
 pub use tokio_util::sync::CancellationToken;

@@ -291,7 +291,7 @@ async fn interactive_stdin_gets_bytes_and_eof() {
             .send("s1", "call-1", StdinInput::Eof)
             .unwrap_err()
             .to_string()
-            .contains("no interactive call")
+            .contains("has finished")
     );
 }
 

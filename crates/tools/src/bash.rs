@@ -29,13 +29,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_process::{
-    Ended, EnvPolicy, OutputStream, ProcessError, Shell, ShellKind, ShellProgram, ShellRun,
-    StdinRegistry,
+    CallFacts, Ended, EnvPolicy, OutputStream, ProcessError, Shell, ShellKind, ShellProgram,
+    ShellRun, StdinRegistry,
 };
 use tackle_tool::protocol::{Concurrency, ErrorCode, OutputDeclaration, StreamName};
 use tackle_tool::{
     Action, ExecuteContext, OutputSink, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
-    ToolError,
+    ToolError, ToolProgress,
 };
 
 use crate::shell::Dialect;
@@ -185,8 +185,8 @@ pub struct BashArgs {
     /// everything it started are stopped; output so far is kept.
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// Keep stdin open so input can be sent to the running command (default false: stdin is
-    /// empty).
+    /// Keep stdin open so input can be sent to the command while it runs, naming the call by
+    /// the call id it reports when it starts (default false: stdin is empty).
     #[serde(default)]
     pub interactive: Option<bool>,
 }
@@ -195,6 +195,9 @@ pub struct BashPlan {
     command: String,
     timeout_ms: u64,
     interactive: bool,
+    /// The line's `tool.bash.cmd:` keys: input to an interactive call is gated on them
+    /// (`bash_stdin`).
+    command_keys: Vec<String>,
     /// The shell parser read the whole command without error.
     parsed: bool,
     /// The search gate's advice in `warn` mode.
@@ -418,12 +421,18 @@ impl Tool for Bash {
         if let Some(why) = device_write(written) {
             return Err(refused(&why));
         }
+        let command_keys = resources
+            .iter()
+            .filter(|r| r.action == Action::Custom(BASH_CMD_ACTION))
+            .map(|r| r.key())
+            .collect();
         Ok(Prepared::new(
             Routing { resources },
             BashPlan {
                 command: args.command,
                 timeout_ms,
                 interactive: args.interactive.unwrap_or(false),
+                command_keys,
                 parsed,
                 notice,
             },
@@ -435,11 +444,26 @@ impl Tool for Bash {
         plan: BashPlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
+        // Every call registers, so input sent to a plain one is refused as "not interactive".
         let (registration, stdin) = if plan.interactive {
-            let (reg, rx) = self.stdin.register(&cx.session.0, &cx.call_id.0);
-            (Some(reg), Some(rx))
+            let facts = CallFacts {
+                keys: plan.command_keys.clone(),
+            };
+            let (reg, rx) = self
+                .stdin
+                .register_interactive(&cx.session.0, &cx.call_id.0, facts);
+            // The id reaches front ends that know only what the call reports (an MCP client
+            // sees it as a progress notification), so they can feed the call with bash_stdin.
+            cx.output.progress(ToolProgress {
+                message: Some(stdin_open_message(&cx.call_id.0)),
+                ..ToolProgress::default()
+            })?;
+            (reg, Some(rx))
         } else {
-            (None, None)
+            (
+                self.stdin.register_plain(&cx.session.0, &cx.call_id.0),
+                None,
+            )
         };
         let job = ShellRun {
             script: &plan.command,
@@ -521,6 +545,15 @@ impl Tool for Bash {
             .with_metadata(metadata)
             .with_summary(summary))
     }
+}
+
+/// The progress message an interactive call sends when it starts: its call id and how to feed
+/// it. A client may parse the id from `call_id=<id>`.
+pub fn stdin_open_message(call_id: &str) -> String {
+    format!(
+        "stdin open: call_id={call_id}; send input with bash_stdin {{\"call_id\": \"{call_id}\", \
+         \"data\": \"...\"}} and close it with {{\"call_id\": \"{call_id}\", \"eof\": true}}"
+    )
 }
 
 /// The refusal of a line on the denylist.

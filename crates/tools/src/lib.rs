@@ -12,6 +12,7 @@
 
 pub mod alert;
 pub mod bash;
+pub mod bash_stdin;
 pub mod delete_file;
 pub mod edit;
 pub mod edit_file;
@@ -46,6 +47,7 @@ use tackle_tool::{DynTool, ToolError};
 
 pub use alert::{Alert, AlertTarget};
 pub use bash::{Bash, SearchGate, SearchGateMode};
+pub use bash_stdin::BashStdin;
 pub use delete_file::DeleteFile;
 pub use edit_file::EditFile;
 pub use fetch_url::{FetchSettings, FetchUrl};
@@ -78,6 +80,7 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "fetch_url",
     "alert",
     "bash",
+    "bash_stdin",
     "todo",
     "record_plan",
     "wait_and_verify",
@@ -118,6 +121,10 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
         config.stdin.clone(),
         config.bash_prestart,
     )));
+    // Only beside bash: without it no interactive call can exist to feed.
+    if config.registered.is_empty() || config.registered.iter().any(|n| n == "bash") {
+        tools.push(Arc::new(BashStdin::new(config.stdin.clone())));
+    }
     // Offered only when the URL scope allows something (the catalog also asks the policy).
     if !config.url_scope.is_empty() {
         tools.push(Arc::new(FetchUrl::new(

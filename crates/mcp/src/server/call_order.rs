@@ -12,6 +12,8 @@
 //! it runs; a call with `wait_for_previous: true` first takes it whole, which waits for every
 //! call already running, then keeps a share like the others. The lock is fair, so a call that
 //! arrives while one is waiting queues behind it: it waits for that call to start, not to end.
+//! `bash_stdin` takes no part (the server skips it): input must reach the call it feeds while
+//! that call runs, so it can neither wait for it nor queue behind a call that does.
 
 use std::sync::Arc;
 

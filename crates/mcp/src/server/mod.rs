@@ -430,7 +430,14 @@ impl ServerHandler for McpServer {
             call_order::take_boundary_fields(request.arguments.clone().unwrap_or_default());
         let arguments = serde_json::Value::Object(boundary.arguments);
         let asking = self.asking(&name, &arguments, &request, &context)?;
-        let _running = self.order.start(boundary.wait_for_previous).await;
+        // Input to a running call must reach it while it runs: it neither waits for the
+        // client's other calls nor holds them up, or an interactive call queued behind a
+        // `wait_for_previous` could wait on its own input until its timeout.
+        let _running = if name == tackle_tools::bash_stdin::NAME {
+            None
+        } else {
+            Some(self.order.start(boundary.wait_for_previous).await)
+        };
         let deferred = match &asking {
             Asking::Defer(slot) => Some(Arc::clone(slot)),
             _ => None,
