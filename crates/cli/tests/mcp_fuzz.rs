@@ -469,18 +469,7 @@ fn stdio_answers_every_mutated_message_and_keeps_serving() {
 /// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound.
 fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
     let mut child = p.tackle(["serve", "--http", "127.0.0.1:0"]).spawn();
-    let stderr = child.0.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("tackle serve exited before listening"))
-            .unwrap();
-        if let Some(rest) = line.strip_prefix("tackle serve: listening on http://") {
-            break rest.trim_end_matches("/mcp").parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let addr: SocketAddr = child.http_address();
     (child, addr)
 }
 

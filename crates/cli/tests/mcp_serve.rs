@@ -14,7 +14,7 @@ mod mcp_venv;
 
 use mcp_venv::venv_python;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
@@ -123,19 +123,7 @@ fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
             "127.0.0.1:0",
         ])
         .spawn();
-    let stderr = child.0.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("tackle serve exited before listening"))
-            .unwrap();
-        if let Some(rest) = line.strip_prefix("tackle serve: listening on http://") {
-            break rest.trim_end_matches("/mcp").parse().unwrap();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let addr: SocketAddr = child.http_address();
     (child, addr)
 }
 

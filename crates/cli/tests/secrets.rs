@@ -6,7 +6,7 @@
 
 mod harness;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use harness::Project;
@@ -160,18 +160,7 @@ fn the_serve_token_is_withheld_from_commands_and_mcp_children() {
         ])
         .env("TACKLE_TEST_SERVE_BEARER", token)
         .spawn();
-    let stderr = child.0.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr: SocketAddr = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("tackle serve exited before listening"))
-            .unwrap();
-        if let Some(rest) = line.strip_prefix("tackle serve: listening on http://") {
-            break rest.trim_end_matches("/mcp").parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let addr: SocketAddr = child.http_address();
     // The catalog (and so the probe server) was built before the server listened.
     let seen = std::fs::read_to_string(&marker).unwrap();
     assert!(

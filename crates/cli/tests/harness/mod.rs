@@ -367,6 +367,31 @@ fn wait_within(
 /// A running process that is killed when dropped.
 pub struct KillOnDrop(pub std::process::Child);
 
+impl KillOnDrop {
+    /// For a `tackle serve --http` child: reads its stderr until the server says where it
+    /// listens, returns that address, and keeps draining stderr so the server never blocks on
+    /// a full pipe.
+    pub fn http_address(&mut self) -> std::net::SocketAddr {
+        use std::io::BufRead as _;
+        let stderr = self.0.stderr.take().expect("the child's stderr is piped");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .unwrap_or_else(|| panic!("tackle serve exited before listening"))
+                .expect("stderr is readable");
+            if let Some(rest) = line.strip_prefix("tackle serve: listening on http://") {
+                break rest
+                    .trim_end_matches("/mcp")
+                    .parse()
+                    .expect("the listening line names an address");
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        addr
+    }
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
