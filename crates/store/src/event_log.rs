@@ -21,7 +21,14 @@ use crate::record::{Record, encode_record};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:
 /// the longest a read-only call's record waits in the page cache (plus the sync itself).
-pub const FLUSH_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+///
+/// A second, not milliseconds: under load every client of `tackle serve` is a session with
+/// its own log, and a window shorter than the gap between one session's calls syncs once per
+/// read (an `fdatasync` costs more CPU than the read). The page cache survives the process
+/// being killed, so the window is what a power loss can forget: the last second of reads,
+/// never a call with effects (those are synced before they are acknowledged). The kernel's
+/// own writeback would take up to 30 s.
+pub const FLUSH_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The event log of session `session_id` in the store at `store_dir`:
 /// `<store_dir>/sessions/<session_id>/events.jsonl`.

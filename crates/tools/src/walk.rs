@@ -1,5 +1,6 @@
 //! Directory walks for the survey tools (`glob`, `grep`, `read_many_files` with a pattern):
-//! ripgrep's `ignore` walker, in parallel, with the same skipping rules everywhere.
+//! ripgrep's `ignore` walker, in parallel when the cores are free (see [`WalkShare`]), with the
+//! same skipping rules everywhere.
 //!
 //! What is skipped: hidden files and directories (a name starting with `.`), the vendored
 //! directories in [`VENDORED_DIRS`], and whatever `.gitignore`, `.git/info/exclude`, the
@@ -150,10 +151,7 @@ pub fn walk_files<V: FileVisitor>(
     };
     let outputs = Mutex::new(Vec::new());
     let excluded = std::sync::atomic::AtomicU64::new(0);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(12);
+    let share = WalkShare::take();
     let rules = Arc::new(IgnoreRules::new(Arc::clone(root)));
     let filter_rules = Arc::clone(&rules);
     let mut builder = WalkBuilder::new(&start_abs);
@@ -167,7 +165,7 @@ pub fn walk_files<V: FileVisitor>(
         .git_exclude(false)
         .require_git(false)
         .follow_links(false)
-        .threads(threads)
+        .threads(share.threads)
         .filter_entry(move |e| {
             if e.depth() == 0 {
                 return true;
@@ -182,37 +180,39 @@ pub fn walk_files<V: FileVisitor>(
             }
             !filter_rules.is_ignored(e.path(), is_dir)
         });
-    builder.build_parallel().run(|| {
+    let admit = Admit {
+        root: root_str,
+        names: &names,
+        scope,
+        excluded: &excluded,
+    };
+    if share.threads == 1 {
+        // Alone on a core: walk on this thread, with no walker threads to start and join.
         let mut slot = Slot {
             visitor: Some(make()),
             outputs: &outputs,
         };
-        let excluded = &excluded;
-        let names = &names;
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            // Regular files only: links, FIFOs, sockets and devices are never handed over.
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let abs = entry.path();
-            let Some(real) = relative(root_str, abs) else {
-                return WalkState::Continue;
-            };
-            let given = names.given_name(real);
-            let rel = given.as_deref().unwrap_or(real);
-            if !scope.admits(real) || !scope.admits(rel) {
-                excluded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return WalkState::Continue;
-            }
+        for entry in builder.build().flatten() {
             if let Some(v) = slot.visitor.as_mut() {
-                v.visit(Found { abs, rel, real });
+                admit.visit(v, &entry);
             }
-            WalkState::Continue
-        })
-    });
+        }
+    } else {
+        builder.build_parallel().run(|| {
+            let mut slot = Slot {
+                visitor: Some(make()),
+                outputs: &outputs,
+            };
+            let admit = &admit;
+            Box::new(move |entry| {
+                if let (Ok(entry), Some(v)) = (entry, slot.visitor.as_mut()) {
+                    admit.visit(v, &entry);
+                }
+                WalkState::Continue
+            })
+        });
+    }
+    drop(share);
     let outputs = outputs.into_inner().unwrap_or_else(|p| p.into_inner());
     (
         outputs,
@@ -221,6 +221,70 @@ pub fn walk_files<V: FileVisitor>(
             skipped_ignore_files: rules.skipped(),
         },
     )
+}
+
+/// The walker threads one walk may use: the machine's cores shared among the walks running
+/// at once. Under `tackle serve` many calls walk concurrently and the calls themselves keep
+/// every core busy; a walk per call that starts a thread per core would only add threads to
+/// start, join and switch between. A walk alone still gets every core (up to 12).
+struct WalkShare {
+    threads: usize,
+}
+
+/// Walks running now, across every session of the process.
+static ACTIVE_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl WalkShare {
+    fn take() -> WalkShare {
+        // The core count is read once: `available_parallelism` reads cgroup files each time.
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(12)
+        });
+        let running = ACTIVE_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        WalkShare {
+            threads: (cores / running).max(1),
+        }
+    }
+}
+
+impl Drop for WalkShare {
+    fn drop(&mut self) {
+        ACTIVE_WALKS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Decides which walked entries reach a visitor: regular files, with a UTF-8 name beneath the
+/// root, that the call's scope admits under both names.
+struct Admit<'a> {
+    root: &'a str,
+    names: &'a Names<'a>,
+    scope: &'a dyn ReadScope,
+    excluded: &'a std::sync::atomic::AtomicU64,
+}
+
+impl Admit<'_> {
+    fn visit<V: FileVisitor>(&self, visitor: &mut V, entry: &ignore::DirEntry) {
+        // Regular files only: links, FIFOs, sockets and devices are never handed over.
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return;
+        }
+        let abs = entry.path();
+        let Some(real) = relative(self.root, abs) else {
+            return;
+        };
+        let given = self.names.given_name(real);
+        let rel = given.as_deref().unwrap_or(real);
+        if !self.scope.admits(real) || !self.scope.admits(rel) {
+            self.excluded
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        visitor.visit(Found { abs, rel, real });
+    }
 }
 
 /// The start of a walk as named and as walked, to give each file found its name.
