@@ -4,7 +4,9 @@
 //!
 //! - **Server:** the suite's active scenarios against `tackle serve --http 127.0.0.1:0`, run as a
 //!   loopback-only user runs it: without a bearer token (the suite sends none; off loopback
-//!   tackle refuses to serve without one).
+//!   tackle refuses to serve without one). The suite's pending scenarios are not run: in 0.1.16
+//!   `json-schema-2020-12` lists a fixture tool, and `server-sse-polling` wants a server that
+//!   closes a call's stream before answering, which the specification leaves to the server.
 //! - **Client:** every client scenario the suite lists, one at a time, with tackle's real CLI as
 //!   the client (`tests/conformance/client.sh`: `tackle mcp add --transport http`, then
 //!   `tackle mcp get` and `tackle call mcp__conformance__<tool>` as the scenario needs).
