@@ -146,7 +146,7 @@ impl CallOutput {
                         "tool declared named streams but completed with single output",
                     ));
                 }
-                write_slot(&mut st.slots[0], &text)?;
+                write_terminal(&mut st.slots[0], text)?;
             }
             Some(CompletionOutput::Named(streams)) => {
                 for (name, text) in streams {
@@ -157,7 +157,7 @@ impl CallOutput {
                             format!("tool completed with undeclared stream `{name}`"),
                         ));
                     };
-                    write_slot(slot, &text)?;
+                    write_terminal(slot, text)?;
                 }
             }
         }
@@ -206,19 +206,25 @@ impl CallOutput {
     }
 }
 
+/// A tool's terminal output for `slot`. An opt-out slot takes the text itself when it holds
+/// nothing yet (a page of a file is often the whole result: no copy of it is made here).
+fn write_terminal(slot: &mut StreamSlot, text: String) -> Result<(), ToolError> {
+    match &mut slot.full {
+        Some(full) if full.is_empty() => {
+            check_result_limit(text.len())?;
+            *full = text;
+            Ok(())
+        }
+        _ => write_slot(slot, &text),
+    }
+}
+
 fn write_slot(slot: &mut StreamSlot, text: &str) -> Result<(), ToolError> {
     if let Some(full) = &mut slot.full {
-        if full.len() + text.len() > RESULT_LIMIT_BYTES {
-            return Err(ToolError::new(
-                ErrorCode::RESOURCE_LIMIT,
-                format!(
-                    "the requested page is over the {} MiB result limit; request fewer lines \
-                     with a smaller limit",
-                    RESULT_LIMIT_BYTES / (1024 * 1024)
-                ),
-            ));
-        }
+        // An opt-out page is returned whole (see `render_opt_out`): no preview is shown.
+        check_result_limit(full.len() + text.len())?;
         full.push_str(text);
+        return Ok(());
     }
     match &mut slot.capture {
         // The capture already counts newlines as it hashes; the preview reuses that count
@@ -229,6 +235,20 @@ fn write_slot(slot: &mut StreamSlot, text: &str) -> Result<(), ToolError> {
             slot.preview.push_counted(text, capture.newlines() - before);
         }
         None => slot.preview.push(text),
+    }
+    Ok(())
+}
+
+fn check_result_limit(bytes: usize) -> Result<(), ToolError> {
+    if bytes > RESULT_LIMIT_BYTES {
+        return Err(ToolError::new(
+            ErrorCode::RESOURCE_LIMIT,
+            format!(
+                "the requested page is over the {} MiB result limit; request fewer lines \
+                 with a smaller limit",
+                RESULT_LIMIT_BYTES / (1024 * 1024)
+            ),
+        ));
     }
     Ok(())
 }

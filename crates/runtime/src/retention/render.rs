@@ -107,8 +107,14 @@ fn fit_previews(streams: &mut [FinishedStream], budget: usize) {
 }
 
 /// Render an opt-out (self-paginating) result: the page whole, or `resource_limit`.
-pub fn render_opt_out(out: FinishedOutput) -> Result<Rendered, ToolError> {
+pub fn render_opt_out(mut out: FinishedOutput) -> Result<Rendered, ToolError> {
     let mut text = String::new();
+    if let [single] = out.streams.as_mut_slice()
+        && (single.name.is_none() || out.manifest.is_none())
+    {
+        // One page, no heading: the page is the text.
+        text = single.full.take().unwrap_or_default();
+    }
     for s in out.streams {
         if let (Some(name), true) = (&s.name, out.manifest.is_some()) {
             text.push_str(&format!("[{name}]\n"));
