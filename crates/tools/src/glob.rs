@@ -110,7 +110,9 @@ impl Tool for Glob {
         plan: GlobPlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
+        // blocking pool and back on its critical path.
+        tackle_tool::run_blocking(move || {
             let root = open_root("glob", &cx.root)?;
             let (found, total, counts) = run(&root, &cx, &plan);
             Ok(render(&plan, found, total, &counts))

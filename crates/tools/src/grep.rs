@@ -152,7 +152,9 @@ impl Tool for Grep {
         plan: GrepPlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
+        // blocking pool and back on its critical path.
+        tackle_tool::run_blocking(move || {
             let root = open_root("grep", &cx.root)?;
             let found = search(&root, &cx, &plan);
             Ok(render(&plan, found))

@@ -171,7 +171,9 @@ impl Tool for ReadManyFiles {
         plan: ReadManyPlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
+        // blocking pool and back on its critical path.
+        tackle_tool::run_blocking(move || {
             let root = open_root("read_many_files", &cx.root)?;
             let mut batch = Batch::default();
             match plan {
