@@ -188,6 +188,8 @@ Examples:
   tackle mcp add --scope project lint -- ./tools/lint-mcp
   tackle mcp get fs --json
   tackle mcp remove fs
+  tackle mcp login docs                             OAuth in the browser; tokens kept 0600
+  tackle mcp logout docs
 
 Scopes: user servers ($XDG_CONFIG_HOME/tackle/mcp.json, else ~/.config/tackle/mcp.json) always
 start. Project servers (<root>/.agents/mcp.json, shared with the repository) start only once the
@@ -262,6 +264,28 @@ pub enum McpCommand {
         name: String,
         #[arg(long, value_enum)]
         scope: Option<McpScope>,
+    },
+    /// Authorize tackle with an HTTP server that asks for OAuth: discovers its authorization
+    /// server, registers a client (or uses the entry's oauth.client_id), prints the
+    /// authorization URL and opens it with $BROWSER (else xdg-open), then waits for the
+    /// redirect to a one-shot listener on 127.0.0.1. Tokens are kept 0600 in the user's config
+    /// directory, for this server name at this URL only.
+    Login {
+        name: String,
+        /// Seconds to wait for the browser's redirect.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+        /// Print the URL only; do not start a browser.
+        #[arg(long)]
+        no_browser: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete the tokens `tackle mcp login` stored for a server name (at any URL).
+    Logout {
+        name: String,
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -10,6 +10,7 @@
 //! `tackle trust` (which shows it, and any secret it moves, before recording anything).
 
 pub mod edit;
+pub mod login;
 pub mod scope;
 pub mod status;
 
@@ -52,6 +53,35 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
             add(root, flags, scope, &name, entry)
         }
         McpCommand::Remove { name, scope } => remove(root, scope, &name),
+        McpCommand::Login {
+            name,
+            timeout,
+            no_browser,
+            json,
+        } => {
+            let (config, user, project) = declared(root, flags)?;
+            login::login(
+                &config,
+                &user,
+                &project,
+                &name,
+                login::LoginArgs {
+                    timeout: std::time::Duration::from_secs(timeout),
+                    browser: !no_browser,
+                    json,
+                },
+            )
+        }
+        McpCommand::Logout { name, json } => login::logout(&name, json),
+    }
+}
+
+/// Where `tackle mcp login` keeps tokens: `<user config dir>/oauth`, or nowhere without a user
+/// config directory (then no token is stored or sent).
+pub fn tokens() -> tackle_mcp::client::TokenDir {
+    match crate::config::user_config_dir() {
+        Some(dir) => tackle_mcp::client::TokenDir::in_config_dir(&dir),
+        None => tackle_mcp::client::TokenDir::none(),
     }
 }
 

@@ -48,11 +48,22 @@ pub enum Transport {
         env: BTreeMap<String, String>,
     },
     /// A Streamable HTTP endpoint; each header's value is read from the named environment
-    /// variable (secrets stay out of the file).
+    /// variable (secrets stay out of the file). `oauth` names a client registered with the
+    /// server's authorization server out of band (else `tackle mcp login` registers one).
     Http {
         url: String,
         headers_env: BTreeMap<String, String>,
+        oauth: Option<OAuthClient>,
     },
+}
+
+/// A pre-registered OAuth client of an HTTP server entry (`"oauth": {"client_id": …}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OAuthClient {
+    pub client_id: String,
+    /// The environment variable holding the client secret of a confidential client; the
+    /// secret itself never sits in the file.
+    pub client_secret_env: Option<String>,
 }
 
 /// One configured server.
@@ -96,6 +107,7 @@ struct Canonical<'a> {
     env: Option<&'a BTreeMap<String, String>>,
     url: Option<&'a str>,
     headers_env: Option<&'a BTreeMap<String, String>>,
+    oauth: Option<&'a OAuthClient>,
     read_only: bool,
     poll_allow: &'a [String],
     timeout_ms: u128,
@@ -128,7 +140,11 @@ impl ServerConfig {
                     })
                 })
                 .collect(),
-            Transport::Http { url, headers_env } => headers_env
+            Transport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => headers_env
                 .iter()
                 .map(|(header, var)| SecretUse {
                     var: var.clone(),
@@ -137,6 +153,18 @@ impl ServerConfig {
                         self.name
                     ),
                 })
+                .chain(
+                    oauth
+                        .as_ref()
+                        .and_then(|o| o.client_secret_env.as_ref())
+                        .map(|var| SecretUse {
+                            var: var.clone(),
+                            destination: format!(
+                                "the OAuth client secret of MCP server `{}` ({url}), sent to its authorization server",
+                                self.name
+                            ),
+                        }),
+                )
                 .collect(),
         }
     }
@@ -144,17 +172,27 @@ impl ServerConfig {
     /// The entry as one stable line of JSON (every field, maps sorted): what a person accepted
     /// when trusting it is recognised by this text, so any change to the entry asks again.
     pub fn canonical(&self) -> String {
-        let (command, args, env, url, headers_env) = match &self.transport {
+        let (command, args, env, url, headers_env, oauth) = match &self.transport {
             Transport::Stdio { command, args, env } => (
                 Some(command.as_str()),
                 Some(args.as_slice()),
                 Some(env),
                 None,
                 None,
+                None,
             ),
-            Transport::Http { url, headers_env } => {
-                (None, None, None, Some(url.as_str()), Some(headers_env))
-            }
+            Transport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => (
+                None,
+                None,
+                None,
+                Some(url.as_str()),
+                Some(headers_env),
+                oauth.as_ref(),
+            ),
         };
         let c = Canonical {
             name: &self.name,
@@ -163,6 +201,7 @@ impl ServerConfig {
             env,
             url,
             headers_env,
+            oauth,
             read_only: self.read_only,
             poll_allow: &self.poll_allow,
             timeout_ms: self.call_timeout.as_millis(),
@@ -195,6 +234,7 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers_env: BTreeMap<String, String>,
+    oauth: Option<Value>,
     #[serde(default)]
     read_only: bool,
     #[serde(default)]
@@ -204,12 +244,14 @@ struct RawServer {
 }
 
 const TOP_KEYS: &[&str] = &["servers"];
+const OAUTH_KEYS: &[&str] = &["client_id", "client_secret_env"];
 const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
     "url",
     "headers_env",
+    "oauth",
     "read_only",
     "poll_allow",
     "timeout_ms",
@@ -289,9 +331,9 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
             .map_err(|e| format!("servers.{name}: {e}"))?;
         let transport = match (raw.command, raw.url) {
             (Some(command), None) => {
-                if !raw.headers_env.is_empty() {
+                if !raw.headers_env.is_empty() || raw.oauth.is_some() {
                     return Err(format!(
-                        "servers.{name}.headers_env applies to `url` servers only"
+                        "servers.{name}: `headers_env` and `oauth` apply to `url` servers only"
                     ));
                 }
                 for (key, value) in &raw.env {
@@ -314,9 +356,14 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
                         "servers.{name}: `args` and `env` apply to `command` servers only"
                     ));
                 }
+                let oauth = match raw.oauth {
+                    Some(value) => Some(oauth_client(name, value)?),
+                    None => None,
+                };
                 Transport::Http {
                     url,
                     headers_env: raw.headers_env,
+                    oauth,
                 }
             }
             (Some(_), Some(_)) => {
@@ -344,6 +391,41 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
         });
     }
     Ok(out)
+}
+
+/// `servers.<name>.oauth`: a client id and, for a confidential client, the variable of its
+/// secret; unknown keys refused like everywhere else in the file.
+fn oauth_client(name: &str, value: Value) -> Result<OAuthClient, String> {
+    let Value::Object(obj) = value else {
+        return Err(format!(
+            "servers.{name}.oauth must be an object such as {{\"client_id\": \"…\"}}"
+        ));
+    };
+    check_keys(&obj, OAUTH_KEYS, &format!("servers.{name}.oauth."))?;
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match obj.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(format!(
+                "servers.{name}.oauth.{key} must be a non-empty string"
+            )),
+        }
+    };
+    let client_id = text("client_id")?.ok_or_else(|| {
+        format!("servers.{name}.oauth needs `client_id` (the client registered with the authorization server)")
+    })?;
+    let client_secret_env = text("client_secret_env")?;
+    if let Some(var) = &client_secret_env
+        && env_reference(&format!("${{{var}}}")).is_none()
+    {
+        return Err(format!(
+            "servers.{name}.oauth.client_secret_env: `{var}` is not an environment variable name; name the variable that holds the secret"
+        ));
+    }
+    Ok(OAuthClient {
+        client_id,
+        client_secret_env,
+    })
 }
 
 fn check_keys(
@@ -411,6 +493,26 @@ mod tests {
                 .destination
                 .contains("http://127.0.0.1:9/mcp")
         );
+    }
+
+    #[test]
+    fn an_oauth_client_is_parsed_named_as_a_secret_and_digested() {
+        let text = r#"{"servers": {"a": {"url": "https://h.example/mcp",
+            "oauth": {"client_id": "cid", "client_secret_env": "A_SECRET"}}}}"#;
+        let server = &parse(text).unwrap()[0];
+        let Transport::Http { oauth, .. } = &server.transport else {
+            panic!("{server:?}")
+        };
+        assert_eq!(
+            oauth.as_ref().map(|o| (o.client_id.as_str(), o.client_secret_env.as_deref())),
+            Some(("cid", Some("A_SECRET")))
+        );
+        let secrets = server.secrets();
+        assert_eq!(secrets.len(), 1, "{secrets:?}");
+        assert_eq!(secrets[0].var, "A_SECRET");
+        assert!(secrets[0].destination.contains("authorization server"));
+        let without = parse(r#"{"servers": {"a": {"url": "https://h.example/mcp"}}}"#).unwrap();
+        assert_ne!(server.canonical(), without[0].canonical());
     }
 
     #[test]
@@ -482,6 +584,30 @@ mod tests {
                 "servers.a.url:",
             ),
             (r#"{"servers": {"a": {"url": "not a url"}}}"#, "not a URL"),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_idd": "x"}}}}"#,
+                "did you mean `servers.a.oauth.client_id`",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {}}}}"#,
+                "servers.a.oauth needs `client_id`",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_id": 5}}}}"#,
+                "servers.a.oauth.client_id must be a non-empty string",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": "x"}}}"#,
+                "servers.a.oauth must be an object",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_id": "c", "client_secret_env": "A-B"}}}}"#,
+                "not an environment variable name",
+            ),
+            (
+                r#"{"servers": {"a": {"command": "x", "oauth": {"client_id": "c"}}}}"#,
+                "apply to `url` servers only",
+            ),
         ];
         for (text, want) in cases {
             let err = parse(text).unwrap_err();
