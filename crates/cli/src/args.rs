@@ -188,6 +188,7 @@ Examples:
   tackle mcp add --scope project lint -- ./tools/lint-mcp
   tackle mcp get fs --json
   tackle mcp remove fs
+  tackle mcp add --transport http wiki https://wiki.example/mcp --client-id tackle-cli
   tackle mcp login docs                             OAuth in the browser; tokens kept 0600
   tackle mcp logout docs
 
@@ -248,6 +249,13 @@ pub enum McpCommand {
         /// variable VAR is sent as HEADER (Authorization takes a bare token or "Bearer …").
         #[arg(long, value_name = "HEADER=VAR")]
         header_env: Vec<String>,
+        /// An OAuth client id registered with the HTTP server's authorization server out of band
+        /// (without it `tackle mcp login` registers a client dynamically).
+        #[arg(long, value_name = "ID")]
+        client_id: Option<String>,
+        /// The environment variable holding that client's secret (a confidential client).
+        #[arg(long, value_name = "VAR", requires = "client_id")]
+        client_secret_env: Option<String>,
         /// Every tool of this server is read-only (tackle may run them concurrently and poll them).
         #[arg(long)]
         read_only: bool,

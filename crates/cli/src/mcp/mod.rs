@@ -36,6 +36,8 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
             transport,
             env,
             header_env,
+            client_id,
+            client_secret_env,
             read_only,
             name,
             url,
@@ -45,6 +47,8 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
                 transport,
                 env,
                 header_env,
+                client_id,
+                client_secret_env,
                 read_only,
                 url,
                 command,
@@ -90,6 +94,8 @@ struct EntryArgs {
     transport: McpTransport,
     env: Vec<String>,
     header_env: Vec<String>,
+    client_id: Option<String>,
+    client_secret_env: Option<String>,
     read_only: bool,
     url: Option<String>,
     command: Vec<String>,
@@ -121,6 +127,11 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
     let mut entry = Map::new();
     match args.transport {
         McpTransport::Stdio => {
+            if args.client_id.is_some() {
+                anyhow::bail!(
+                    "--client-id applies to HTTP servers (OAuth); add --transport http <name> <url>"
+                );
+            }
             if !args.header_env.is_empty() {
                 anyhow::bail!(
                     "--header-env applies to HTTP servers; add --transport http, or pass a stdio server's secret with --env KEY='${{VAR}}'"
@@ -183,6 +194,19 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
             entry.insert("url".into(), json!(url));
             if !headers.is_empty() {
                 entry.insert("headers_env".into(), Value::Object(headers));
+            }
+            if let Some(client_id) = &args.client_id {
+                let mut oauth = Map::new();
+                oauth.insert("client_id".into(), json!(client_id));
+                if let Some(var) = &args.client_secret_env {
+                    if !is_var_name(var) {
+                        anyhow::bail!(
+                            "--client-secret-env: `{var}` is not an environment variable name; name the variable that holds the secret"
+                        );
+                    }
+                    oauth.insert("client_secret_env".into(), json!(var));
+                }
+                entry.insert("oauth".into(), Value::Object(oauth));
             }
         }
     }

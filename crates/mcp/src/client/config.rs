@@ -504,7 +504,9 @@ mod tests {
             panic!("{server:?}")
         };
         assert_eq!(
-            oauth.as_ref().map(|o| (o.client_id.as_str(), o.client_secret_env.as_deref())),
+            oauth
+                .as_ref()
+                .map(|o| (o.client_id.as_str(), o.client_secret_env.as_deref())),
             Some(("cid", Some("A_SECRET")))
         );
         let secrets = server.secrets();
