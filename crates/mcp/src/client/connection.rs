@@ -300,12 +300,10 @@ impl Server {
 
 impl Server {
     /// Whether a refusal of this server is for OAuth to answer: an HTTP server whose entry
-    /// sends no Authorization header of its own.
+    /// sends no credential header of its own (one that does is told to check those headers).
     fn oauth_applies(&self) -> bool {
         match &self.config.transport {
-            Transport::Http { headers_env, .. } => !headers_env
-                .keys()
-                .any(|h| h.eq_ignore_ascii_case("authorization")),
+            Transport::Http { headers_env, .. } => headers_env.is_empty(),
             Transport::Stdio { .. } => false,
         }
     }
