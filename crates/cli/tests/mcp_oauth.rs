@@ -408,6 +408,38 @@ fn a_revoked_token_is_refreshed_once_then_the_server_needs_login() {
 }
 
 #[test]
+fn a_server_asking_for_more_scope_is_granted_it_by_the_next_login() {
+    let p = Project::new();
+    let f = AuthFixture::start(&p, &["--step-up", "files:write"]);
+    add(&p, &f.url, &[]);
+    login(&p, &[]).success();
+    let called = call_echo(&p, "x", &[]);
+    assert_ne!(called.code, Some(0), "{called:?}");
+    let shown = format!("{}{}", called.stdout, called.stderr);
+    assert!(
+        shown.contains("asks for scope `files:read files:write`")
+            && shown.contains("run `tackle mcp login docs`"),
+        "{shown}"
+    );
+    let again = login(&p, &[]);
+    again.success();
+    assert_eq!(again.json()["scopes"], json!(["files:read", "files:write"]));
+    let asked: Vec<Value> = f
+        .requests()
+        .into_iter()
+        .filter(|r| r["path"] == "/authorize")
+        .map(|r| r["scope"].clone())
+        .collect();
+    assert_eq!(
+        asked,
+        [json!("files:read"), json!("files:read files:write")]
+    );
+    let called = call_echo(&p, "written", &[]);
+    called.success();
+    assert_eq!(called.text(), "written");
+}
+
+#[test]
 fn logout_deletes_the_tokens_and_says_whether_there_were_any() {
     let p = Project::new();
     let f = AuthFixture::start(&p, &[]);

@@ -90,6 +90,11 @@ pub enum ConnectError {
     /// The server answered 401 and no stored token (or refresh) satisfied it.
     #[error("needs login: the server asks for authorization; run `tackle mcp login {server}`")]
     NeedsLogin { server: String },
+    /// The server answered 403 `insufficient_scope`: the login holds too little.
+    #[error(
+        "needs login: the server asks for scope `{scope}` beyond what the login holds; run `tackle mcp login {server}` to grant it"
+    )]
+    NeedsScope { server: String, scope: String },
     #[error("the stored OAuth login cannot be used: {0}")]
     Token(String),
     #[error("the server did not start within {0} ms")]
@@ -283,10 +288,7 @@ impl Server {
                     ServiceError::TransportSend(t)
                         if self.oauth_applies() && is_auth_refusal(t.error.as_ref()) =>
                     {
-                        ConnectError::NeedsLogin {
-                            server: self.config.name.clone(),
-                        }
-                        .to_string()
+                        self.login_needed(t.error.as_ref()).to_string()
                     }
                     ServiceError::TransportSend(t) => transport_error(t.error.as_ref()),
                     other => other.to_string(),
@@ -308,6 +310,26 @@ impl Server {
         }
     }
 
+    /// What a refusal asks of the person: a login, or a login with more scope (remembered
+    /// with the stored tokens, so that login requests it).
+    fn login_needed(&self, e: &(dyn std::error::Error + Send + Sync + 'static)) -> ConnectError {
+        let server = self.config.name.clone();
+        let Some(StreamableHttpError::InsufficientScope(insufficient)) =
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        else {
+            return ConnectError::NeedsLogin { server };
+        };
+        let Some(scope) = insufficient.required_scope.clone() else {
+            return ConnectError::NeedsLogin { server };
+        };
+        if let Transport::Http { url, .. } = &self.config.transport {
+            let scopes: Vec<String> = scope.split_whitespace().map(str::to_owned).collect();
+            // Failing to remember costs only the hint; the message still names the fix.
+            let _ = self.tokens.note_required_scopes(&server, url, &scopes);
+        }
+        ConnectError::NeedsScope { server, scope }
+    }
+
     /// A failed handshake as a person reads it: the transport's own error and its causes,
     /// without the Rust type names rmcp puts in front; a 401 or 403 points at `headers_env`
     /// when the entry sends its own credential, else at `tackle mcp login`.
@@ -319,9 +341,7 @@ impl Server {
         if !is_auth_refusal(error.error.as_ref()) {
             ConnectError::Handshake(message)
         } else if self.oauth_applies() {
-            ConnectError::NeedsLogin {
-                server: self.config.name.clone(),
-            }
+            self.login_needed(error.error.as_ref())
         } else {
             ConnectError::Unauthorized(message)
         }

@@ -58,9 +58,11 @@ pub fn probe_servers(
                 Ok(tools) => ProbeOutcome::Connected {
                     tools: tools.iter().map(|t| t.name.to_string()).collect(),
                 },
-                Err(e @ ConnectError::NeedsLogin { .. }) => ProbeOutcome::NeedsLogin {
-                    cause: e.to_string(),
-                },
+                Err(e @ (ConnectError::NeedsLogin { .. } | ConnectError::NeedsScope { .. })) => {
+                    ProbeOutcome::NeedsLogin {
+                        cause: e.to_string(),
+                    }
+                }
                 Err(e) => ProbeOutcome::Failed {
                     cause: e.to_string(),
                 },

@@ -122,6 +122,22 @@ pub async fn login(
         return Err(super::store::StoreError::NoDirectory.into());
     }
     let challenge = challenge(url).await?;
+    // A login again after the server asked for more (step-up): the scopes held and the
+    // scopes asked for, together.
+    let earlier = tokens.load(&server.name, url)?;
+    let mut wanted: Vec<String> = Vec::new();
+    if let Some(earlier) = &earlier {
+        let granted = earlier
+            .credentials
+            .as_ref()
+            .map(|c| c.granted_scopes.clone())
+            .unwrap_or_default();
+        for scope in granted.into_iter().chain(earlier.required_scopes.clone()) {
+            if !wanted.contains(&scope) {
+                wanted.push(scope);
+            }
+        }
+    }
     let discovery = |e: AuthError| LoginError::Discovery {
         url: server.endpoint(),
         message: e.to_string(),
@@ -165,7 +181,11 @@ pub async fn login(
                     server: server.name.clone(),
                 });
             }
-            let scopes = manager.select_scopes(None, &[]);
+            let scopes = if wanted.is_empty() {
+                manager.select_scopes(None, &[])
+            } else {
+                wanted.clone()
+            };
             let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
             let config = manager
                 .register_client("tackle", &redirect_uri, &scope_refs)
@@ -185,6 +205,7 @@ pub async fn login(
         metadata: metadata.clone(),
         client: client.clone(),
         credentials: None,
+        required_scopes: Vec::new(),
     };
     manager.set_credential_store(FileCredentialStore::new(tokens.clone(), record));
 
@@ -192,6 +213,9 @@ pub async fn login(
         .with_preregistered_client(&client.client_id);
     if let Some(secret) = secret {
         request = request.with_client_secret(secret);
+    }
+    if !wanted.is_empty() {
+        request = request.with_scopes(wanted);
     }
     let session = AuthorizationSession::new(manager, request)
         .await

@@ -54,6 +54,29 @@ impl TokenDir {
         Ok(record.filter(|r| r.server == name && r.url == url))
     }
 
+    /// Remember that the server of `name` at `url` asked for `scopes`; nothing when there is
+    /// no login to remember it with (the next login starts from the server's challenge).
+    pub fn note_required_scopes(
+        &self,
+        name: &str,
+        url: &str,
+        scopes: &[String],
+    ) -> Result<(), StoreError> {
+        let Some(mut record) = self.load(name, url)? else {
+            return Ok(());
+        };
+        let before = record.required_scopes.len();
+        for scope in scopes {
+            if !record.required_scopes.contains(scope) {
+                record.required_scopes.push(scope.clone());
+            }
+        }
+        if record.required_scopes.len() != before {
+            self.save(&record)?;
+        }
+        Ok(())
+    }
+
     /// Delete the record of `name` at `url`; whether there was one.
     pub fn remove(&self, name: &str, url: &str) -> Result<bool, StoreError> {
         let Some(path) = self.path_for(name, url) else {
@@ -152,6 +175,10 @@ pub struct TokenRecord {
     pub metadata: AuthorizationMetadata,
     pub client: ClientRecord,
     pub credentials: Option<StoredCredentials>,
+    /// Scopes the server asked for (a 403 `insufficient_scope`) beyond what was granted: the
+    /// next login requests them with the granted ones (step-up authorization).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -319,6 +346,7 @@ mod tests {
                 redirect_uri: "http://127.0.0.1:1/callback".into(),
             },
             credentials: Some(StoredCredentials::new("c".into(), None, vec![], None)),
+            required_scopes: Vec::new(),
         }
     }
 
@@ -392,6 +420,25 @@ mod tests {
         ] {
             assert_eq!(token_may_travel(url), ok, "{url}");
         }
+    }
+
+    #[test]
+    fn required_scopes_accumulate_on_an_existing_login_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = TokenDir::in_config_dir(tmp.path());
+        let url = "https://a.example/mcp";
+        dir.note_required_scopes("docs", url, &["w".into()])
+            .unwrap();
+        assert!(dir.load("docs", url).unwrap().is_none());
+        dir.save(&record("docs", url)).unwrap();
+        dir.note_required_scopes("docs", url, &["r".into(), "w".into()])
+            .unwrap();
+        dir.note_required_scopes("docs", url, &["w".into()])
+            .unwrap();
+        assert_eq!(
+            dir.load("docs", url).unwrap().unwrap().required_scopes,
+            ["r", "w"]
+        );
     }
 
     #[test]
