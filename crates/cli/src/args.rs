@@ -253,6 +253,10 @@ pub enum McpCommand {
         /// (without it `tackle mcp login` registers a client dynamically).
         #[arg(long, value_name = "ID")]
         client_id: Option<String>,
+        /// The https URL of a client ID metadata document describing tackle as your client,
+        /// used as the client id where the authorization server accepts those.
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
         /// The environment variable holding that client's secret (a confidential client).
         #[arg(long, value_name = "VAR", requires = "client_id")]
         client_secret_env: Option<String>,

@@ -526,6 +526,38 @@ fn a_preregistered_client_authenticates_with_the_secret_from_its_variable() {
 }
 
 #[test]
+fn a_client_metadata_document_is_the_client_id_where_the_server_takes_one() {
+    let document = "https://tackle.example/oauth/client.json";
+    // (fixture flags, how the client is chosen)
+    let cases: &[(&[&str], &str)] = &[
+        (&["--cimd"], "metadata_document"),
+        // An authorization server that takes no such documents: dynamic registration.
+        (&[], "registered"),
+    ];
+    for (flags, source) in cases {
+        let p = Project::new();
+        let f = AuthFixture::start(&p, flags);
+        add(&p, &f.url, &["--client-metadata-url", document]);
+        let out = login(&p, &[]);
+        out.success();
+        assert_eq!(out.json()["client_source"], *source, "{flags:?}");
+        let registrations = f
+            .requests()
+            .iter()
+            .filter(|r| r["path"] == "/register")
+            .count();
+        let authorize = f.requests_to("/authorize");
+        if *source == "metadata_document" {
+            assert_eq!(registrations, 0, "{flags:?}");
+            assert_eq!(authorize[0]["client_id"], document, "{flags:?}");
+        } else {
+            assert_eq!(registrations, 1, "{flags:?}");
+        }
+        call_echo(&p, "ok", &[]).success();
+    }
+}
+
+#[test]
 fn logins_that_cannot_start_are_refused_naming_the_fix() {
     // (mcp.json of the user scope, the project's mcp.json, what the refusal says)
     let cases: &[(Value, Option<Value>, &str)] = &[

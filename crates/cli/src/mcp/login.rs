@@ -64,7 +64,8 @@ pub fn login(
             "url": server.endpoint(),
             "logged_in": true,
             "client_id": outcome.client_id,
-            "registered": outcome.registered,
+            "registered": outcome.client_source == oauth::ClientSource::Registered,
+            "client_source": outcome.client_source.as_str(),
             "issuer": outcome.issuer,
             "scopes": outcome.scopes,
             "metadata_discovered": outcome.discovered,
@@ -83,10 +84,10 @@ pub fn login(
             "logged in to MCP server `{name}` ({}) as client {}{}{scopes}; tokens kept in {}",
             server.endpoint(),
             outcome.client_id,
-            if outcome.registered {
-                " (registered now)"
-            } else {
-                ""
+            match outcome.client_source {
+                oauth::ClientSource::Registered => " (registered now)",
+                oauth::ClientSource::MetadataDocument => " (its client ID metadata document)",
+                oauth::ClientSource::Configured => "",
             },
             outcome.path.display()
         )

@@ -37,6 +37,7 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
             env,
             header_env,
             client_id,
+            client_metadata_url,
             client_secret_env,
             read_only,
             name,
@@ -48,6 +49,7 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
                 env,
                 header_env,
                 client_id,
+                client_metadata_url,
                 client_secret_env,
                 read_only,
                 url,
@@ -95,6 +97,7 @@ struct EntryArgs {
     env: Vec<String>,
     header_env: Vec<String>,
     client_id: Option<String>,
+    client_metadata_url: Option<String>,
     client_secret_env: Option<String>,
     read_only: bool,
     url: Option<String>,
@@ -127,9 +130,9 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
     let mut entry = Map::new();
     match args.transport {
         McpTransport::Stdio => {
-            if args.client_id.is_some() {
+            if args.client_id.is_some() || args.client_metadata_url.is_some() {
                 anyhow::bail!(
-                    "--client-id applies to HTTP servers (OAuth); add --transport http <name> <url>"
+                    "--client-id and --client-metadata-url apply to HTTP servers (OAuth); add --transport http <name> <url>"
                 );
             }
             if !args.header_env.is_empty() {
@@ -195,8 +198,11 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
             if !headers.is_empty() {
                 entry.insert("headers_env".into(), Value::Object(headers));
             }
+            let mut oauth = Map::new();
+            if let Some(url) = &args.client_metadata_url {
+                oauth.insert("client_metadata_url".into(), json!(url));
+            }
             if let Some(client_id) = &args.client_id {
-                let mut oauth = Map::new();
                 oauth.insert("client_id".into(), json!(client_id));
                 if let Some(var) = &args.client_secret_env {
                     if !is_var_name(var) {
@@ -206,6 +212,8 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
                     }
                     oauth.insert("client_secret_env".into(), json!(var));
                 }
+            }
+            if !oauth.is_empty() {
                 entry.insert("oauth".into(), Value::Object(oauth));
             }
         }

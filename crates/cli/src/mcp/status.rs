@@ -261,7 +261,12 @@ impl Row {
                     out.push_str(&format!("  header {h}: from ${var}\n"));
                 }
                 if let Some(oauth) = oauth {
-                    out.push_str(&format!("  oauth client_id: {}\n", oauth.client_id));
+                    if let Some(id) = &oauth.client_id {
+                        out.push_str(&format!("  oauth client_id: {id}\n"));
+                    }
+                    if let Some(url) = &oauth.client_metadata_url {
+                        out.push_str(&format!("  oauth client metadata document: {url}\n"));
+                    }
                     if let Some(var) = &oauth.client_secret_env {
                         out.push_str(&format!("  oauth client secret: from ${var}\n"));
                     }

@@ -57,10 +57,14 @@ pub enum Transport {
     },
 }
 
-/// A pre-registered OAuth client of an HTTP server entry (`"oauth": {"client_id": …}`).
+/// How an HTTP server entry's OAuth client is known: a client id registered with the
+/// authorization server out of band (`"oauth": {"client_id": …}`), or the https URL of a
+/// client ID metadata document the entry's owner hosts (`client_metadata_url`), used where the
+/// authorization server supports those.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OAuthClient {
-    pub client_id: String,
+    pub client_id: Option<String>,
+    pub client_metadata_url: Option<String>,
     /// The environment variable holding the client secret of a confidential client; the
     /// secret itself never sits in the file.
     pub client_secret_env: Option<String>,
@@ -244,7 +248,7 @@ struct RawServer {
 }
 
 const TOP_KEYS: &[&str] = &["servers"];
-const OAUTH_KEYS: &[&str] = &["client_id", "client_secret_env"];
+const OAUTH_KEYS: &[&str] = &["client_id", "client_secret_env", "client_metadata_url"];
 const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
@@ -411,10 +415,28 @@ fn oauth_client(name: &str, value: Value) -> Result<OAuthClient, String> {
             )),
         }
     };
-    let client_id = text("client_id")?.ok_or_else(|| {
-        format!("servers.{name}.oauth needs `client_id` (the client registered with the authorization server)")
-    })?;
+    let client_id = text("client_id")?;
+    let client_metadata_url = text("client_metadata_url")?;
+    if client_id.is_none() && client_metadata_url.is_none() {
+        return Err(format!(
+            "servers.{name}.oauth needs `client_id` (the client registered with the authorization server) or `client_metadata_url`"
+        ));
+    }
+    if let Some(url) = &client_metadata_url {
+        let https_with_path = reqwest::Url::parse(url)
+            .is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some() && u.path() != "/");
+        if !https_with_path {
+            return Err(format!(
+                "servers.{name}.oauth.client_metadata_url: `{url}` is not an https URL with a path; a client ID metadata document is served as https://host/path.json"
+            ));
+        }
+    }
     let client_secret_env = text("client_secret_env")?;
+    if client_secret_env.is_some() && client_id.is_none() {
+        return Err(format!(
+            "servers.{name}.oauth.client_secret_env belongs to a `client_id`; add the client id it is the secret of"
+        ));
+    }
     if let Some(var) = &client_secret_env
         && env_reference(&format!("${{{var}}}")).is_none()
     {
@@ -424,6 +446,7 @@ fn oauth_client(name: &str, value: Value) -> Result<OAuthClient, String> {
     }
     Ok(OAuthClient {
         client_id,
+        client_metadata_url,
         client_secret_env,
     })
 }
@@ -506,8 +529,8 @@ mod tests {
         assert_eq!(
             oauth
                 .as_ref()
-                .map(|o| (o.client_id.as_str(), o.client_secret_env.as_deref())),
-            Some(("cid", Some("A_SECRET")))
+                .map(|o| (o.client_id.as_deref(), o.client_secret_env.as_deref())),
+            Some((Some("cid"), Some("A_SECRET")))
         );
         let secrets = server.secrets();
         assert_eq!(secrets.len(), 1, "{secrets:?}");
@@ -605,6 +628,18 @@ mod tests {
             (
                 r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_id": "c", "client_secret_env": "A-B"}}}}"#,
                 "not an environment variable name",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_metadata_url": "http://h/c.json"}}}}"#,
+                "is not an https URL with a path",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://h/"}}}}"#,
+                "is not an https URL with a path",
+            ),
+            (
+                r#"{"servers": {"a": {"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://h/c.json", "client_secret_env": "S"}}}}"#,
+                "belongs to a `client_id`",
             ),
             (
                 r#"{"servers": {"a": {"command": "x", "oauth": {"client_id": "c"}}}}"#,

@@ -50,7 +50,7 @@ pub enum LoginError {
     #[error("discovering how {url} is authorized: {message}")]
     Discovery { url: String, message: String },
     #[error(
-        "the authorization server offers no dynamic client registration; register a client with it and set servers.{server}.oauth.client_id in mcp.json"
+        "the authorization server offers no dynamic client registration; register a client with it and set servers.{server}.oauth.client_id in mcp.json (tackle mcp add --client-id)"
     )]
     NoRegistration { server: String },
     #[error("registering tackle as a client: {0}")]
@@ -75,14 +75,35 @@ pub enum LoginError {
     Store(#[from] super::store::StoreError),
 }
 
+/// How the client tackle authorized as was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientSource {
+    /// The entry's `oauth.client_id`.
+    Configured,
+    /// The entry's `oauth.client_metadata_url`, as the client id (SEP-991).
+    MetadataDocument,
+    /// Registered now (RFC 7591 dynamic client registration).
+    Registered,
+}
+
+impl ClientSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientSource::Configured => "configured",
+            ClientSource::MetadataDocument => "metadata_document",
+            ClientSource::Registered => "registered",
+        }
+    }
+}
+
 /// What a completed login did.
 #[derive(Clone, Debug)]
 pub struct LoginOutcome {
     /// The token file written.
     pub path: PathBuf,
     pub client_id: String,
-    /// Whether the client was registered now (RFC 7591) rather than configured.
-    pub registered: bool,
+    /// Where the client came from.
+    pub client_source: ClientSource,
     /// The authorization server's issuer, when its metadata names one.
     pub issuer: Option<String>,
     /// The scopes the tokens were granted (as the server reported them, else as requested).
@@ -157,47 +178,62 @@ pub async fn login(
         .map_err(|e| LoginError::Listener(e.to_string()))?;
     let redirect_uri = listener.redirect_uri();
 
-    // The client: configured on the entry, else registered now.
-    let (client, secret, registered) = match oauth {
-        Some(configured) => {
-            let secret = match &configured.client_secret_env {
-                Some(var) => Some(std::env::var(var).map_err(|_| LoginError::MissingSecret {
-                    server: server.name.clone(),
-                    var: var.clone(),
-                })?),
-                None => None,
-            };
-            let client = ClientRecord {
-                client_id: configured.client_id.clone(),
-                // The secret stays in its variable; connections read it from there.
-                client_secret: None,
-                redirect_uri: redirect_uri.clone(),
-            };
-            (client, secret, false)
+    // The client, in the specification's order: configured on the entry, a client ID metadata
+    // document where the authorization server takes one, else registered now.
+    let metadata_document_supported = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let configured_id = oauth.as_ref().and_then(|o| o.client_id.clone());
+    let document = oauth
+        .as_ref()
+        .and_then(|o| o.client_metadata_url.clone())
+        .filter(|_| metadata_document_supported);
+    let (client, secret, source) = if let Some(client_id) = configured_id {
+        let secret = match oauth.as_ref().and_then(|o| o.client_secret_env.as_ref()) {
+            Some(var) => Some(std::env::var(var).map_err(|_| LoginError::MissingSecret {
+                server: server.name.clone(),
+                var: var.clone(),
+            })?),
+            None => None,
+        };
+        let client = ClientRecord {
+            client_id,
+            // The secret stays in its variable; connections read it from there.
+            client_secret: None,
+            redirect_uri: redirect_uri.clone(),
+        };
+        (client, secret, ClientSource::Configured)
+    } else if let Some(url) = document {
+        let client = ClientRecord {
+            client_id: url,
+            client_secret: None,
+            redirect_uri: redirect_uri.clone(),
+        };
+        (client, None, ClientSource::MetadataDocument)
+    } else {
+        if metadata.registration_endpoint.is_none() {
+            return Err(LoginError::NoRegistration {
+                server: server.name.clone(),
+            });
         }
-        None => {
-            if metadata.registration_endpoint.is_none() {
-                return Err(LoginError::NoRegistration {
-                    server: server.name.clone(),
-                });
-            }
-            let scopes = if wanted.is_empty() {
-                manager.select_scopes(None, &[])
-            } else {
-                wanted.clone()
-            };
-            let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-            let config = manager
-                .register_client("tackle", &redirect_uri, &scope_refs)
-                .await
-                .map_err(|e| LoginError::Registration(e.to_string()))?;
-            let client = ClientRecord {
-                client_id: config.client_id.clone(),
-                client_secret: config.client_secret.clone(),
-                redirect_uri: redirect_uri.clone(),
-            };
-            (client, config.client_secret, true)
-        }
+        let scopes = if wanted.is_empty() {
+            manager.select_scopes(None, &[])
+        } else {
+            wanted.clone()
+        };
+        let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let config = manager
+            .register_client("tackle", &redirect_uri, &scope_refs)
+            .await
+            .map_err(|e| LoginError::Registration(e.to_string()))?;
+        let client = ClientRecord {
+            client_id: config.client_id.clone(),
+            client_secret: config.client_secret.clone(),
+            redirect_uri: redirect_uri.clone(),
+        };
+        (client, config.client_secret, ClientSource::Registered)
     };
     let record = TokenRecord {
         server: server.name.clone(),
@@ -253,7 +289,7 @@ pub async fn login(
     Ok(LoginOutcome {
         path,
         client_id: client.client_id,
-        registered,
+        client_source: source,
         issuer: metadata.issuer,
         scopes,
         discovered: resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback,

@@ -14,7 +14,7 @@ pub mod store;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
 
 use crate::client::config::{ServerConfig, Transport};
-pub use login::{DEFAULT_LOGIN_TIMEOUT, LoginError, LoginOutcome, login};
+pub use login::{ClientSource, DEFAULT_LOGIN_TIMEOUT, LoginError, LoginOutcome, login};
 pub use store::{TokenDir, token_may_travel};
 
 /// The HTTP client that carries `server`'s stored token, or `None` when there is none to
@@ -50,7 +50,7 @@ pub async fn authorized_client(
     // of another client never gets it.
     let secret = match (&record.client.client_secret, oauth) {
         (Some(s), _) => Some(s.clone()),
-        (None, Some(o)) if o.client_id == record.client.client_id => o
+        (None, Some(o)) if o.client_id.as_deref() == Some(record.client.client_id.as_str()) => o
             .client_secret_env
             .as_ref()
             .and_then(|var| std::env::var(var).ok()),
