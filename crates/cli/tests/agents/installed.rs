@@ -1,7 +1,9 @@
-//! Where `scripts/install-agents` put the agents, and whether a test may run, skip or must fail.
+//! Where an install script put pinned npm packages (`scripts/install-agents`: the agents;
+//! `scripts/install-conformance`: the MCP conformance suite), and whether a test may run, skip
+//! or must fail.
 //!
-//! The script writes `target/agents/installed.sha256` (the digest of the lock file it installed)
-//! last, or `target/agents/registry-unreachable` when npm's registry did not answer. The only
+//! The script writes `target/<dir>/installed.sha256` (the digest of the lock file it installed)
+//! last, or `target/<dir>/registry-unreachable` when npm's registry did not answer. The only
 //! skip is that second case, with the script's message. Anything else that is missing or of
 //! another version is a failure under `CI`; elsewhere (a bare `cargo test`) it is a skip that
 //! names the command to run, since the tests cannot install a gigabyte of agents themselves.
@@ -10,37 +12,64 @@
 
 use std::path::{Path, PathBuf};
 
-/// The installed agents, at the pinned versions.
+/// The installed packages, at the pinned versions.
 pub struct Installed {
     bin: PathBuf,
 }
+
+/// One set of pinned packages: `crates/cli/tests/<dir>/package{,-lock}.json`, installed by
+/// `scripts/<script>` into `target/<dir>`.
+pub struct Pins {
+    pub dir: &'static str,
+    pub script: &'static str,
+}
+
+/// Claude Code, Codex, Gemini CLI and opencode.
+pub const AGENTS: Pins = Pins {
+    dir: "agents",
+    script: "install-agents",
+};
+
+/// The MCP conformance suite and the Node it runs under.
+pub const CONFORMANCE: Pins = Pins {
+    dir: "conformance",
+    script: "install-conformance",
+};
 
 impl Installed {
     /// The agents, or `None` after printing why the test skips. Panics where skipping is not
     /// allowed (under `CI` with no record of an unreachable registry).
     pub fn find() -> Option<Self> {
+        Self::find_pins(&AGENTS)
+    }
+
+    /// The packages `pins` names, as [`Installed::find`] does for the agents.
+    pub fn find_pins(pins: &Pins) -> Option<Self> {
         let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let dest = workspace.join("target/agents");
-        let pins = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agents");
+        let dest = workspace.join("target").join(pins.dir);
+        let script = pins.script;
+        let lock_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(pins.dir);
         if let Ok(why) = std::fs::read_to_string(dest.join("registry-unreachable")) {
             eprintln!("skipped: {}", why.trim());
             return None;
         }
-        match check(&dest, &pins) {
+        match check(&dest, &lock_dir) {
             Ok(()) => Some(Self {
                 bin: dest.join("node_modules/.bin"),
             }),
             Err(problem) if std::env::var_os("CI").is_some() => {
-                panic!("{problem}; run scripts/install-agents (scripts/test runs it)")
+                panic!("{problem}; run scripts/{script} (scripts/test runs it)")
             }
             Err(problem) => {
-                eprintln!("skipped: {problem}; run scripts/install-agents (scripts/test runs it)");
+                eprintln!("skipped: {problem}; run scripts/{script} (scripts/test runs it)");
                 None
             }
         }
     }
 
-    /// The executable an agent's package links into `node_modules/.bin`.
+    /// The executable a package links into `node_modules/.bin`.
     pub fn bin(&self, name: &str) -> PathBuf {
         self.bin.join(name)
     }
@@ -53,7 +82,7 @@ fn check(dest: &Path, pins: &Path) -> Result<(), String> {
     let stamp = std::fs::read_to_string(dest.join("installed.sha256")).unwrap_or_default();
     if stamp.trim() != want {
         return Err(format!(
-            "the agents are not installed from the committed lock at {}",
+            "the packages are not installed from the committed lock at {}",
             dest.display()
         ));
     }

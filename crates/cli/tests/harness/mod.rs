@@ -213,9 +213,14 @@ pub struct TestCommand {
 /// the suite.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The `tackle` binary under test, for a program that runs it itself (a client script).
+pub fn tackle_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_tackle"))
+}
+
 impl TestCommand {
     fn new(cwd: &Path) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tackle"));
+        let mut cmd = Command::new(tackle_binary());
         cmd.current_dir(cwd);
         // Tests never read the developer's own user config; a test that wants one sets it.
         cmd.env("XDG_CONFIG_HOME", "/nonexistent/tackle-tests-user-config");

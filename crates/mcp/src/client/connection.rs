@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    Tool as RemoteTool,
+    ProtocolVersion, Tool as RemoteTool,
 };
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
 use rmcp::transport::{
@@ -61,12 +61,17 @@ pub fn client_runtime() -> &'static tokio::runtime::Handle {
 type Service = RunningService<RoleClient, ClientConfig>;
 
 /// What tackle says of itself in `initialize`: its own name and version, no optional
-/// capabilities (it answers no sampling, roots or elicitation requests from servers).
+/// capabilities (it answers no sampling, roots or elicitation requests from servers), and the
+/// newest protocol version that still has an `initialize` handshake. rmcp's default is its
+/// `LATEST`, a revision that replaced the handshake, so naming it in `initialize` asks for a
+/// protocol the handshake itself does not belong to (the conformance suite's `initialize`
+/// scenario refuses it).
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("tackle", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// Why a server could not be reached or a call did not get an answer.
@@ -390,6 +395,20 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::config::redact_userinfo;
+    use super::client_info;
+    use rmcp::model::ProtocolVersion;
+
+    /// `initialize` names a revision that has the handshake, and tackle by name.
+    #[test]
+    fn initialize_names_a_protocol_version_with_a_handshake() {
+        let hello = client_info();
+        assert!(hello.protocol_version.has_initialize());
+        assert_eq!(
+            hello.protocol_version,
+            ProtocolVersion::LATEST_WITH_INITIALIZE
+        );
+        assert_eq!(hello.client_info.name, "tackle");
+    }
 
     #[test]
     fn urls_lose_their_user_information() {

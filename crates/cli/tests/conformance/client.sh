@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tackle's real CLI as the client of the MCP conformance suite (`conformance client --command`).
+#
+# The suite starts a test server for a scenario, appends its URL as this script's last argument
+# and names the scenario in MCP_CONFORMANCE_SCENARIO. The script registers that URL as a user
+# scope HTTP server in a private, temporary HOME and XDG_CONFIG_HOME (never the developer's
+# own), then drives the CLI as a user would: `tackle mcp get` (initialize and tools/list) and
+# `tackle call mcp__conformance__<tool>` for the scenarios that call a tool.
+#
+# TACKLE names the tackle binary (crates/cli/tests/conformance.rs sets it).
+set -euo pipefail
+
+url="${!#}"
+scenario="${MCP_CONFORMANCE_SCENARIO:?the conformance suite sets MCP_CONFORMANCE_SCENARIO}"
+tackle="${TACKLE:?set TACKLE to the tackle binary}"
+
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+export HOME="$home" XDG_CONFIG_HOME="$home/config" TACKLE_HEADLESS=1
+mkdir -p "$home/project/.agents" "$XDG_CONFIG_HOME"
+cd "$home/project"
+
+name=conformance
+# A call of the scenario's tool, allowed for this run alone, after listing the server's tools.
+call() {
+  "$tackle" mcp get "$name" --json
+  "$tackle" --allow "tool.mcp.${name}.$1" call "mcp__${name}__$1" "$2"
+}
+"$tackle" mcp add --transport http "$name" "$url"
+
+case "$scenario" in
+  auth/*)
+    # The suite's authorization endpoint redirects at once with a code: the "browser" only has
+    # to follow that redirect to tackle's loopback callback.
+    browser="$home/browser"
+    printf '#!/bin/sh\nexec curl -fsS -L -o /dev/null "$1"\n' >"$browser"
+    chmod +x "$browser"
+    export BROWSER="$browser"
+    "$tackle" mcp login "$name"
+    "$tackle" mcp get "$name" --json
+    ;;
+  tools_call)
+    call add_numbers '{"a": 5, "b": 3}'
+    ;;
+  sse-retry)
+    # The test server closes this call's SSE stream before answering: the answer arrives only
+    # if the client reconnects with GET.
+    call test_reconnection '{}'
+    ;;
+  elicitation-sep1034-client-defaults)
+    call test_client_elicitation_defaults '{}'
+    ;;
+  *)
+    "$tackle" mcp get "$name" --json
+    ;;
+esac
