@@ -14,7 +14,9 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
-use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
@@ -123,10 +125,42 @@ impl TokenDir {
                     path: path.clone(),
                     source,
                 })?;
+                // The refresh lock goes with it (absent unless a refresh ever ran).
+                let _ = std::fs::remove_file(path.with_extension("lock"));
                 removed += 1;
             }
         }
         Ok(removed)
+    }
+
+    /// Hold the refresh lock of `name` at `url` (`<file>.lock`, exclusive, across processes)
+    /// until the returned file is dropped: two tackle processes refreshing one login at once
+    /// would otherwise spend the same single-use refresh token, and the loser would need a login.
+    pub fn lock_refresh(&self, name: &str, url: &str) -> Result<std::fs::File, StoreError> {
+        let path = self
+            .path_for(name, url)
+            .ok_or(StoreError::NoDirectory)?
+            .with_extension("lock");
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io)?;
+        file.lock().map_err(io)?;
+        Ok(file)
     }
 
     /// Write `record` (atomically, 0600, the directory created 0700).
@@ -322,6 +356,16 @@ impl CredentialStore for FileCredentialStore {
         self.store(record)
     }
 
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let mine = self.current();
+        let dir = self.dir.clone();
+        let file = tokio::task::spawn_blocking(move || dir.lock_refresh(&mine.server, &mine.url))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        Ok(Some(CredentialRefreshGuard::new(file)))
+    }
+
     async fn clear(&self) -> Result<(), AuthError> {
         let mine = self.current();
         self.dir
@@ -439,6 +483,27 @@ mod tests {
             dir.load("docs", url).unwrap().unwrap().required_scopes,
             ["r", "w"]
         );
+    }
+
+    #[test]
+    fn a_refresh_lock_is_held_until_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = TokenDir::in_config_dir(tmp.path());
+        let url = "https://a.example/mcp";
+        let held = dir.lock_refresh("docs", url).unwrap();
+        let lock = dir.path_for("docs", url).unwrap().with_extension("lock");
+        let other = std::fs::File::open(&lock).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        other.try_lock().unwrap();
+        assert_eq!(mode(&lock), 0o600);
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
     #[test]
