@@ -295,8 +295,18 @@ fn each_discovery_variant_logs_in_and_the_token_reaches_only_its_server() {
         listed.success().stdout_contains("connected (1 tool)");
         let got = p.tackle(["mcp", "get", "docs", "--json"]).run();
         got.success();
-        assert_secret_absent(&token, &[&out, &called, &listed, &got], &p);
-        assert_secret_absent(&refresh_token(&record), &[&out, &called, &listed, &got], &p);
+        assert_eq!(
+            got.json()["login"]["scopes"],
+            json!(["files:read"]),
+            "{variant}"
+        );
+        let shown = p.tackle(["mcp", "get", "docs"]).run();
+        shown
+            .success()
+            .stdout_contains("login: stored for this URL (client dyn-");
+        let outputs = [&out, &called, &listed, &got, &shown];
+        assert_secret_absent(&token, &outputs, &p);
+        assert_secret_absent(&refresh_token(&record), &outputs, &p);
     }
 }
 
@@ -450,6 +460,10 @@ fn logout_deletes_the_tokens_and_says_whether_there_were_any() {
         .success()
         .stdout_contains("logged out of MCP server `docs`: removed 1 stored login(s)");
     assert_eq!(std::fs::read_dir(token_dir(&p)).unwrap().count(), 0);
+    p.tackle(["mcp", "get", "docs"])
+        .run()
+        .success()
+        .stdout_contains("login: none stored");
     let again = p.tackle(["mcp", "logout", "docs", "--json"]).run();
     again.success();
     assert_eq!(again.json(), json!({"server": "docs", "removed": 0}));

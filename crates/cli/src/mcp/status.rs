@@ -128,6 +128,26 @@ fn quoted(word: &str) -> String {
     }
 }
 
+/// What is shown of a stored `tackle mcp login`: never its tokens.
+struct StoredLogin {
+    client_id: String,
+    scopes: Vec<String>,
+}
+
+/// The login stored for this entry's name at its exact URL, if any (an unreadable token file
+/// shows as none; the connection reports why it cannot be used).
+fn stored_login(server: &ServerConfig) -> Option<StoredLogin> {
+    let Transport::Http { url, .. } = &server.transport else {
+        return None;
+    };
+    let record = super::tokens().load(&server.name, url).ok()??;
+    let credentials = record.credentials?;
+    Some(StoredLogin {
+        client_id: record.client.client_id,
+        scopes: credentials.granted_scopes,
+    })
+}
+
 /// A stdio `env` value as it may be shown: the reference, or `***` for a literal.
 fn shown_env_value(value: &str) -> String {
     match env_reference(value) {
@@ -205,6 +225,9 @@ impl Row {
                 if let Some(oauth) = oauth {
                     v["oauth"] = json!(oauth);
                 }
+                if let Some(login) = stored_login(s) {
+                    v["login"] = json!({"client_id": login.client_id, "scopes": login.scopes});
+                }
             }
         }
         match &self.state {
@@ -270,6 +293,18 @@ impl Row {
                     if let Some(var) = &oauth.client_secret_env {
                         out.push_str(&format!("  oauth client secret: from ${var}\n"));
                     }
+                }
+                match stored_login(s) {
+                    Some(login) => out.push_str(&format!(
+                        "  login: stored for this URL (client {}{})\n",
+                        login.client_id,
+                        if login.scopes.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", scopes {}", login.scopes.join(" "))
+                        }
+                    )),
+                    None => out.push_str("  login: none stored\n"),
                 }
             }
         }
