@@ -26,7 +26,8 @@ use rmcp::transport::auth::{
 };
 
 use super::callback::{CallbackError, CallbackListener};
-use super::store::{ClientRecord, FileCredentialStore, TokenDir, TokenRecord, token_may_travel};
+use super::credential_store::FileCredentialStore;
+use super::store::{ClientRecord, TokenDir, TokenRecord, token_may_travel};
 use crate::client::config::{ServerConfig, Transport};
 
 /// How long a login waits for the browser's redirect, unless told.

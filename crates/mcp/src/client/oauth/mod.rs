@@ -8,6 +8,7 @@
 //! a person, authorizes.
 
 pub mod callback;
+mod credential_store;
 pub mod login;
 pub mod store;
 
@@ -70,6 +71,9 @@ pub async fn authorized_client(
     manager
         .configure_client(config)
         .map_err(|e| e.to_string())?;
-    manager.set_credential_store(store::FileCredentialStore::new(tokens.clone(), record));
+    manager.set_credential_store(credential_store::FileCredentialStore::new(
+        tokens.clone(),
+        record,
+    ));
     Ok(Some(AuthClient::new(http, manager)))
 }

@@ -14,9 +14,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
-use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
-};
+use rmcp::transport::auth::{AuthorizationMetadata, StoredCredentials};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
@@ -298,81 +296,6 @@ fn write_record(path: &Path, record: &TokenRecord) -> Result<(), StoreError> {
         return Err(io(e));
     }
     Ok(())
-}
-
-/// rmcp's credential store over one token file: what the authorization manager loads before a
-/// request and saves after a code exchange or a refresh. Each load reads the file again, so a
-/// refresh made by another tackle process is picked up.
-pub struct FileCredentialStore {
-    dir: TokenDir,
-    record: std::sync::Mutex<TokenRecord>,
-}
-
-impl FileCredentialStore {
-    pub fn new(dir: TokenDir, record: TokenRecord) -> Self {
-        Self {
-            dir,
-            record: std::sync::Mutex::new(record),
-        }
-    }
-
-    fn current(&self) -> TokenRecord {
-        match self.record.lock() {
-            Ok(r) => r.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    fn store(&self, record: TokenRecord) -> Result<(), AuthError> {
-        self.dir
-            .save(&record)
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        match self.record.lock() {
-            Ok(mut r) => *r = record,
-            Err(poisoned) => *poisoned.into_inner() = record,
-        }
-        Ok(())
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for FileCredentialStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let mine = self.current();
-        let on_disk = self
-            .dir
-            .load(&mine.server, &mine.url)
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        Ok(match on_disk {
-            Some(r) => r.credentials,
-            // Not written yet (a login in progress) or removed by `tackle mcp logout`.
-            None => None,
-        })
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let mut record = self.current();
-        record.credentials = Some(credentials);
-        self.store(record)
-    }
-
-    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
-        let mine = self.current();
-        let dir = self.dir.clone();
-        let file = tokio::task::spawn_blocking(move || dir.lock_refresh(&mine.server, &mine.url))
-            .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        Ok(Some(CredentialRefreshGuard::new(file)))
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        let mine = self.current();
-        self.dir
-            .remove(&mine.server, &mine.url)
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
