@@ -125,15 +125,18 @@ pub fn logout(name: &str, json: bool) -> Result<u8, Failure> {
 /// Hand `url` to `$BROWSER`, else `xdg-open` when it is on PATH; a failure to start one is
 /// reported and the printed URL still works. The browser runs on its own; a thread reaps it.
 fn open_browser(url: &str) {
-    let program = match std::env::var("BROWSER") {
-        Ok(b) if !b.trim().is_empty() => b,
+    let command = match std::env::var("BROWSER") {
+        Ok(b) if !b.trim().is_empty() => browser_command(&b, url),
         _ => match find_on_path("xdg-open") {
-            Some(p) => p,
+            Some(p) => vec![p, url.to_owned()],
             None => return,
         },
     };
-    let started = Command::new(&program)
-        .arg(url)
+    let Some((program, args)) = command.split_first() else {
+        return;
+    };
+    let started = Command::new(program)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -150,10 +153,43 @@ fn open_browser(url: &str) {
     }
 }
 
+/// `$BROWSER` as the convention reads it: the first of its `:`-separated commands, split on
+/// whitespace (no shell), with `%s` replaced by the URL or the URL appended.
+fn browser_command(browser: &str, url: &str) -> Vec<String> {
+    let first = browser.split(':').next().unwrap_or_default();
+    let mut words: Vec<String> = first.split_whitespace().map(str::to_owned).collect();
+    if words.iter().any(|w| w.contains("%s")) {
+        for w in &mut words {
+            *w = w.replace("%s", url);
+        }
+    } else {
+        words.push(url.to_owned());
+    }
+    words
+}
+
 fn find_on_path(program: &str) -> Option<String> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
         .map(|p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::browser_command;
+
+    #[test]
+    fn browser_follows_the_convention() {
+        let url = "http://127.0.0.1:1/a?b=c";
+        for (browser, want) in [
+            ("firefox", vec!["firefox", url]),
+            ("firefox --new-window", vec!["firefox", "--new-window", url]),
+            ("open-it %s --now", vec!["open-it", url, "--now"]),
+            ("/usr/bin/w3m:lynx", vec!["/usr/bin/w3m", url]),
+        ] {
+            assert_eq!(browser_command(browser, url), want, "{browser}");
+        }
+    }
 }
