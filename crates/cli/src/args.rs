@@ -285,7 +285,7 @@ pub enum McpCommand {
     Login {
         name: String,
         /// Seconds to wait for the browser's redirect.
-        #[arg(long, default_value_t = 300)]
+        #[arg(long, default_value_t = tackle_mcp::client::oauth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
         timeout: u64,
         /// Print the URL only; do not start a browser.
         #[arg(long)]
