@@ -188,6 +188,9 @@ Examples:
   tackle mcp add --scope project lint -- ./tools/lint-mcp
   tackle mcp get fs --json
   tackle mcp remove fs
+  tackle mcp add --transport http wiki https://wiki.example/mcp --client-id tackle-cli
+  tackle mcp login docs                             OAuth in the browser; tokens kept 0600
+  tackle mcp logout docs
 
 Scopes: user servers ($XDG_CONFIG_HOME/tackle/mcp.json, else ~/.config/tackle/mcp.json) always
 start. Project servers (<root>/.agents/mcp.json, shared with the repository) start only once the
@@ -246,6 +249,17 @@ pub enum McpCommand {
         /// variable VAR is sent as HEADER (Authorization takes a bare token or "Bearer …").
         #[arg(long, value_name = "HEADER=VAR")]
         header_env: Vec<String>,
+        /// An OAuth client id registered with the HTTP server's authorization server out of band
+        /// (without it `tackle mcp login` registers a client dynamically).
+        #[arg(long, value_name = "ID")]
+        client_id: Option<String>,
+        /// The https URL of a client ID metadata document describing tackle as your client,
+        /// used as the client id where the authorization server accepts those.
+        #[arg(long, value_name = "URL")]
+        client_metadata_url: Option<String>,
+        /// The environment variable holding that client's secret (a confidential client).
+        #[arg(long, value_name = "VAR", requires = "client_id")]
+        client_secret_env: Option<String>,
         /// Every tool of this server is read-only (tackle may run them concurrently and poll them).
         #[arg(long)]
         read_only: bool,
@@ -262,6 +276,28 @@ pub enum McpCommand {
         name: String,
         #[arg(long, value_enum)]
         scope: Option<McpScope>,
+    },
+    /// Authorize tackle with an HTTP server that asks for OAuth: discovers its authorization
+    /// server, registers a client (or uses the entry's oauth.client_id), prints the
+    /// authorization URL and opens it with $BROWSER (else xdg-open), then waits for the
+    /// redirect to a one-shot listener on 127.0.0.1. Tokens are kept 0600 in the user's config
+    /// directory, for this server name at this URL only.
+    Login {
+        name: String,
+        /// Seconds to wait for the browser's redirect.
+        #[arg(long, default_value_t = tackle_mcp::client::oauth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
+        timeout: u64,
+        /// Print the URL only; do not start a browser.
+        #[arg(long)]
+        no_browser: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete the tokens `tackle mcp login` stored for a server name (at any URL).
+    Logout {
+        name: String,
+        #[arg(long)]
+        json: bool,
     },
 }
 

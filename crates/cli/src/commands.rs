@@ -191,6 +191,7 @@ fn mcp_tools(
         &config.root,
         &taken,
         &config.process_env,
+        &crate::mcp::tokens(),
     );
     for problem in problems {
         eprintln!("tackle: {problem}");

@@ -9,7 +9,8 @@
 //!   closes a call's stream before answering, which the specification leaves to the server.
 //! - **Client:** every client scenario the suite lists, one at a time, with tackle's real CLI as
 //!   the client (`tests/conformance/client.sh`: `tackle mcp add --transport http`, then
-//!   `tackle mcp get` and `tackle call mcp__conformance__<tool>` as the scenario needs).
+//!   `tackle mcp get` and `tackle call mcp__conformance__<tool>` as the scenario needs; the
+//!   `auth/*` scenarios through `tackle mcp login` with a redirect-following `$BROWSER`).
 //!   One at a time because `sse-retry` measures how long the client waits before reconnecting.
 //!
 //! Scenarios that cannot apply, or that tackle does not pass yet, are listed in

@@ -70,6 +70,7 @@ fn fixture(names: &[&str]) -> Fixture {
         dir.path(),
         &[],
         &tackle_process::EnvPolicy::default(),
+        &tackle_mcp::client::TokenDir::none(),
     );
     assert!(problems.is_empty(), "{problems:?}");
     let gate = Arc::new(RecordingGate::default());

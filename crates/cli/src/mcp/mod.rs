@@ -10,6 +10,7 @@
 //! `tackle trust` (which shows it, and any secret it moves, before recording anything).
 
 pub mod edit;
+pub mod login;
 pub mod scope;
 pub mod status;
 
@@ -35,6 +36,9 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
             transport,
             env,
             header_env,
+            client_id,
+            client_metadata_url,
+            client_secret_env,
             read_only,
             name,
             url,
@@ -44,6 +48,9 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
                 transport,
                 env,
                 header_env,
+                client_id,
+                client_metadata_url,
+                client_secret_env,
                 read_only,
                 url,
                 command,
@@ -52,6 +59,35 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
             add(root, flags, scope, &name, entry)
         }
         McpCommand::Remove { name, scope } => remove(root, scope, &name),
+        McpCommand::Login {
+            name,
+            timeout,
+            no_browser,
+            json,
+        } => {
+            let (config, user, project) = declared(root, flags)?;
+            login::login(
+                &config,
+                &user,
+                &project,
+                &name,
+                login::LoginArgs {
+                    timeout: std::time::Duration::from_secs(timeout),
+                    browser: !no_browser,
+                    json,
+                },
+            )
+        }
+        McpCommand::Logout { name, json } => login::logout(&name, json),
+    }
+}
+
+/// Where `tackle mcp login` keeps tokens: `<user config dir>/oauth`, or nowhere without a user
+/// config directory (then no token is stored or sent).
+pub fn tokens() -> tackle_mcp::client::TokenDir {
+    match crate::config::user_config_dir() {
+        Some(dir) => tackle_mcp::client::TokenDir::in_config_dir(&dir),
+        None => tackle_mcp::client::TokenDir::none(),
     }
 }
 
@@ -60,6 +96,9 @@ struct EntryArgs {
     transport: McpTransport,
     env: Vec<String>,
     header_env: Vec<String>,
+    client_id: Option<String>,
+    client_metadata_url: Option<String>,
+    client_secret_env: Option<String>,
     read_only: bool,
     url: Option<String>,
     command: Vec<String>,
@@ -91,6 +130,11 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
     let mut entry = Map::new();
     match args.transport {
         McpTransport::Stdio => {
+            if args.client_id.is_some() || args.client_metadata_url.is_some() {
+                anyhow::bail!(
+                    "--client-id and --client-metadata-url apply to HTTP servers (OAuth); add --transport http <name> <url>"
+                );
+            }
             if !args.header_env.is_empty() {
                 anyhow::bail!(
                     "--header-env applies to HTTP servers; add --transport http, or pass a stdio server's secret with --env KEY='${{VAR}}'"
@@ -153,6 +197,24 @@ fn entry(args: EntryArgs) -> anyhow::Result<Map<String, Value>> {
             entry.insert("url".into(), json!(url));
             if !headers.is_empty() {
                 entry.insert("headers_env".into(), Value::Object(headers));
+            }
+            let mut oauth = Map::new();
+            if let Some(url) = &args.client_metadata_url {
+                oauth.insert("client_metadata_url".into(), json!(url));
+            }
+            if let Some(client_id) = &args.client_id {
+                oauth.insert("client_id".into(), json!(client_id));
+                if let Some(var) = &args.client_secret_env {
+                    if !is_var_name(var) {
+                        anyhow::bail!(
+                            "--client-secret-env: `{var}` is not an environment variable name; name the variable that holds the secret"
+                        );
+                    }
+                    oauth.insert("client_secret_env".into(), json!(var));
+                }
+            }
+            if !oauth.is_empty() {
+                entry.insert("oauth".into(), Value::Object(oauth));
             }
         }
     }

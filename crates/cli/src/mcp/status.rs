@@ -24,6 +24,8 @@ pub enum State {
     Connected { tools: Vec<String> },
     /// It could not be reached.
     Failed { cause: String },
+    /// It answered 401 and no stored token satisfied it (`tackle mcp login <name>`).
+    NeedsLogin { cause: String },
     /// A project entry while folder trust does not apply.
     Untrusted { trust: TrustState },
     /// A user entry the trusted project's entry of the same name replaces.
@@ -77,11 +79,17 @@ pub fn rows(
         });
     }
     let servers: Vec<ServerConfig> = to_probe.iter().map(|(_, s)| s.clone()).collect();
-    let outcomes = tackle_mcp::client::probe_servers(&servers, &config.root, &config.process_env);
+    let outcomes = tackle_mcp::client::probe_servers(
+        &servers,
+        &config.root,
+        &config.process_env,
+        &super::tokens(),
+    );
     for ((index, _), outcome) in to_probe.iter().zip(outcomes) {
         rows[*index].state = match outcome {
             ProbeOutcome::Connected { tools } => State::Connected { tools },
             ProbeOutcome::Failed { cause } => State::Failed { cause },
+            ProbeOutcome::NeedsLogin { cause } => State::NeedsLogin { cause },
         };
     }
     rows
@@ -120,6 +128,26 @@ fn quoted(word: &str) -> String {
     }
 }
 
+/// What is shown of a stored `tackle mcp login`: never its tokens.
+struct StoredLogin {
+    client_id: String,
+    scopes: Vec<String>,
+}
+
+/// The login stored for this entry's name at its exact URL, if any (an unreadable token file
+/// shows as none; the connection reports why it cannot be used).
+fn stored_login(server: &ServerConfig) -> Option<StoredLogin> {
+    let Transport::Http { url, .. } = &server.transport else {
+        return None;
+    };
+    let record = super::tokens().load(&server.name, url).ok()??;
+    let credentials = record.credentials?;
+    Some(StoredLogin {
+        client_id: record.client.client_id,
+        scopes: credentials.granted_scopes,
+    })
+}
+
 /// A stdio `env` value as it may be shown: the reference, or `***` for a literal.
 fn shown_env_value(value: &str) -> String {
     match env_reference(value) {
@@ -142,6 +170,7 @@ impl State {
         match self {
             State::Connected { .. } => "connected",
             State::Failed { .. } => "failed",
+            State::NeedsLogin { .. } => "needs_login",
             State::Untrusted { .. } => "untrusted",
             State::Replaced => "replaced",
         }
@@ -155,6 +184,7 @@ impl State {
                 n => format!("connected ({n} tools)"),
             },
             State::Failed { cause } => format!("failed: {cause}"),
+            State::NeedsLogin { cause } => cause.clone(),
             State::Untrusted { trust } => untrusted_text(*trust),
             State::Replaced => {
                 "not started: the project's entry of the same name is used instead".to_owned()
@@ -187,9 +217,17 @@ impl Row {
                 v["args"] = json!(args);
                 v["env"] = json!(env);
             }
-            Transport::Http { headers_env, .. } => {
+            Transport::Http {
+                headers_env, oauth, ..
+            } => {
                 v["url"] = json!(s.endpoint());
                 v["headers_env"] = json!(headers_env);
+                if let Some(oauth) = oauth {
+                    v["oauth"] = json!(oauth);
+                }
+                if let Some(login) = stored_login(s) {
+                    v["login"] = json!({"client_id": login.client_id, "scopes": login.scopes});
+                }
             }
         }
         match &self.state {
@@ -198,6 +236,7 @@ impl Row {
                 v["tool_names"] = json!(tools);
             }
             State::Failed { cause } => v["error"] = json!(cause),
+            State::NeedsLogin { cause } => v["hint"] = json!(cause),
             State::Untrusted { trust } => {
                 v["trust"] = json!(trust.as_str());
                 v["hint"] = json!(untrusted_text(*trust));
@@ -237,10 +276,35 @@ impl Row {
                     out.push_str(&format!("  env {k}={}\n", shown_env_value(v)));
                 }
             }
-            Transport::Http { headers_env, .. } => {
+            Transport::Http {
+                headers_env, oauth, ..
+            } => {
                 out.push_str(&format!("  url: {}\n", s.endpoint()));
                 for (h, var) in headers_env {
                     out.push_str(&format!("  header {h}: from ${var}\n"));
+                }
+                if let Some(oauth) = oauth {
+                    if let Some(id) = &oauth.client_id {
+                        out.push_str(&format!("  oauth client_id: {id}\n"));
+                    }
+                    if let Some(url) = &oauth.client_metadata_url {
+                        out.push_str(&format!("  oauth client metadata document: {url}\n"));
+                    }
+                    if let Some(var) = &oauth.client_secret_env {
+                        out.push_str(&format!("  oauth client secret: from ${var}\n"));
+                    }
+                }
+                match stored_login(s) {
+                    Some(login) => out.push_str(&format!(
+                        "  login: stored for this URL (client {}{})\n",
+                        login.client_id,
+                        if login.scopes.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", scopes {}", login.scopes.join(" "))
+                        }
+                    )),
+                    None => out.push_str("  login: none stored\n"),
                 }
             }
         }

@@ -5,7 +5,8 @@
 # and names the scenario in MCP_CONFORMANCE_SCENARIO. The script registers that URL as a user
 # scope HTTP server in a private, temporary HOME and XDG_CONFIG_HOME (never the developer's
 # own), then drives the CLI as a user would: `tackle mcp get` (initialize and tools/list) and
-# `tackle call mcp__conformance__<tool>` for the scenarios that call a tool.
+# `tackle call mcp__conformance__<tool>` for the scenarios that call a tool; for `auth/*`,
+# `tackle mcp login` with a redirect-following fetcher as $BROWSER first.
 #
 # TACKLE names the tackle binary (crates/cli/tests/conformance.rs sets it).
 set -euo pipefail
@@ -26,7 +27,26 @@ call() {
   "$tackle" mcp get "$name" --json
   "$tackle" --allow "tool.mcp.${name}.$1" call "mcp__${name}__$1" "$2"
 }
-"$tackle" mcp add --transport http "$name" "$url"
+case "$scenario" in
+  auth/pre-registration)
+    # The suite hands the pre-registered client in MCP_CONFORMANCE_CONTEXT; the secret travels
+    # in an environment variable, as a user keeps it.
+    context() { printf '%s' "$MCP_CONFORMANCE_CONTEXT" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+    CONFORMANCE_CLIENT_SECRET=$(context client_secret)
+    export CONFORMANCE_CLIENT_SECRET
+    "$tackle" mcp add --transport http "$name" "$url" \
+      --client-id "$(context client_id)" --client-secret-env CONFORMANCE_CLIENT_SECRET
+    ;;
+  auth/basic-cimd)
+    # The client ID metadata document URL the suite's authorization server expects (it does not
+    # fetch it), configured as a user who hosts one for tackle would.
+    "$tackle" mcp add --transport http "$name" "$url" \
+      --client-metadata-url https://conformance-test.local/client-metadata.json
+    ;;
+  *)
+    "$tackle" mcp add --transport http "$name" "$url"
+    ;;
+esac
 
 case "$scenario" in
   auth/*)
@@ -38,6 +58,14 @@ case "$scenario" in
     export BROWSER="$browser"
     "$tackle" mcp login "$name"
     "$tackle" mcp get "$name" --json
+    if [ "$scenario" = auth/scope-step-up ]; then
+      # The server asks for more scope on a call (403 insufficient_scope): the call fails naming
+      # `tackle mcp login`, and the next login requests the granted and the asked-for scopes.
+      tool=$("$tackle" mcp get "$name" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["tool_names"][0])')
+      "$tackle" --allow "tool.mcp.${name}.*" call "mcp__${name}__${tool}" '{}' || true
+      "$tackle" mcp login "$name"
+      "$tackle" --allow "tool.mcp.${name}.*" call "mcp__${name}__${tool}" '{}'
+    fi
     ;;
   tools_call)
     call add_numbers '{"a": 5, "b": 3}'

@@ -35,6 +35,7 @@ use tackle_process::EnvPolicy;
 use tokio::sync::Mutex;
 
 use super::config::{ServerConfig, Transport, env_reference};
+use super::oauth::{self, TokenDir};
 
 /// The runtime every MCP client connection lives on, created on first use and kept for the
 /// life of the process (a runtime cannot be dropped from inside another one, which is where
@@ -91,6 +92,16 @@ pub enum ConnectError {
     Handshake(String),
     #[error("the server refused the credentials ({0}); check the variables named in headers_env")]
     Unauthorized(String),
+    /// The server answered 401 and no stored token (or refresh) satisfied it.
+    #[error("needs login: the server asks for authorization; run `tackle mcp login {server}`")]
+    NeedsLogin { server: String },
+    /// The server answered 403 `insufficient_scope`: the login holds too little.
+    #[error(
+        "needs login: the server asks for scope `{scope}` beyond what the login holds; run `tackle mcp login {server}` to grant it"
+    )]
+    NeedsScope { server: String, scope: String },
+    #[error("the stored OAuth login cannot be used: {0}")]
+    Token(String),
     #[error("the server did not start within {0} ms")]
     StartTimeout(u128),
     #[error("listing tools failed: {0}")]
@@ -114,15 +125,18 @@ pub struct Server {
     root: PathBuf,
     /// What a stdio child inherits of tackle's environment.
     env: EnvPolicy,
+    /// Where `tackle mcp login` keeps the tokens an HTTP server is sent.
+    tokens: TokenDir,
     service: Mutex<Option<Service>>,
 }
 
 impl Server {
-    pub fn new(config: ServerConfig, root: &Path, env: EnvPolicy) -> Arc<Self> {
+    pub fn new(config: ServerConfig, root: &Path, env: EnvPolicy, tokens: TokenDir) -> Arc<Self> {
         Arc::new(Self {
             config,
             root: root.to_owned(),
             env,
+            tokens,
             service: Mutex::new(None),
         })
     }
@@ -187,9 +201,11 @@ impl Server {
                 client_info()
                     .serve(transport)
                     .await
-                    .map_err(handshake_error)
+                    .map_err(|e| self.handshake_error(e))
             }
-            Transport::Http { url, headers_env } => {
+            Transport::Http {
+                url, headers_env, ..
+            } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let mut custom = HashMap::new();
                 for (header, var) in headers_env {
@@ -212,12 +228,30 @@ impl Server {
                         http::HeaderValue::from_str(&value).map_err(|e| bad(e.to_string()))?;
                     custom.insert(name, value);
                 }
-                let transport =
-                    StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-                client_info()
-                    .serve(transport)
+                let config = config.custom_headers(custom);
+                // Never follow a redirect with a token on the request; the pool is off as in
+                // rmcp's own client (a half-read body stalls a reused connection).
+                let http = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .pool_max_idle_per_host(0)
+                    .build()
+                    .map_err(|e| ConnectError::Handshake(error_chain(&e)))?;
+                let authorized = oauth::authorized_client(&self.config, &self.tokens, http)
                     .await
-                    .map_err(handshake_error)
+                    .map_err(ConnectError::Token)?;
+                let served = match authorized {
+                    Some(client) => {
+                        client_info()
+                            .serve(StreamableHttpClientTransport::with_client(client, config))
+                            .await
+                    }
+                    None => {
+                        client_info()
+                            .serve(StreamableHttpClientTransport::from_config(config))
+                            .await
+                    }
+                };
+                served.map_err(|e| self.handshake_error(e))
             }
         }
     }
@@ -256,6 +290,11 @@ impl Server {
                 // The transport is broken: drop the connection so the next call restarts it.
                 *guard = None;
                 let why = match &e {
+                    ServiceError::TransportSend(t)
+                        if self.oauth_applies() && is_auth_refusal(t.error.as_ref()) =>
+                    {
+                        self.login_needed(t.error.as_ref()).to_string()
+                    }
                     ServiceError::TransportSend(t) => transport_error(t.error.as_ref()),
                     other => other.to_string(),
                 };
@@ -266,17 +305,51 @@ impl Server {
     }
 }
 
-/// A failed handshake as a person reads it: the transport's own error and its causes, without
-/// the Rust type names rmcp puts in front; a 401 or 403 points at `headers_env`.
-fn handshake_error(e: ClientInitializeError) -> ConnectError {
-    let ClientInitializeError::TransportError { error, .. } = &e else {
-        return ConnectError::Handshake(e.to_string());
-    };
-    let message = transport_error(error.error.as_ref());
-    if is_auth_refusal(error.error.as_ref()) {
-        ConnectError::Unauthorized(message)
-    } else {
-        ConnectError::Handshake(message)
+impl Server {
+    /// Whether a refusal of this server is for OAuth to answer: an HTTP server whose entry
+    /// sends no credential header of its own (one that does is told to check those headers).
+    fn oauth_applies(&self) -> bool {
+        match &self.config.transport {
+            Transport::Http { headers_env, .. } => headers_env.is_empty(),
+            Transport::Stdio { .. } => false,
+        }
+    }
+
+    /// What a refusal asks of the person: a login, or a login with more scope (remembered
+    /// with the stored tokens, so that login requests it).
+    fn login_needed(&self, e: &(dyn std::error::Error + Send + Sync + 'static)) -> ConnectError {
+        let server = self.config.name.clone();
+        let Some(StreamableHttpError::InsufficientScope(insufficient)) =
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        else {
+            return ConnectError::NeedsLogin { server };
+        };
+        let Some(scope) = insufficient.required_scope.clone() else {
+            return ConnectError::NeedsLogin { server };
+        };
+        if let Transport::Http { url, .. } = &self.config.transport {
+            let scopes: Vec<String> = scope.split_whitespace().map(str::to_owned).collect();
+            // Failing to remember costs only the hint; the message still names the fix.
+            let _ = self.tokens.note_required_scopes(&server, url, &scopes);
+        }
+        ConnectError::NeedsScope { server, scope }
+    }
+
+    /// A failed handshake as a person reads it: the transport's own error and its causes,
+    /// without the Rust type names rmcp puts in front; a 401 or 403 points at `headers_env`
+    /// when the entry sends its own credential, else at `tackle mcp login`.
+    fn handshake_error(&self, e: ClientInitializeError) -> ConnectError {
+        let ClientInitializeError::TransportError { error, .. } = &e else {
+            return ConnectError::Handshake(e.to_string());
+        };
+        let message = transport_error(error.error.as_ref());
+        if !is_auth_refusal(error.error.as_ref()) {
+            ConnectError::Handshake(message)
+        } else if self.oauth_applies() {
+            self.login_needed(error.error.as_ref())
+        } else {
+            ConnectError::Unauthorized(message)
+        }
     }
 }
 
@@ -305,7 +378,7 @@ fn is_auth_refusal(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool 
 
 /// An error and its sources joined with `: `, skipping a source whose text the previous
 /// message already holds (reqwest repeats itself).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -18,6 +18,7 @@
 pub mod config;
 mod connection;
 mod names;
+pub mod oauth;
 mod probe;
 mod tool;
 
@@ -31,18 +32,21 @@ use tackle_tool::DynTool;
 pub use config::{ConfigError, SecretUse, ServerConfig, Transport};
 pub use connection::client_runtime;
 pub use names::model_name;
+pub use oauth::TokenDir;
 pub use probe::{ProbeOutcome, probe_servers};
 pub use tool::{MCP_ERROR, MCP_SERVER_UNAVAILABLE, McpTool, render, repair_schema};
 
 /// Start `servers` concurrently and collect their tools in configuration order, with a line
 /// per problem (a server that did not start, a tool whose schema could not be used). `taken`
 /// holds the names already registered (built-ins), so a remote tool can never shadow one;
-/// `env` is what stdio children inherit of tackle's environment (their entry's `env` is added).
+/// `env` is what stdio children inherit of tackle's environment (their entry's `env` is added);
+/// `tokens` is where `tackle mcp login` kept the tokens HTTP servers are sent.
 pub fn start_servers(
     servers: Vec<ServerConfig>,
     root: &Path,
     taken: &[&str],
     env: &EnvPolicy,
+    tokens: &TokenDir,
 ) -> (Vec<Arc<McpTool>>, Vec<String>) {
     if servers.is_empty() {
         return (Vec::new(), Vec::new());
@@ -51,7 +55,7 @@ pub fn start_servers(
     let started: Vec<_> = servers
         .into_iter()
         .map(|cfg| {
-            let server = connection::Server::new(cfg, root, env.clone());
+            let server = connection::Server::new(cfg, root, env.clone(), tokens.clone());
             let s = server.clone();
             let (tx, rx) = std::sync::mpsc::channel();
             handle.spawn(async move {

@@ -10,6 +10,7 @@ use tackle_process::EnvPolicy;
 
 use super::config::ServerConfig;
 use super::connection::{self, ConnectError};
+use super::oauth::TokenDir;
 
 /// How one server answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,16 +19,23 @@ pub enum ProbeOutcome {
     Connected { tools: Vec<String> },
     /// It could not be reached; the cause as the catalog would report it.
     Failed { cause: String },
+    /// It answered 401 and no stored token satisfied it: `tackle mcp login <name>` is the fix.
+    NeedsLogin { cause: String },
 }
 
 /// Start every server in `servers` concurrently, list its tools, and let it go. The outcomes
 /// are in the order of `servers`; each server is bounded by its own start-up timeout.
-pub fn probe_servers(servers: &[ServerConfig], root: &Path, env: &EnvPolicy) -> Vec<ProbeOutcome> {
+pub fn probe_servers(
+    servers: &[ServerConfig],
+    root: &Path,
+    env: &EnvPolicy,
+    tokens: &TokenDir,
+) -> Vec<ProbeOutcome> {
     let handle = connection::client_runtime();
     let pending: Vec<_> = servers
         .iter()
         .map(|cfg| {
-            let server = connection::Server::new(cfg.clone(), root, env.clone());
+            let server = connection::Server::new(cfg.clone(), root, env.clone(), tokens.clone());
             let (tx, rx) = std::sync::mpsc::channel();
             handle.spawn(async move {
                 let listed = server.start_and_list().await;
@@ -50,6 +58,11 @@ pub fn probe_servers(servers: &[ServerConfig], root: &Path, env: &EnvPolicy) -> 
                 Ok(tools) => ProbeOutcome::Connected {
                     tools: tools.iter().map(|t| t.name.to_string()).collect(),
                 },
+                Err(e @ (ConnectError::NeedsLogin { .. } | ConnectError::NeedsScope { .. })) => {
+                    ProbeOutcome::NeedsLogin {
+                        cause: e.to_string(),
+                    }
+                }
                 Err(e) => ProbeOutcome::Failed {
                     cause: e.to_string(),
                 },

@@ -17,6 +17,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod oauth;
+pub use oauth::OAuthClient;
+
 /// Where the project's MCP client configuration lives, relative to the project root.
 pub const CONFIG_PATH: &str = ".agents/mcp.json";
 
@@ -48,10 +51,12 @@ pub enum Transport {
         env: BTreeMap<String, String>,
     },
     /// A Streamable HTTP endpoint; each header's value is read from the named environment
-    /// variable (secrets stay out of the file).
+    /// variable (secrets stay out of the file). `oauth` names a client registered with the
+    /// server's authorization server out of band (else `tackle mcp login` registers one).
     Http {
         url: String,
         headers_env: BTreeMap<String, String>,
+        oauth: Option<OAuthClient>,
     },
 }
 
@@ -96,6 +101,7 @@ struct Canonical<'a> {
     env: Option<&'a BTreeMap<String, String>>,
     url: Option<&'a str>,
     headers_env: Option<&'a BTreeMap<String, String>>,
+    oauth: Option<&'a OAuthClient>,
     read_only: bool,
     poll_allow: &'a [String],
     timeout_ms: u128,
@@ -128,7 +134,11 @@ impl ServerConfig {
                     })
                 })
                 .collect(),
-            Transport::Http { url, headers_env } => headers_env
+            Transport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => headers_env
                 .iter()
                 .map(|(header, var)| SecretUse {
                     var: var.clone(),
@@ -137,6 +147,18 @@ impl ServerConfig {
                         self.name
                     ),
                 })
+                .chain(
+                    oauth
+                        .as_ref()
+                        .and_then(|o| o.client_secret_env.as_ref())
+                        .map(|var| SecretUse {
+                            var: var.clone(),
+                            destination: format!(
+                                "the OAuth client secret of MCP server `{}` ({url}), sent to its authorization server",
+                                self.name
+                            ),
+                        }),
+                )
                 .collect(),
         }
     }
@@ -144,17 +166,27 @@ impl ServerConfig {
     /// The entry as one stable line of JSON (every field, maps sorted): what a person accepted
     /// when trusting it is recognised by this text, so any change to the entry asks again.
     pub fn canonical(&self) -> String {
-        let (command, args, env, url, headers_env) = match &self.transport {
+        let (command, args, env, url, headers_env, oauth) = match &self.transport {
             Transport::Stdio { command, args, env } => (
                 Some(command.as_str()),
                 Some(args.as_slice()),
                 Some(env),
                 None,
                 None,
+                None,
             ),
-            Transport::Http { url, headers_env } => {
-                (None, None, None, Some(url.as_str()), Some(headers_env))
-            }
+            Transport::Http {
+                url,
+                headers_env,
+                oauth,
+            } => (
+                None,
+                None,
+                None,
+                Some(url.as_str()),
+                Some(headers_env),
+                oauth.as_ref(),
+            ),
         };
         let c = Canonical {
             name: &self.name,
@@ -163,6 +195,7 @@ impl ServerConfig {
             env,
             url,
             headers_env,
+            oauth,
             read_only: self.read_only,
             poll_allow: &self.poll_allow,
             timeout_ms: self.call_timeout.as_millis(),
@@ -195,6 +228,7 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers_env: BTreeMap<String, String>,
+    oauth: Option<Value>,
     #[serde(default)]
     read_only: bool,
     #[serde(default)]
@@ -210,6 +244,7 @@ const SERVER_KEYS: &[&str] = &[
     "env",
     "url",
     "headers_env",
+    "oauth",
     "read_only",
     "poll_allow",
     "timeout_ms",
@@ -289,9 +324,9 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
             .map_err(|e| format!("servers.{name}: {e}"))?;
         let transport = match (raw.command, raw.url) {
             (Some(command), None) => {
-                if !raw.headers_env.is_empty() {
+                if !raw.headers_env.is_empty() || raw.oauth.is_some() {
                     return Err(format!(
-                        "servers.{name}.headers_env applies to `url` servers only"
+                        "servers.{name}: `headers_env` and `oauth` apply to `url` servers only"
                     ));
                 }
                 for (key, value) in &raw.env {
@@ -314,9 +349,14 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
                         "servers.{name}: `args` and `env` apply to `command` servers only"
                     ));
                 }
+                let oauth = match raw.oauth {
+                    Some(value) => Some(oauth::parse(name, value)?),
+                    None => None,
+                };
                 Transport::Http {
                     url,
                     headers_env: raw.headers_env,
+                    oauth,
                 }
             }
             (Some(_), Some(_)) => {
@@ -346,7 +386,7 @@ pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
     Ok(out)
 }
 
-fn check_keys(
+pub(crate) fn check_keys(
     obj: &serde_json::Map<String, Value>,
     valid: &[&str],
     prefix: &str,
