@@ -160,7 +160,7 @@ impl TurnAssembler {
 /// A call id for a provider that sent none (some OpenAI-compatible servers): unique within the
 /// turn, stable for its index.
 pub(crate) fn synthetic_call_id(index: usize) -> CallId {
-    CallId(format!("call_{index}"))
+    CallId(format!("tackle_call_{index}"))
 }
 
 #[cfg(test)]
