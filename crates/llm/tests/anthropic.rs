@@ -1,5 +1,6 @@
 //! The Anthropic Messages adapter against a loopback server replaying recorded streams.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns: a failure should panic loudly
 mod support;
 
 use support::{MockServer, Scripted, expected_turn, fixture, key_env, test_transport};
@@ -24,13 +25,23 @@ fn simple_request() -> TurnRequest {
 
 async fn run(script: Vec<Scripted>) -> (Result<AssistantTurn, LlmError>, usize) {
     let server = MockServer::start(script).await;
-    let result = complete(&provider(&server), &simple_request(), &CancellationToken::new()).await;
+    let result = complete(
+        &provider(&server),
+        &simple_request(),
+        &CancellationToken::new(),
+    )
+    .await;
     (result, server.requests().len())
 }
 
 #[tokio::test]
 async fn recorded_streams_assemble_into_the_expected_turns_however_they_are_split() {
-    let cases = ["text_and_tools", "thinking", "unknown_types_crlf", "invalid_tool_json"];
+    let cases = [
+        "text_and_tools",
+        "thinking",
+        "unknown_types_crlf",
+        "invalid_tool_json",
+    ];
     for name in cases {
         let want = expected_turn(&format!("anthropic/{name}.turn.json"));
         for chunk in [0, 7, 1] {
@@ -54,8 +65,12 @@ async fn broken_streams_fail_with_their_class() {
     for (name, kind) in cases {
         for chunk in [0, 3] {
             let body = fixture(&format!("anthropic/{name}.sse"));
-            let (got, requests) =
-                run(vec![Scripted::stream(body).chunked(chunk).header("request-id", "req_cut")]).await;
+            let (got, requests) = run(vec![
+                Scripted::stream(body)
+                    .chunked(chunk)
+                    .header("request-id", "req_cut"),
+            ])
+            .await;
             let e = got.expect_err(name);
             assert_eq!(e.kind, kind, "{name}: {e}");
             assert_eq!(e.request_id.as_deref(), Some("req_cut"), "{name}");
@@ -82,11 +97,17 @@ async fn an_oversized_event_is_refused() {
 async fn retries_follow_the_status_headers_and_body() {
     let ok = || Scripted::stream(fixture("anthropic/text_and_tools.sse"));
     let overloaded = || {
-        Scripted::error(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+        Scripted::error(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
     };
     let rate_limited = || {
-        Scripted::error(429, r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#)
-            .header("retry-after", "0")
+        Scripted::error(
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        )
+        .header("retry-after", "0")
     };
     let spend_limit = Scripted::error(
         429,
@@ -94,21 +115,71 @@ async fn retries_follow_the_status_headers_and_body() {
     )
     .header("x-should-retry", "true")
     .header("request-id", "req_spend");
-    let said_no = Scripted::error(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
-        .header("x-should-retry", "false");
-    let bad_request = Scripted::error(400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: bad"}}"#);
-    let too_long = Scripted::error(400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300000 tokens > 200000 maximum"}}"#);
-    // (name, script, Ok(()) or the error kind, requests made, attempts reported)
-    let cases: Vec<(&str, Vec<Scripted>, Result<(), ErrorKind>, usize)> = vec![
+    let said_no = Scripted::error(
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    )
+    .header("x-should-retry", "false");
+    let bad_request = Scripted::error(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: bad"}}"#,
+    );
+    let too_long = Scripted::error(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300000 tokens > 200000 maximum"}}"#,
+    );
+    // (name, script, Ok or the error kind, requests the server saw)
+    type Row = (&'static str, Vec<Scripted>, Result<(), ErrorKind>, usize);
+    let cases: Vec<Row> = vec![
         ("529 then success", vec![overloaded(), ok()], Ok(()), 2),
-        ("429 with retry-after then success", vec![rate_limited(), rate_limited(), ok()], Ok(()), 3),
-        ("retry-after-ms", vec![rate_limited().header("retry-after-ms", "1"), ok()], Ok(()), 2),
-        ("500 then success", vec![Scripted::error(500, "oops"), ok()], Ok(()), 2),
-        ("spend limit is not retried", vec![spend_limit, ok()], Err(ErrorKind::QuotaExhausted), 1),
-        ("x-should-retry false", vec![said_no, ok()], Err(ErrorKind::Overloaded), 1),
-        ("400 is final", vec![bad_request, ok()], Err(ErrorKind::InvalidRequest), 1),
-        ("context too long", vec![too_long], Err(ErrorKind::ContextTooLong), 1),
-        ("attempts run out", vec![overloaded(), overloaded(), overloaded(), overloaded(), ok()], Err(ErrorKind::Overloaded), 4),
+        (
+            "429 with retry-after then success",
+            vec![rate_limited(), rate_limited(), ok()],
+            Ok(()),
+            3,
+        ),
+        (
+            "retry-after-ms",
+            vec![rate_limited().header("retry-after-ms", "1"), ok()],
+            Ok(()),
+            2,
+        ),
+        (
+            "500 then success",
+            vec![Scripted::error(500, "oops"), ok()],
+            Ok(()),
+            2,
+        ),
+        (
+            "spend limit is not retried",
+            vec![spend_limit, ok()],
+            Err(ErrorKind::QuotaExhausted),
+            1,
+        ),
+        (
+            "x-should-retry false",
+            vec![said_no, ok()],
+            Err(ErrorKind::Overloaded),
+            1,
+        ),
+        (
+            "400 is final",
+            vec![bad_request, ok()],
+            Err(ErrorKind::InvalidRequest),
+            1,
+        ),
+        (
+            "context too long",
+            vec![too_long],
+            Err(ErrorKind::ContextTooLong),
+            1,
+        ),
+        (
+            "attempts run out",
+            vec![overloaded(), overloaded(), overloaded(), overloaded(), ok()],
+            Err(ErrorKind::Overloaded),
+            4,
+        ),
     ];
     for (name, script, want, requests) in cases {
         let (got, made) = run(script).await;
@@ -148,8 +219,10 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
 #[tokio::test]
 async fn cancellation_drops_the_stream_at_once() {
     let server = MockServer::start(vec![Scripted::stream(b": waiting\n\n".to_vec()).hold()]).await;
-    let mut limits = tackle_llm::TransportLimits::default();
-    limits.idle_timeout = std::time::Duration::from_secs(3600);
+    let limits = tackle_llm::TransportLimits {
+        idle_timeout: std::time::Duration::from_secs(3600),
+        ..Default::default()
+    };
     let config = AnthropicConfig {
         base_url: server.url(),
         key: Some(key_env()),
@@ -208,9 +281,15 @@ async fn the_key_never_appears_in_errors_or_debug_output() {
     assert_eq!(e.kind, ErrorKind::Auth);
     for shown in [e.to_string(), format!("{e:?}"), format!("{provider:?}")] {
         assert!(!shown.contains(support::KEY_VALUE), "key leaked: {shown}");
-        assert!(!shown.contains("DO-NOT-LEAK"), "key fragment leaked: {shown}");
+        assert!(
+            !shown.contains("DO-NOT-LEAK"),
+            "key fragment leaked: {shown}"
+        );
     }
-    assert_eq!(server.requests()[0].header("x-api-key"), Some(support::KEY_VALUE));
+    assert_eq!(
+        server.requests()[0].header("x-api-key"),
+        Some(support::KEY_VALUE)
+    );
 }
 
 #[tokio::test]

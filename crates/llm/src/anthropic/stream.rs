@@ -230,7 +230,9 @@ impl Lift for AnthropicLift {
                 WireDelta::SignatureDelta { signature } => {
                     out.push(StreamEvent::ThinkingSignature { signature });
                 }
-                WireDelta::InputJsonDelta { partial_json } if self.tool_blocks.contains_key(&index) => {
+                WireDelta::InputJsonDelta { partial_json }
+                    if self.tool_blocks.contains_key(&index) =>
+                {
                     out.push(StreamEvent::ToolCallArgumentsDelta {
                         index,
                         fragment: partial_json,

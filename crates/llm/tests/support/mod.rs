@@ -107,7 +107,9 @@ pub struct MockServer {
 impl MockServer {
     /// Serves `script` in order, one response per request; a request past the end gets a 500.
     pub async fn start(script: Vec<Scripted>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let recorded = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
@@ -141,14 +143,22 @@ impl Drop for MockServer {
     }
 }
 
-async fn serve(mut socket: TcpStream, scripted: Option<Scripted>, recorded: Arc<Mutex<Vec<Recorded>>>) {
+async fn serve(
+    mut socket: TcpStream,
+    scripted: Option<Scripted>,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+) {
     socket.set_nodelay(true).ok();
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
     recorded.lock().unwrap().push(request);
-    let scripted = scripted.unwrap_or_else(|| Scripted::error(500, r#"{"error":{"message":"script exhausted"}}"#));
-    let mut head = format!("HTTP/1.1 {} Scripted\r\nconnection: close\r\n", scripted.status);
+    let scripted = scripted
+        .unwrap_or_else(|| Scripted::error(500, r#"{"error":{"message":"script exhausted"}}"#));
+    let mut head = format!(
+        "HTTP/1.1 {} Scripted\r\nconnection: close\r\n",
+        scripted.status
+    );
     for (name, value) in &scripted.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -156,7 +166,11 @@ async fn serve(mut socket: TcpStream, scripted: Option<Scripted>, recorded: Arc<
     if socket.write_all(head.as_bytes()).await.is_err() {
         return;
     }
-    let chunk = if scripted.chunk == 0 { scripted.body.len().max(1) } else { scripted.chunk };
+    let chunk = if scripted.chunk == 0 {
+        scripted.body.len().max(1)
+    } else {
+        scripted.chunk
+    };
     for piece in scripted.body.chunks(chunk) {
         if socket.write_all(piece).await.is_err() || socket.flush().await.is_err() {
             return;
