@@ -132,7 +132,7 @@ impl Transport {
                 Ok(Ok(response)) if response.status().is_success() => {
                     return self.reader(post.ctx, response, deadline_at, attempt);
                 }
-                Ok(Ok(response)) => self.failed(&post, response, deadline_at).await?,
+                Ok(Ok(response)) => self.failed(&post, response, deadline_at).await,
             };
             error.attempts = attempt;
             match self.limits.retry.decide(
@@ -154,7 +154,7 @@ impl Transport {
         post: &StreamingPost,
         response: reqwest::Response,
         deadline_at: Instant,
-    ) -> Result<(LlmError, Attempt), LlmError> {
+    ) -> (LlmError, Attempt) {
         let status = response.status().as_u16();
         let hints = RetryHints::from_headers(response.headers(), SystemTime::now());
         let request_id = request_id(response.headers());
@@ -184,7 +184,7 @@ impl Transport {
             hints,
             quota_exhausted: classified.quota_exhausted,
         };
-        Ok((error, failure))
+        (error, failure)
     }
 
     fn reader(

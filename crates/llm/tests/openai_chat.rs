@@ -41,6 +41,7 @@ async fn recorded_streams_assemble_into_the_expected_turns_however_they_are_spli
     let cases = [
         "text_and_tools",
         "reasoning_keepalive",
+        "azure_filter_first",
         "lenient_indices",
         "invalid_tool_json",
     ];

@@ -197,10 +197,14 @@ impl Lift for ChatLift {
                 message: format!("the provider sent an error mid-stream: {}", error.message),
             });
         }
-        if !self.started {
+        // Azure opens with a chunk of content-filter results and no model; the first chunk
+        // that names one starts the turn.
+        if !self.started
+            && let Some(model) = chunk.model.filter(|m| !m.is_empty())
+        {
             self.started = true;
             out.push(StreamEvent::Started {
-                model: chunk.model.unwrap_or_default(),
+                model,
                 response_id: chunk.id,
             });
         }
