@@ -111,7 +111,8 @@ fn start_server() -> Option<LocalServer> {
         if seen.len() > 40 {
             seen.remove(0);
         }
-        if line.contains("starting the main loop") || line.contains("server is listening") {
+        // Logged once the model is loaded (the HTTP side answers 503 before that).
+        if line.contains("listening on ") {
             break;
         }
     }

@@ -168,3 +168,95 @@ pub(crate) fn tool_use_id(id: &str) -> String {
         mapped
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_protocol::{CallId, ToolArguments, ToolCallPart, ToolSpec};
+
+    fn request(messages: Vec<Message>) -> TurnRequest {
+        let mut r = TurnRequest::new("m", messages, 10);
+        r.prompt_cache = false;
+        r
+    }
+
+    #[test]
+    fn tool_use_ids_are_sanitized_as_a_table() {
+        let cases = [
+            ("toolu_01A", "toolu_01A"),
+            ("call-1_x", "call-1_x"),
+            ("call.1:2/3", "call_1_2_3"),
+            ("fc_é", "fc__"),
+            ("", "_"),
+        ];
+        for (id, want) in cases {
+            assert_eq!(tool_use_id(id), want, "{id:?}");
+        }
+    }
+
+    #[test]
+    fn empty_parts_and_messages_are_left_out_and_unsigned_thinking_is_dropped() {
+        let body = request_body(
+            &request(vec![
+                Message::user_text(""),
+                Message::user_text("hi"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        Part::Thinking {
+                            text: "from another family".into(),
+                            signature: None,
+                        },
+                        Part::Text { text: "".into() },
+                        Part::ToolCall(ToolCallPart {
+                            id: CallId("c".into()),
+                            name: "t".into(),
+                            arguments: ToolArguments::parse("null"),
+                        }),
+                    ],
+                },
+            ]),
+            &ToolNameMap::default(),
+        );
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "t", "input": {}}]},
+            ])
+        );
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
+    }
+
+    #[test]
+    fn tool_choice_maps_per_variant_and_temperature_yields_to_thinking() {
+        let spec = ToolSpec {
+            name: "a.b".into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+        };
+        let names = ToolNameMap::new(["a.b"]);
+        let cases = [
+            (ToolChoice::Auto, json!({"type": "auto"})),
+            (ToolChoice::None, json!({"type": "none"})),
+            (ToolChoice::Required, json!({"type": "any"})),
+            (
+                ToolChoice::Tool("a.b".into()),
+                json!({"type": "tool", "name": "a_b"}),
+            ),
+        ];
+        for (choice, want) in cases {
+            let mut r = request(vec![Message::user_text("x")]);
+            r.tools = vec![spec.clone()];
+            r.tool_choice = choice;
+            assert_eq!(request_body(&r, &names)["tool_choice"], want);
+        }
+        let mut r = request(vec![Message::user_text("x")]);
+        r.temperature = Some(0.2);
+        assert!(request_body(&r, &names).get("temperature").is_some());
+        r.thinking_budget = Some(1024);
+        let body = request_body(&r, &names);
+        assert!(body.get("temperature").is_none());
+        assert_eq!(body["thinking"]["budget_tokens"], json!(1024));
+    }
+}
