@@ -87,7 +87,8 @@ fn start_server() -> Option<LocalServer> {
         .arg("-m")
         .arg(dir.join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["-c", "4096", "-np", "1", "-t", &threads.to_string()])
+        // One slot per test of this binary, so neither waits in the queue of the other.
+        .args(["-c", "8192", "-np", "2", "-t", &threads.to_string()])
         .args(["--alias", "local-qwen", "--temp", "0", "--seed", "1"])
         .arg("--chat-template-file")
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/local-llm/chat-template.jinja"))
@@ -136,7 +137,7 @@ fn start_server() -> Option<LocalServer> {
 
 fn transport() -> Transport {
     Transport::new(TransportLimits {
-        idle_timeout: Duration::from_secs(120),
+        idle_timeout: TURN_LIMIT,
         deadline: TURN_LIMIT,
         ..TransportLimits::default()
     })
