@@ -140,8 +140,9 @@ fn main() -> BenchResult<()> {
     let (body, events) = stream();
     let (port, served) = serve(Arc::new(body.clone()))?;
     let url = format!("http://127.0.0.1:{port}/v1");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the connection task and the decoder hand chunks over without a futex wake,
+    // as in a turn driven from a current-thread runtime.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let provider = OpenAiChat::new(
