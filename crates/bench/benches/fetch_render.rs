@@ -13,11 +13,11 @@ use std::time::Instant;
 
 use tackle_bench::{Stats, ratio};
 use tackle_gate::Pattern;
+use tackle_net::PrivateHost;
 use tackle_protocol::{CallId, ToolCall};
 use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
 use tackle_tools::FetchUrl;
 use tackle_tools::fetch_url::FetchSettings;
-use tackle_tools::net::PrivateHost;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 

@@ -14,9 +14,9 @@ use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
 use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+use tackle_net::PrivateHost;
 use tackle_process::EnvPolicy;
 use tackle_tools::SearchGateMode;
-use tackle_tools::net::PrivateHost;
 use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings};
 
 use crate::trust::prompt::Consent;

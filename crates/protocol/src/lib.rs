@@ -1,5 +1,5 @@
-//! Plain data shared across tackle: tool specs, calls, results, content blocks, events, ids and
-//! information-flow labels.
+//! Plain data shared across tackle: tool specs, calls, results, content blocks, events, ids,
+//! information-flow labels, and the neutral model conversation (`conversation.rs`).
 //!
 //! This crate owns *shapes*, not behaviour: nothing here does I/O, and the only logic is the
 //! validation that makes a value of a type trustworthy once constructed (a [`StreamName`] is
@@ -12,6 +12,7 @@
 
 mod artifact_uri;
 mod call;
+mod conversation;
 mod event;
 mod label;
 mod spec;
@@ -20,6 +21,10 @@ mod stream_name;
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{
     CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult,
+};
+pub use conversation::{
+    AssistantTurn, Message, Part, Role, StopReason, ToolArguments, ToolCallPart, ToolResultPart,
+    Usage,
 };
 pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};

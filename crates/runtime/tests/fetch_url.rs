@@ -15,10 +15,10 @@ use common::*;
 use loopback::{RecordingDialer, Reply, Server, StubResolver, redirect, reply};
 use serde_json::json;
 use tackle_gate::Pattern;
+use tackle_net::{Dialer, DirectDialer, PrivateHost, Resolver};
 use tackle_protocol::{ToolResult, Trust};
 use tackle_tools::FetchUrl;
 use tackle_tools::fetch_url::{BODY_CAP, FetchSettings};
-use tackle_tools::net::{Dialer, DirectDialer, PrivateHost, Resolver};
 
 /// A harness with one `fetch_url` built from these settings.
 struct Fetch {

@@ -29,7 +29,7 @@ use tackle_tool::{
 use url::Url;
 
 use crate::fetch_url::{FetchSettings, TRANSPORT_ERROR};
-use crate::net::{ClientError, Guarded, Hops, HttpClient, Request, SsrfGuard};
+use tackle_net::{ClientError, Guarded, Hops, HttpClient, Request, SsrfGuard};
 
 pub const UNKNOWN_TARGET: ErrorCode = ErrorCode::new("unknown_target");
 pub const ALERT_REJECTED: ErrorCode = ErrorCode::new("alert_rejected");

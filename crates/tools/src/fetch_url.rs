@@ -7,7 +7,7 @@
 //! the four-line header of its output.
 //!
 //! Refuses to own: the first permission check (the runtime's gate decides on `fetch:<url>`),
-//! and everything about addresses and connections (`crate::net`). Redirect hops are checked here
+//! and everything about addresses and connections (`tackle_net`). Redirect hops are checked here
 //! against the URL scope because the gate only ever sees the first URL.
 //!
 //! Key decision: redirects are followed by hand, at most 10, and every hop must be inside the
@@ -30,7 +30,7 @@ use tackle_tool::{
 };
 use url::Url;
 
-use crate::net::{
+use tackle_net::{
     ClientError, Dialer, DirectDialer, GuardError, Guarded, Hops, HttpClient, PrivateHost, Request,
     Resolver, SsrfGuard, SystemResolver,
 };

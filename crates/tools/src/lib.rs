@@ -24,7 +24,6 @@ pub mod json_query;
 pub mod list;
 pub mod list_dir;
 pub mod media;
-pub mod net;
 #[cfg(feature = "outline")]
 pub mod outline;
 pub mod page;

@@ -15,7 +15,7 @@ use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tackle_tools::net::{Dialer, Resolver};
+use tackle_net::{Dialer, Resolver};
 
 /// What a route answers.
 pub enum Reply {

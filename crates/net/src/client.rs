@@ -29,7 +29,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls;
 use url::Url;
 
-use super::guard::{GuardError, Resolver, SsrfGuard};
+use crate::guard::{GuardError, Resolver, SsrfGuard};
 
 /// Opens TCP connections. The production dialer connects to exactly the address given; tests
 /// substitute one that records it.

@@ -1,0 +1,41 @@
+//! Model providers: the one place vendor JSON lives.
+//!
+//! Owns the [`Provider`] trait (stream one turn as neutral [`StreamEvent`]s), the
+//! [`TurnAssembler`] that folds them into a [`tackle_protocol::AssistantTurn`], request
+//! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
+//! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
+//! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages) and
+//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL).
+//!
+//! **Refuses** to know what a tool does, to run one, to read artifacts or configuration files:
+//! the runtime hands it a conversation and gets a turn back. Credentials come only from the
+//! environment and never reach an error, a `Debug` print or a log.
+//!
+//! Key decision: adapters are streaming only; a non-streaming answer is the assembled stream,
+//! so there is one parser per family and the byte → event path is what every test exercises.
+//! Rejected alternative: one generic "OpenAI-shaped" adapter that every family is translated
+//! into: thinking signatures, cache breakpoints and result placement differ too much to survive
+//! a detour through another vendor's shape.
+
+pub mod anthropic;
+mod assemble;
+mod credentials;
+mod error;
+mod event;
+mod media_note;
+pub mod openai_chat;
+mod provider;
+mod redact;
+mod request;
+pub mod schema;
+mod tool_names;
+mod transport;
+
+pub use assemble::{AssembleError, TurnAssembler};
+pub use credentials::{ApiKey, KeySource};
+pub use error::{ErrorContext, ErrorKind, LlmError};
+pub use event::StreamEvent;
+pub use provider::{Provider, complete};
+pub use request::{ToolChoice, TurnRequest};
+pub use tool_names::{MAX_TOOL_NAME, ToolNameMap, is_wire_safe};
+pub use transport::{Transport, TransportLimits, TurnStream};

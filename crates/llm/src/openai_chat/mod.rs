@@ -1,0 +1,136 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`, streaming), and every endpoint
+//! that speaks it by base URL: llama.cpp's server, vLLM, Ollama, OpenRouter, LM Studio.
+
+mod error;
+mod request;
+mod stream;
+
+pub use request::request_body;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+
+use crate::credentials::{ApiKey, KeySource};
+use crate::error::{ErrorContext, LlmError};
+use crate::provider::Provider;
+use crate::redact::Redactor;
+use crate::request::TurnRequest;
+use crate::tool_names::ToolNameMap;
+use crate::transport::{StreamingPost, Transport, TurnStream, drive};
+
+/// Where and how to reach a Chat Completions endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenAiChatConfig {
+    /// The provider's name in errors (`openai`, `local`).
+    pub name: String,
+    /// The API root including its version (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// `None` for a local endpoint that takes no key.
+    pub key: Option<KeySource>,
+    /// Lower tool schemas to strict mode and send `strict: true`.
+    pub strict_tools: bool,
+    /// Ask for a final usage chunk (`stream_options.include_usage`).
+    pub include_usage: bool,
+    /// `max_completion_tokens` (OpenAI) or `max_tokens` (what compatible servers read).
+    pub max_tokens_field: String,
+}
+
+impl OpenAiChatConfig {
+    /// OpenAI's own API with `OPENAI_API_KEY`.
+    pub fn official() -> Self {
+        Self {
+            name: "openai".into(),
+            base_url: "https://api.openai.com/v1".into(),
+            key: Some(KeySource::env("OPENAI_API_KEY")),
+            strict_tools: false,
+            include_usage: true,
+            max_tokens_field: "max_completion_tokens".into(),
+        }
+    }
+
+    /// An OpenAI-compatible server at `base_url` (ending in its `/v1`), without a key.
+    pub fn compatible(name: impl Into<String>, base_url: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            base_url: base_url.into(),
+            key: None,
+            strict_tools: false,
+            include_usage: true,
+            max_tokens_field: "max_tokens".into(),
+        }
+    }
+}
+
+/// A Chat Completions provider.
+#[derive(Debug)]
+pub struct OpenAiChat {
+    config: OpenAiChatConfig,
+    key: Option<ApiKey>,
+    transport: Transport,
+}
+
+impl OpenAiChat {
+    /// Reads the key from its variable now, so a missing one is reported before any turn.
+    pub fn new(config: OpenAiChatConfig, transport: Transport) -> Result<Self, LlmError> {
+        let ctx = ErrorContext {
+            provider: config.name.clone(),
+            model: "-".into(),
+        };
+        let key = config.key.as_ref().map(|k| k.load(&ctx)).transpose()?;
+        Ok(Self {
+            config,
+            key,
+            transport,
+        })
+    }
+
+    fn headers(&self, ctx: &ErrorContext) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Some(key) = &self.key {
+            headers.insert(http::header::AUTHORIZATION, key.header("Bearer ", ctx)?);
+        }
+        Ok(headers)
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiChat {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
+        let ctx = ErrorContext {
+            provider: self.config.name.clone(),
+            model: request.model.clone(),
+        };
+        let redactor = Redactor::new(self.key.as_ref());
+        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let body = request_body(&self.config, request, &names);
+        let post = StreamingPost {
+            url: format!(
+                "{}/chat/completions",
+                self.config.base_url.trim_end_matches('/')
+            ),
+            headers: self.headers(&ctx)?,
+            body: Bytes::from(body.to_string()),
+            classify: error::classify,
+            ctx,
+        };
+        let reader = self
+            .transport
+            .open(post)
+            .await
+            .map_err(|e| redactor.error(e))?;
+        Ok(redactor.stream(drive(reader, stream::ChatLift::new(names))))
+    }
+}

@@ -1,0 +1,87 @@
+//! Keeps a credential out of error messages a provider echoes back.
+//!
+//! Vendors quote what they were sent when they reject it ("Incorrect API key provided: sk-…"),
+//! sometimes masked, sometimes not. Every error leaving an adapter passes through here: the
+//! exact key is replaced, and so is any word that looks like an API key (`sk-…`, `sk-ant-…`),
+//! since even a masked one identifies the account.
+
+use futures::StreamExt;
+
+use crate::credentials::ApiKey;
+use crate::error::LlmError;
+use crate::transport::TurnStream;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Redactor {
+    key: Option<String>,
+}
+
+const REDACTED: &str = "<redacted>";
+
+impl Redactor {
+    pub fn new(key: Option<&ApiKey>) -> Self {
+        Self {
+            key: key.map(|k| k.expose().to_owned()),
+        }
+    }
+
+    pub fn text(&self, text: &str) -> String {
+        let mut text = match &self.key {
+            Some(key) if !key.is_empty() => text.replace(key.as_str(), REDACTED),
+            _ => text.to_owned(),
+        };
+        if text.contains("sk-") {
+            text = text
+                .split(' ')
+                .map(|word| {
+                    let bare = word.trim_matches(|c: char| {
+                        !c.is_ascii_alphanumeric() && c != '-' && c != '_' && c != '*'
+                    });
+                    if bare.starts_with("sk-") && bare.len() > 8 {
+                        word.replace(bare, REDACTED)
+                    } else {
+                        word.to_owned()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        text
+    }
+
+    pub fn error(&self, mut error: LlmError) -> LlmError {
+        error.message = self.text(&error.message);
+        error
+    }
+
+    pub fn stream(&self, stream: TurnStream) -> TurnStream {
+        let redactor = self.clone();
+        Box::pin(stream.map(move |item| item.map_err(|e| redactor.error(e))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_replaced_in_messages() {
+        let key = ApiKey::for_test("local-secret-value");
+        let r = Redactor::new(Some(&key));
+        let cases = [
+            (
+                "bad key local-secret-value given",
+                "bad key <redacted> given",
+            ),
+            (
+                "Incorrect API key provided: sk-proj-abc***wxyz.",
+                "Incorrect API key provided: <redacted>.",
+            ),
+            ("invalid x-api-key", "invalid x-api-key"),
+            ("see sk-ant-api03-AAAA", "see <redacted>"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(r.text(input), want, "{input}");
+        }
+    }
+}

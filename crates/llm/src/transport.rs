@@ -1,0 +1,426 @@
+//! The HTTP side every adapter shares: one POST with retries, then the response body read as
+//! server-sent events under an idle timeout per read and an overall deadline.
+//!
+//! Provider endpoints are operator-configured (a base URL in the user's configuration, never a
+//! URL the model chose), so they go through `reqwest` with rustls, HTTP/2 and the environment's
+//! proxies; model-directed fetches use the SSRF-guarded dialer of the network tools instead.
+//!
+//! Retries happen only before a successful status: once a 200 stream has begun, nothing is
+//! re-sent, since a generation is not idempotent. Dropping the stream (or the future that opens
+//! it) drops the connection at once.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use http::HeaderMap;
+use tackle_net::{Attempt, RetryDecision, RetryHints, RetryPolicy, SseDecoder, SseEvent};
+use tokio::time::Instant;
+
+use crate::error::{ErrorContext, ErrorKind, LlmError};
+use crate::event::StreamEvent;
+
+/// The events of one turn as they arrive.
+pub type TurnStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+/// How long a turn may take and how often it is retried.
+#[derive(Clone, Debug)]
+pub struct TransportLimits {
+    pub retry: RetryPolicy,
+    /// The longest wait for the next bytes of a response (keep-alive comments count).
+    pub idle_timeout: Duration,
+    /// The whole turn, retries and streaming included.
+    pub deadline: Duration,
+    /// The largest single server-sent event accepted.
+    pub max_event_bytes: usize,
+    /// The most of an error response's body that is read to classify it.
+    pub max_error_body: usize,
+}
+
+impl Default for TransportLimits {
+    fn default() -> Self {
+        Self {
+            retry: RetryPolicy::standard(4, Duration::from_secs(600)),
+            idle_timeout: Duration::from_secs(120),
+            deadline: Duration::from_secs(600),
+            max_event_bytes: 16 << 20,
+            max_error_body: 64 << 10,
+        }
+    }
+}
+
+/// An HTTP client for provider endpoints.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    client: reqwest::Client,
+    pub limits: TransportLimits,
+}
+
+/// What an adapter read from an error response's body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ErrorBody {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// A spend-limit or insufficient-quota error: never retried.
+    pub quota_exhausted: bool,
+}
+
+/// Reads a vendor's error body (the only vendor-specific part of the retry loop).
+pub(crate) type ClassifyError = fn(status: u16, body: &[u8]) -> ErrorBody;
+
+/// One streaming POST.
+pub(crate) struct StreamingPost {
+    pub ctx: ErrorContext,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub classify: ClassifyError,
+}
+
+impl Transport {
+    /// A client with rustls over the webpki roots and the ring provider.
+    pub fn new(limits: TransportLimits) -> Result<Self, LlmError> {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| setup_error(format!("tls setup failed: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| setup_error(format!("http client setup failed: {e}")))?;
+        Ok(Self { client, limits })
+    }
+
+    /// Sends the POST, retrying as the policy says, and returns the event reader of the first
+    /// successful response.
+    pub(crate) async fn open(&self, post: StreamingPost) -> Result<SseReader, LlmError> {
+        let started = Instant::now();
+        let deadline_at = started + self.limits.deadline;
+        let mut attempt = 1;
+        loop {
+            let send = self
+                .client
+                .post(&post.url)
+                .headers(post.headers.clone())
+                .body(post.body.clone())
+                .send();
+            let (mut error, failure) = match tokio::time::timeout_at(deadline_at, send).await {
+                Err(_) => {
+                    return Err(with_attempts(
+                        post.ctx.error(ErrorKind::Timeout, self.deadline_message()),
+                        attempt,
+                    ));
+                }
+                Ok(Err(e)) => (
+                    post.ctx.error(ErrorKind::Transport, transport_message(&e)),
+                    Attempt {
+                        status: None,
+                        hints: RetryHints::default(),
+                        quota_exhausted: false,
+                    },
+                ),
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return self.reader(post.ctx, response, deadline_at, attempt);
+                }
+                Ok(Ok(response)) => self.failed(&post, response, deadline_at).await,
+            };
+            error.attempts = attempt;
+            match self.limits.retry.decide(
+                attempt,
+                &failure,
+                started.elapsed(),
+                rand::random::<f64>(),
+            ) {
+                RetryDecision::RetryAfter(delay) => tokio::time::sleep(delay).await,
+                RetryDecision::GiveUp(_) => return Err(error),
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Reads and classifies a non-success response.
+    async fn failed(
+        &self,
+        post: &StreamingPost,
+        response: reqwest::Response,
+        deadline_at: Instant,
+    ) -> (LlmError, Attempt) {
+        let status = response.status().as_u16();
+        let hints = RetryHints::from_headers(response.headers(), SystemTime::now());
+        let request_id = request_id(response.headers());
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        let read = async {
+            while let Some(Ok(chunk)) = chunks.next().await {
+                body.extend_from_slice(&chunk);
+                if body.len() >= self.limits.max_error_body {
+                    body.truncate(self.limits.max_error_body);
+                    break;
+                }
+            }
+        };
+        // A body that stalls is classified by its status alone.
+        let _ = tokio::time::timeout_at(
+            deadline_at.min(Instant::now() + self.limits.idle_timeout),
+            read,
+        )
+        .await;
+        let classified = (post.classify)(status, &body);
+        let mut error = post.ctx.error(classified.kind, classified.message);
+        error.status = Some(status);
+        error.request_id = request_id;
+        let failure = Attempt {
+            status: Some(status),
+            hints,
+            quota_exhausted: classified.quota_exhausted,
+        };
+        (error, failure)
+    }
+
+    fn reader(
+        &self,
+        ctx: ErrorContext,
+        response: reqwest::Response,
+        deadline_at: Instant,
+        attempts: u32,
+    ) -> Result<SseReader, LlmError> {
+        let status = response.status().as_u16();
+        let request_id = request_id(response.headers());
+        let content_type = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let reader = SseReader {
+            ctx,
+            status,
+            request_id,
+            attempts,
+            body: Box::pin(response.bytes_stream()),
+            decoder: Some(SseDecoder::new(self.limits.max_event_bytes)),
+            pending: VecDeque::new(),
+            idle_timeout: self.limits.idle_timeout,
+            deadline_at,
+            deadline: self.limits.deadline,
+        };
+        if !content_type.contains("text/event-stream") {
+            return Err(reader.error(
+                ErrorKind::InvalidResponse,
+                format!(
+                    "the response is `{content_type}`, not an event stream; check that the base url points at the provider's api"
+                ),
+            ));
+        }
+        Ok(reader)
+    }
+
+    fn deadline_message(&self) -> String {
+        format!(
+            "the turn passed its deadline of {} s; raise the deadline or shorten the request",
+            self.limits.deadline.as_secs()
+        )
+    }
+}
+
+fn setup_error(message: String) -> LlmError {
+    ErrorContext {
+        provider: "tackle".into(),
+        model: "-".into(),
+    }
+    .error(ErrorKind::Configuration, message)
+}
+
+fn with_attempts(mut error: LlmError, attempts: u32) -> LlmError {
+    error.attempts = attempts;
+    error
+}
+
+/// The request id header of either family.
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok().map(str::to_owned))
+}
+
+/// A reqwest error's description without its URL (which could carry a key in its query).
+fn transport_message(error: &reqwest::Error) -> String {
+    let what = if error.is_connect() {
+        "could not connect"
+    } else if error.is_timeout() {
+        "the connection timed out"
+    } else {
+        "the request failed"
+    };
+    let mut source = std::error::Error::source(error);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        format!("{what}; check the base url and the network")
+    } else {
+        format!("{what} ({detail}); check the base url and the network")
+    }
+}
+
+/// The events of a successful response.
+pub(crate) struct SseReader {
+    ctx: ErrorContext,
+    status: u16,
+    request_id: Option<String>,
+    attempts: u32,
+    body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    /// `None` once the body has ended.
+    decoder: Option<SseDecoder>,
+    pending: VecDeque<SseEvent>,
+    idle_timeout: Duration,
+    deadline_at: Instant,
+    deadline: Duration,
+}
+
+impl SseReader {
+    /// An error about this response, stamped with its status and request id.
+    pub fn error(&self, kind: ErrorKind, message: impl Into<String>) -> LlmError {
+        let mut error = self.ctx.error(kind, message);
+        error.status = Some(self.status);
+        error.request_id = self.request_id.clone();
+        error.attempts = self.attempts;
+        error
+    }
+
+    /// The next event; `None` at a clean end of the body (the caller decides whether the
+    /// stream's terminal event came).
+    pub async fn next(&mut self) -> Result<Option<SseEvent>, LlmError> {
+        let mut events = Vec::new();
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Ok(Some(event));
+            }
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(None);
+            };
+            let idle_at = (Instant::now() + self.idle_timeout).min(self.deadline_at);
+            let chunk = match tokio::time::timeout_at(idle_at, self.body.next()).await {
+                Err(_) if idle_at == self.deadline_at => {
+                    return Err(self.error(
+                        ErrorKind::Timeout,
+                        format!(
+                            "the turn passed its deadline of {} s while streaming; raise the deadline",
+                            self.deadline.as_secs()
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    return Err(self.error(
+                        ErrorKind::Timeout,
+                        format!(
+                            "no bytes arrived for {} s; the provider stalled (raise the idle timeout if it is slow)",
+                            self.idle_timeout.as_secs()
+                        ),
+                    ));
+                }
+                Ok(None) => {
+                    let tail = self.decoder.take().map(SseDecoder::finish);
+                    if tail.is_some_and(|t| t.incomplete_event) {
+                        return Err(self.error(
+                            ErrorKind::StreamCut,
+                            "the stream ended in the middle of an event; the connection was cut, try again",
+                        ));
+                    }
+                    return Ok(None);
+                }
+                Ok(Some(Err(e))) => {
+                    return Err(self.error(
+                        ErrorKind::StreamCut,
+                        format!("the stream broke: {}", transport_message(&e)),
+                    ));
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            decoder
+                .feed(&chunk, &mut events)
+                .map_err(|e| self.error(ErrorKind::InvalidResponse, e.to_string()))?;
+            self.pending.extend(events.drain(..));
+        }
+    }
+}
+
+/// Whether a lifted event ended the turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lifted {
+    More,
+    Done,
+}
+
+/// A vendor event that is an error, or not what the family sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LiftFailure {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// Lifts one family's server-sent events into neutral events.
+pub(crate) trait Lift: Send + 'static {
+    fn lift(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>)
+    -> Result<Lifted, LiftFailure>;
+}
+
+struct Drive<L> {
+    reader: SseReader,
+    lift: L,
+    buffer: VecDeque<StreamEvent>,
+    finished: bool,
+}
+
+/// The turn's events: lifted until the terminal event, an error, or a cut.
+pub(crate) fn drive<L: Lift>(reader: SseReader, lift: L) -> TurnStream {
+    let state = Drive {
+        reader,
+        lift,
+        buffer: VecDeque::new(),
+        finished: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.buffer.pop_front() {
+                return Some((Ok(event), s));
+            }
+            if s.finished {
+                return None;
+            }
+            let next = s.reader.next().await;
+            s.finished = true;
+            let failure = match next {
+                Ok(Some(event)) => {
+                    let mut out = Vec::new();
+                    match s.lift.lift(&event, &mut out) {
+                        Ok(lifted) => {
+                            s.finished = lifted == Lifted::Done;
+                            s.buffer.extend(out);
+                            continue;
+                        }
+                        Err(failure) => s.reader.error(failure.kind, failure.message),
+                    }
+                }
+                Ok(None) => s.reader.error(
+                    ErrorKind::StreamCut,
+                    "the stream ended before its terminal event; the connection was cut, try again",
+                ),
+                Err(e) => e,
+            };
+            return Some((Err(failure), s));
+        }
+    }))
+}
