@@ -16,5 +16,7 @@ mod trust;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();
+    // Before any HTTPS client is built (MCP servers, logins): see tackle_mcp::client::tls.
+    tackle_mcp::client::tls::ensure_crypto_provider();
     commands::run(cli)
 }

@@ -43,6 +43,7 @@ use super::oauth::{self, TokenDir};
 pub fn client_runtime() -> &'static tokio::runtime::Handle {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
+        super::tls::ensure_crypto_provider();
         match tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("tackle-mcp-client")
@@ -231,6 +232,7 @@ impl Server {
                 let config = config.custom_headers(custom);
                 // Never follow a redirect with a token on the request; the pool is off as in
                 // rmcp's own client (a half-read body stalls a reused connection).
+                super::tls::ensure_crypto_provider();
                 let http = reqwest::Client::builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .pool_max_idle_per_host(0)

@@ -20,6 +20,7 @@ mod connection;
 mod names;
 pub mod oauth;
 mod probe;
+pub mod tls;
 mod tool;
 
 use std::collections::BTreeSet;

@@ -300,6 +300,7 @@ pub async fn login(
 /// The server's `WWW-Authenticate` challenge to an unauthenticated `initialize`, if it
 /// answers 401 with one. Any other answer leaves discovery to the well-known locations.
 async fn challenge(url: &str) -> Result<Option<String>, LoginError> {
+    crate::client::tls::ensure_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
