@@ -6,7 +6,9 @@
 //!    same mix: a short echo, the same 100 KiB of text, a short echo) for
 //!    `TACKLE_BENCH_LOAD_SECS` (default 30) per side, split into alternating rounds so a change
 //!    in the machine's load falls on both. Printed: calls/s and their ratio (target >= 0.9),
-//!    p50 and p99 per side, and tackle's RSS (`VmRSS`) before and after.
+//!    p50 and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the
+//!    figure other load on a shared machine moves least), and tackle's RSS (`VmRSS`) before
+//!    and after.
 //! 2. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
 //!    and closed (HTTP DELETE) in waves of 50 (the server keeps at most 64 open). Printed:
 //!    tackle's RSS before, at the peak, and after.
@@ -265,6 +267,28 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user + system) `pid` has used so far. Read around each side's rounds, it gives the
+/// server's CPU per call, which other load on a shared machine moves far less than calls/s.
+fn cpu_time(pid: u32) -> Duration {
+    // SAFETY: sysconf has no preconditions; it reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name, which is in parentheses and may hold spaces.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let user: f64 = fields.get(11)?.parse().ok()?;
+            let system: f64 = fields.get(12)?.parse().ok()?;
+            Some(Duration::from_secs_f64((user + system) / ticks))
+        })
+        .unwrap_or_default()
+}
+
+fn per_call(cpu: Duration, calls: usize) -> Duration {
+    cpu.checked_div(calls.max(1) as u32).unwrap_or_default()
+}
+
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
@@ -378,13 +402,17 @@ async fn bench() -> BenchResult<()> {
     let round = secs / ROUNDS;
     let (mut ts, mut es) = (Vec::new(), Vec::new());
     let (mut tt, mut et) = (Duration::ZERO, Duration::ZERO);
+    let (mut t_cpu, mut e_cpu) = (Duration::ZERO, Duration::ZERO);
+    let echo_pid = echo.child.id();
     for _ in 0..ROUNDS {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_time(pid));
         ts.extend(load(&tackle.url, tackle_mix(), round).await?);
         tt += t.elapsed();
-        let t = Instant::now();
+        t_cpu += cpu_time(pid).saturating_sub(cpu);
+        let (t, cpu) = (Instant::now(), cpu_time(echo_pid));
         es.extend(load(&echo.url, echo_mix(), round).await?);
         et += t.elapsed();
+        e_cpu += cpu_time(echo_pid).saturating_sub(cpu);
     }
     let rss_end = rss_kib(pid);
     let (t_rate, e_rate) = (per_s(ts.len(), tt), per_s(es.len(), et));
@@ -405,6 +433,11 @@ async fn bench() -> BenchResult<()> {
     println!(
         "  tackle / echo calls/s: {:.2}x (target >= 0.9x)",
         t_rate / e_rate
+    );
+    println!(
+        "  server CPU per call: tackle {:.0?}, echo {:.0?} (the load generator shares the machine)",
+        per_call(t_cpu, ts.len()),
+        per_call(e_cpu, es.len())
     );
     println!(
         "  tackle RSS: {} at start, {} at end",
