@@ -493,6 +493,9 @@ async fn bench() -> BenchResult<()> {
 }
 
 fn main() -> BenchResult<()> {
+    // The load generator's reqwest clients need the process's TLS provider (as tackle's own
+    // MCP client does, see tackle_mcp::client::tls), though they only speak HTTP on loopback.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
