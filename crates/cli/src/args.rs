@@ -150,6 +150,17 @@ pub enum Command {
         /// the same facts).
         #[arg(long)]
         verbose: bool,
+        /// Who answers for a call the gate asks about. `elicit` (default): tackle asks the
+        /// client's user through MCP elicitation where the client supports it, and refuses
+        /// with approval_unavailable where it does not. `client`: the client's own
+        /// confirmation stands for the user's answer, for clients that confirm tool calls
+        /// themselves but cannot be asked (Gemini CLI without `trust`, opencode with a
+        /// `permission` of `ask`, Codex's approval modes): a mutating call the gate asks about
+        /// runs once when the client sends it. Denies still hold, and reads and paths asked
+        /// about every time (protected paths) still need tackle's own question. Use `client`
+        /// only with a client set to confirm every mutating call.
+        #[arg(long, value_name = "WHO", default_value = "elicit")]
+        approvals: ServeApprovals,
     },
     /// Trust this folder: its .agents/config.toml and .agents/mcp.json may then widen your
     /// settings and start MCP servers. Prints what they widen and the secrets they would move
@@ -321,4 +332,13 @@ pub enum ArtifactsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `tackle serve --approvals`: who answers for a call the gate asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServeApprovals {
+    /// tackle asks the client's user through MCP elicitation.
+    Elicit,
+    /// The client's own confirmation of a mutating call is the user's answer.
+    Client,
 }

@@ -72,6 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
             http,
             token_env,
             verbose,
+            approvals,
         } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
             crate::serve::run(
                 c,
@@ -80,6 +81,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     token_env,
                     headless: is_headless(cli.policy.headless),
                     verbose,
+                    client_confirms: approvals == crate::args::ServeApprovals::Client,
                 },
             )
         }),

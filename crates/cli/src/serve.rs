@@ -27,6 +27,9 @@ pub struct ServeArgs {
     pub headless: bool,
     /// Print the posture line even when stderr is not a terminal.
     pub verbose: bool,
+    /// `--approvals client`: the client's confirmation of a mutating call stands for the
+    /// user's answer.
+    pub client_confirms: bool,
 }
 
 pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
@@ -35,13 +38,19 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
         token_env,
         headless,
         verbose,
+        client_confirms,
     } = args;
     // The server's own token is a secret no command or MCP child may see.
     if let Some(var) = &token_env {
         config.withhold(var);
     }
     let config = &config;
-    let posture = crate::posture::line(config);
+    let mut posture = crate::posture::line(config);
+    if client_confirms {
+        posture.push_str(
+             " · approvals: the client's confirmation of a mutating call stands for the user's (--approvals client)",
+        );
+    }
     if verbose || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("tackle serve: {posture}");
     }
@@ -98,6 +107,7 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
             session,
             ServerOptions {
                 elicitation: !headless,
+                client_confirms,
             },
         );
         server.announce(posture);

@@ -41,6 +41,15 @@
 //!   a title request without tools first, and tries an `npm install` of its config directory in
 //!   the background (refused here by a closed registry port, which it tolerates).
 //!
+//! Under `tackle serve --approvals client` the client's own approval flow answers for tackle's
+//! ask (the second run of Codex, Gemini CLI and opencode): Codex's
+//! `default_tools_approval_mode = "approve"`, Gemini CLI's policy engine with the server not
+//! trusted (in `-p` mode an `ask_user` is a deny, so the user's policy file allows tackle's
+//! `read_file` and `edit_file`), opencode's `permission` rules (`"*": "ask"`, tackle's two tools
+//! allowed). The edit is made. Their flows are real: with the edit left out of those settings,
+//! Gemini CLI's policy engine and opencode (`permission requested: tackle_edit_file;
+//! auto-rejecting`) refuse it themselves and end the run, and the file is unchanged.
+//!
 //! No client shows its model `_meta`, so none sees tackle's metadata (`total_lines` …) at all,
 //! let alone twice. Run time: each client a few seconds, opencode about 20 s, on two loaded
 //! cores; the tests of the four run in parallel.
@@ -58,7 +67,7 @@ mod mock_model;
 
 use std::time::Instant;
 
-use client::Client;
+use client::{Approvals, Client};
 use harness::{Output, Project};
 use installed::Installed;
 use mock_model::{MockModel, ModelSaw, ScriptedCall};
@@ -75,6 +84,12 @@ enum Approval {
     DeclinedByClient,
     /// The client declared no elicitation, so tackle cannot ask: `approval_unavailable`.
     Unavailable,
+    /// `serve --approvals client`: the client's own flow allowed the call (its settings answer
+    /// ahead for the person), tackle took that for the answer, and the edit is made.
+    ConfirmedByClient,
+    /// `serve --approvals client`, and the client's own flow refuses the edit (its settings
+    /// allow only `read_file`): tackle never runs it, and the model hears the client's refusal.
+    RefusedByClientFlow,
 }
 
 struct Expect {
@@ -121,7 +136,12 @@ fn drive(expect: &Expect) -> Option<Drive> {
     ];
     let model = MockModel::start(&project.outside(""), &calls);
     let started = Instant::now();
-    let output = expect.client.run(&agents, &project, &model);
+    let approvals = match expect.approval {
+        Approval::ConfirmedByClient => Approvals::Client,
+        Approval::RefusedByClientFlow => Approvals::ClientRefusesEdits,
+        _ => Approvals::Elicit,
+    };
+    let output = expect.client.run(&agents, &project, &model, approvals);
     eprintln!(
         "{:?} ran in {:.1} s",
         expect.client,
@@ -131,7 +151,13 @@ fn drive(expect: &Expect) -> Option<Drive> {
         output.fail("the client failed");
     }
     let saw = expect.client.wire_format().model_saw(model.requests());
-    if saw.results.len() != calls.len() {
+    // A client whose own flow refuses a call may end its run there (Gemini CLI and opencode
+    // do), so the refused edit's result need not reach the model.
+    let fewest = match expect.approval {
+        Approval::RefusedByClientFlow => calls.len() - 1,
+        _ => calls.len(),
+    };
+    if !(fewest..=calls.len()).contains(&saw.results.len()) {
         output.fail(&format!(
             "expected the model to receive {} tool results, it received {}: {:#?}\n\nrequests:\n{:#?}",
             calls.len(),
@@ -155,8 +181,12 @@ fn check(expect: &Expect) {
             d.saw.results
         ))
     };
-    let [read, outside, edit] = &d.saw.results[..] else {
-        unreachable!("drive checked the count")
+    let (read, outside) = (&d.saw.results[0], &d.saw.results[1]);
+    let edit = || {
+        d.saw
+            .results
+            .get(2)
+            .unwrap_or_else(|| fail("the model did not receive edit_file's result"))
     };
 
     // The file's text reached the model, and no metadata block did (tackle's metadata travels
@@ -188,7 +218,7 @@ fn check(expect: &Expect) {
                     "edit_file was approved but notes.txt is {notes:?}"
                 ));
             }
-            if edit.text.contains("error") {
+            if edit().text.contains("error") {
                 fail("edit_file was approved but the model received an error");
             }
             let shown = std::fs::read_to_string(d.project.outside("agent-home/elicitation.json"))
@@ -205,10 +235,36 @@ fn check(expect: &Expect) {
                     "edit_file was declined but notes.txt is {notes:?}"
                 ));
             }
-            if !edit.text.contains("permission_denied")
-                || !edit.text.contains("edit_file was refused by the user")
+            if !edit().text.contains("permission_denied")
+                || !edit().text.contains("edit_file was refused by the user")
             {
                 fail("edit_file declined: the model did not receive the refusal");
+            }
+        }
+        Approval::ConfirmedByClient => {
+            if notes != "a final note\n" {
+                fail(&format!(
+                    "the client confirmed edit_file but notes.txt is {notes:?}"
+                ));
+            }
+            if edit().text.contains("approval_unavailable")
+                || edit().text.contains("permission_denied")
+            {
+                fail("the client confirmed edit_file but the model received a refusal");
+            }
+        }
+        Approval::RefusedByClientFlow => {
+            if notes != "a draft note\n" {
+                fail(&format!(
+                    "the client's flow refused edit_file but notes.txt is {notes:?}"
+                ));
+            }
+            // Whatever the client told its model, it is not tackle's: tackle never saw the call.
+            if let Some(edit) = d.saw.results.get(2)
+                && (edit.text.contains("approval_unavailable")
+                    || edit.text.contains("permission_denied"))
+            {
+                fail(&format!("the refused edit reached tackle: {}", edit.text));
             }
         }
         Approval::Unavailable => {
@@ -217,8 +273,8 @@ fn check(expect: &Expect) {
                     "edit_file could not be approved but notes.txt is {notes:?}"
                 ));
             }
-            if !edit.text.contains("approval_unavailable")
-                || !edit
+            if !edit().text.contains("approval_unavailable")
+                || !edit()
                     .text
                     .contains("allow it with --allow 'write:notes.txt'")
             {
@@ -282,6 +338,54 @@ fn opencode_model_reads_text_and_errors() {
     check(&Expect {
         client: Client::Opencode,
         approval: Approval::Unavailable,
+        wait_for_previous: false,
+    });
+}
+
+// `tackle serve --approvals client`: the clients without elicitation (and Codex, whose `exec`
+// declines every form) run the call tackle's gate asks about through their own approval flow.
+
+#[test]
+fn codex_runs_an_asked_call_its_own_approval_mode_confirmed() {
+    check(&Expect {
+        client: Client::Codex,
+        approval: Approval::ConfirmedByClient,
+        wait_for_previous: false,
+    });
+}
+
+#[test]
+fn gemini_cli_runs_an_asked_call_its_policy_engine_allowed() {
+    check(&Expect {
+        client: Client::GeminiCli,
+        approval: Approval::ConfirmedByClient,
+        wait_for_previous: true,
+    });
+}
+
+#[test]
+fn opencode_runs_an_asked_call_its_permission_rules_allowed() {
+    check(&Expect {
+        client: Client::Opencode,
+        approval: Approval::ConfirmedByClient,
+        wait_for_previous: false,
+    });
+}
+
+#[test]
+fn gemini_cli_policy_engine_refuses_an_edit_it_was_not_told_to_allow() {
+    check(&Expect {
+        client: Client::GeminiCli,
+        approval: Approval::RefusedByClientFlow,
+        wait_for_previous: true,
+    });
+}
+
+#[test]
+fn opencode_permission_rules_refuse_an_edit_they_do_not_allow() {
+    check(&Expect {
+        client: Client::Opencode,
+        approval: Approval::RefusedByClientFlow,
         wait_for_previous: false,
     });
 }

@@ -24,7 +24,10 @@ fn server(dir: &std::path::Path) -> McpServer {
     McpServer::new(
         runtime,
         Session::open(dir).unwrap(),
-        ServerOptions { elicitation: false },
+        ServerOptions {
+            elicitation: false,
+            client_confirms: false,
+        },
     )
 }
 

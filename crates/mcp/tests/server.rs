@@ -125,7 +125,8 @@ impl Tool for Touch {
     }
 }
 
-/// Denies `stat`, asks about `touch`, allows the rest.
+/// Denies `stat`; asks about `touch`, `grep` (a read-only tool) and `delete_file` (whose key
+/// it asks about every time, like a protected path); allows the rest.
 struct TestGate;
 
 impl GateHook for TestGate {
@@ -140,8 +141,16 @@ impl GateHook for TestGate {
                 keys: vec!["tool.touch".into()],
                 message: "tool.touch asks (test gate)".into(),
             },
+            "grep" | "delete_file" => GateVerdict::Ask {
+                keys: vec![format!("tool.{}", request.tool)],
+                message: format!("tool.{} asks (test gate)", request.tool),
+            },
             _ => GateVerdict::Allow,
         }
+    }
+
+    fn session_grantable(&self, key: &str) -> bool {
+        key != "tool.delete_file"
     }
 }
 
@@ -160,6 +169,13 @@ struct Fixture {
 }
 
 fn fixture(elicitation: bool) -> Fixture {
+    fixture_with(ServerOptions {
+        elicitation,
+        client_confirms: false,
+    })
+}
+
+fn fixture_with(options: ServerOptions) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.txt"), "hello\nworld\n").unwrap();
     let mut tools = tackle_tools::builtin_tools(&tackle_tools::BuiltinConfig::default());
@@ -177,7 +193,7 @@ fn fixture(elicitation: bool) -> Fixture {
     let session = Session::open(dir.path()).unwrap();
     Fixture {
         _dir: dir,
-        server: McpServer::new(runtime, session, ServerOptions { elicitation }),
+        server: McpServer::new(runtime, session, options),
         events,
     }
 }
@@ -673,6 +689,62 @@ async fn a_2026_client_without_elicitation_gets_approval_unavailable() {
         .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert_eq!(result_meta(&r)["code"], "approval_unavailable");
+}
+
+/// `--approvals client`: a client without elicitation that sends a call has confirmed it, so an
+/// ask about a mutating tool runs; a deny, a key asked about every time, and a read-only tool
+/// are not covered by that confirmation.
+#[tokio::test]
+async fn under_client_approvals_the_clients_confirmation_stands_for_an_ask() {
+    let table = [
+        ("touch", json!({}), None),
+        (
+            "stat",
+            json!({"path": "hello.txt"}),
+            Some("permission_denied"),
+        ),
+        (
+            "delete_file",
+            json!({"path": "hello.txt"}),
+            Some("approval_unavailable"),
+        ),
+        (
+            "grep",
+            json!({"pattern": "hello"}),
+            Some("approval_unavailable"),
+        ),
+    ];
+    for modern in [false, true] {
+        for (tool, arguments, refusal) in &table {
+            let f = fixture_with(ServerOptions {
+                elicitation: true,
+                client_confirms: true,
+            });
+            let client = if modern {
+                connect_2026(f.server, TestClient::default()).await
+            } else {
+                connect(f.server, TestClient::default()).await
+            };
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new(*tool).with_arguments(args(arguments.clone())),
+                )
+                .await
+                .unwrap();
+            let text = text_of(&r);
+            match refusal {
+                None => assert_eq!((r.is_error, text.as_str()), (Some(false), "touched")),
+                Some(code) => {
+                    assert_eq!(r.is_error, Some(true), "{tool}: {text}");
+                    assert_eq!(result_meta(&r)["code"], *code, "{tool}: {text}");
+                }
+            }
+            assert!(
+                f._dir.path().join("hello.txt").exists(),
+                "{tool} removed the file"
+            );
+        }
+    }
 }
 
 /// The text of a call's first content block (the model-facing text; metadata follows it).

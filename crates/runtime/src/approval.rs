@@ -14,6 +14,9 @@ pub struct ApprovalRequest<'a> {
     pub session: &'a SessionId,
     pub call_id: &'a CallId,
     pub tool: &'a str,
+    /// Whether the tool declares itself read-only (published to MCP clients as `readOnlyHint`,
+    /// which clients that confirm calls themselves often wave through unasked).
+    pub read_only: bool,
     pub arguments: &'a serde_json::Value,
     /// The keys whose decision was `ask`.
     pub keys: &'a [String],

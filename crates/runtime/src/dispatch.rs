@@ -170,7 +170,10 @@ impl Runtime {
         for (index, call) in calls.iter().enumerate() {
             let admitted = match self.admit(session, call, artifacts.as_ref()) {
                 Ok((tool, prepared, Some((keys, message)))) => {
-                    match self.ask(session, call, &keys, &message).await {
+                    match self
+                        .ask(session, call, tool.read_only(), &keys, &message)
+                        .await
+                    {
                         Ok(()) => Ok((tool, prepared)),
                         Err(refused) => Err(refused),
                     }
@@ -312,6 +315,7 @@ impl Runtime {
         &self,
         session: &Session,
         call: &ToolCall,
+        read_only: bool,
         keys: &[String],
         message: &str,
     ) -> Result<(), Refused> {
@@ -319,6 +323,7 @@ impl Runtime {
             session: &session.id,
             call_id: &call.id,
             tool: &call.name,
+            read_only,
             arguments: &call.arguments,
             keys,
             message,
@@ -371,7 +376,7 @@ impl Runtime {
         } = ready;
         let label = tool.label();
         // The end of a call with effects is durable before it is acknowledged; a read-only
-        // call's end only needs to be written (the flusher syncs it within 2 ms).
+        // call's end only needs to be written (the flusher syncs it within its window).
         let durability = if tool.read_only() {
             Durability::Written
         } else {

@@ -13,6 +13,25 @@ use crate::harness::{Output, Project, TestCommand};
 use crate::installed::Installed;
 use crate::mock_model::{MockModel, WireFormat};
 
+/// Who answers for a call tackle's gate asks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// `tackle serve`'s default: tackle asks through MCP elicitation where the client can.
+    Elicit,
+    /// `tackle serve --approvals client`: the client's own confirmation stands, and its
+    /// settings confirm tackle's `read_file` and `edit_file`.
+    Client,
+    /// As [`Approvals::Client`], but the client's settings confirm only `read_file`: its own
+    /// flow refuses the edit before tackle sees it.
+    ClientRefusesEdits,
+}
+
+impl Approvals {
+    fn client_confirms(self) -> bool {
+        self != Self::Elicit
+    }
+}
+
 /// The four agents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Client {
@@ -41,14 +60,27 @@ impl Client {
 
     /// Runs the client once in `project` against `model`, to completion. Its home, XDG dirs and
     /// config files live in `<temp>/agent-home`, outside the project root.
-    pub fn run(self, agents: &Installed, project: &Project, model: &MockModel) -> Output {
+    ///
+    /// `approvals` chooses who answers for a call tackle's gate asks about: with
+    /// [`Approvals::Client`] tackle runs `serve --approvals client` and the client is set up to
+    /// confirm tackle's calls itself (its own approval flow, answered ahead by its settings).
+    pub fn run(
+        self,
+        agents: &Installed,
+        project: &Project,
+        model: &MockModel,
+        approvals: Approvals,
+    ) -> Output {
         let home = project.outside("agent-home");
         for dir in ["config", "data", "cache", "state", "tmp"] {
             std::fs::create_dir_all(home.join(".xdg").join(dir)).unwrap();
         }
         let tackle = PathBuf::from(env!("CARGO_BIN_EXE_tackle"));
         let root = project.path().to_str().unwrap().to_owned();
-        let serve_args = ["--root", root.as_str(), "serve"];
+        let mut serve_args = vec!["--root", root.as_str(), "serve"];
+        if approvals.client_confirms() {
+            serve_args.extend(["--approvals", "client"]);
+        }
         let program = agents.bin(match self {
             Self::ClaudeCode => "claude",
             Self::Codex => "codex",
@@ -74,8 +106,8 @@ impl Client {
         match self {
             Self::ClaudeCode => claude_code(&mut cmd, &home, &tackle, &serve_args, model),
             Self::Codex => codex(&mut cmd, &home, &tackle, &serve_args, model),
-            Self::GeminiCli => gemini_cli(&mut cmd, &home, &tackle, &serve_args, model),
-            Self::Opencode => opencode(&mut cmd, &home, &tackle, &serve_args, model),
+            Self::GeminiCli => gemini_cli(&mut cmd, &home, &tackle, &serve_args, model, approvals),
+            Self::Opencode => opencode(&mut cmd, &home, &tackle, &serve_args, model, approvals),
         }
         cmd.run()
     }
@@ -201,20 +233,39 @@ fn codex(
         ]);
 }
 
-/// Gemini CLI: `GOOGLE_GEMINI_BASE_URL` to the mock, tackle in `~/.gemini/settings.json`
-/// (trusted, so Gemini CLI does not ask before each call), usage statistics and updates off.
+/// Gemini CLI: `GOOGLE_GEMINI_BASE_URL` to the mock, tackle in `~/.gemini/settings.json`,
+/// usage statistics and updates off. With tackle's elicitation the server is trusted, so Gemini
+/// CLI does not ask before each call. With [`Approvals::Client`] it is not: Gemini CLI's policy
+/// engine decides each call, and in `-p` mode (nobody to prompt, so `ask_user` is a deny) the
+/// user's policy file answers ahead: tackle's `read_file` and `edit_file` are allowed.
 fn gemini_cli(
     cmd: &mut TestCommand,
     home: &Path,
     tackle: &Path,
     serve_args: &[&str],
     model: &MockModel,
+    approvals: Approvals,
 ) {
-    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(home.join(".gemini/policies")).unwrap();
+    let trusted = !approvals.client_confirms();
+    let allowed: &[&str] = match approvals {
+        Approvals::Elicit => &[],
+        Approvals::Client => &["read_file", "edit_file"],
+        Approvals::ClientRefusesEdits => &["read_file"],
+    };
+    let rules: Vec<String> = allowed
+        .iter()
+        .map(|tool| {
+            format!(
+                "[[rule]]\nmcpName = \"tackle\"\ntoolName = \"{tool}\"\ndecision = \"allow\"\npriority = 100\n"
+            )
+        })
+        .collect();
+    std::fs::write(home.join(".gemini/policies/tackle.toml"), rules.join("\n")).unwrap();
     write_json(
         &home.join(".gemini/settings.json"),
         &serde_json::json!({
-            "mcpServers": {"tackle": {"command": tackle, "args": serve_args, "trust": true}},
+            "mcpServers": {"tackle": {"command": tackle, "args": serve_args, "trust": trusted}},
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": false},
             "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
@@ -229,14 +280,29 @@ fn gemini_cli(
 /// opencode: an `@ai-sdk/openai-compatible` provider at the mock, tackle as a local MCP
 /// server, from `OPENCODE_CONFIG`; the model list, updates, sharing, LSP downloads and default
 /// plugins off. Its background `npm install` of its config dir fails against the closed
-/// registry port, which it tolerates.
+/// registry port, which it tolerates. With [`Approvals::Client`] opencode's `permission`
+/// rules decide tackle's calls: every tool asks, and the user's rules allow tackle's
+/// `read_file` and `edit_file`.
 fn opencode(
     cmd: &mut TestCommand,
     home: &Path,
     tackle: &Path,
     serve_args: &[&str],
     model: &MockModel,
+    approvals: Approvals,
 ) {
+    let permission = match approvals {
+        Approvals::Elicit => serde_json::json!({}),
+        Approvals::Client => serde_json::json!({
+            "*": "ask",
+            "tackle_read_file": "allow",
+            "tackle_edit_file": "allow",
+        }),
+        Approvals::ClientRefusesEdits => serde_json::json!({
+            "*": "ask",
+            "tackle_read_file": "allow",
+        }),
+    };
     let config = home.join("opencode.json");
     let mut command = vec![serde_json::json!(tackle)];
     command.extend(serve_args.iter().map(|a| serde_json::json!(a)));
@@ -252,6 +318,7 @@ fn opencode(
             "mcp": {"tackle": {"type": "local", "command": command, "enabled": true}},
             "share": "disabled",
             "autoupdate": false,
+            "permission": permission,
         }),
     );
     cmd.env("OPENCODE_CONFIG", &config)

@@ -9,6 +9,7 @@
 
 mod approver;
 mod call_order;
+mod client_confirms;
 mod line_transport;
 mod logging;
 mod progress;
@@ -47,6 +48,10 @@ pub struct ServerOptions {
     /// `false` (for `--headless`): refuse them as `approval_unavailable`, as without a client
     /// that can ask.
     pub elicitation: bool,
+    /// `--approvals client`: a call the gate asks about runs when the client sent it, taking
+    /// the client's own confirmation for the user's answer (see [`client_confirms`]). Denies,
+    /// protected paths and read-only tools are not covered and go the usual way.
+    pub client_confirms: bool,
 }
 
 /// The server. Every clone shares the one runtime; which tackle session a call runs in is
@@ -99,8 +104,16 @@ impl McpServer {
     pub fn new(runtime: Runtime, session: Session, options: ServerOptions) -> Self {
         let progress = Arc::new(ProgressHub::default());
         let mut runtime = runtime.with_observer(progress.clone());
-        if options.elicitation {
-            runtime = runtime.with_approver(Arc::new(ElicitationApprover));
+        let asks: Arc<dyn tackle_runtime::Approver> = if options.elicitation {
+            Arc::new(ElicitationApprover)
+        } else {
+            Arc::new(tackle_runtime::HeadlessApprover)
+        };
+        if options.client_confirms {
+            runtime =
+                runtime.with_approver(Arc::new(client_confirms::ClientConfirmsApprover::new(asks)));
+        } else if options.elicitation {
+            runtime = runtime.with_approver(asks);
         }
         let tools = published_tools(&runtime);
         let session = Arc::new(session);
