@@ -5,7 +5,9 @@
 //! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages) and
-//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL).
+//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL). [`replay`]
+//! records any provider's turns to a file and answers from such a file (recorded or written by
+//! hand), for offline, deterministic tests of whatever drives a model.
 //!
 //! **Refuses** to know what a tool does, to run one, to read artifacts or configuration files:
 //! the runtime hands it a conversation and gets a turn back. Credentials come only from the
@@ -26,6 +28,7 @@ mod media_note;
 pub mod openai_chat;
 mod provider;
 mod redact;
+pub mod replay;
 mod request;
 pub mod schema;
 mod tool_names;
