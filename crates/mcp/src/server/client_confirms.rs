@@ -32,7 +32,7 @@ impl ClientConfirmsApprover {
 }
 
 /// Whether the client's confirmation of this call stands for tackle's question.
-pub(crate) fn client_confirmation_covers(request: &ApprovalRequest<'_>) -> bool {
+fn client_confirmation_covers(request: &ApprovalRequest<'_>) -> bool {
     !request.read_only && request.session_grant
 }
 
