@@ -358,3 +358,42 @@ fn task_classes_drop_tools_and_compose_with_enable_tools() {
         .success()
         .stdout_contains("task debug: drops nothing; put back by --enable-tools: bash");
 }
+
+/// `tackle serve` wires the same gate: over stdio, record_plan is listed with the required
+/// description and a write without a plan is an `isError` result naming the plan gate.
+#[test]
+fn serve_holds_writes_for_a_plan() {
+    let p = required();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"x"}}}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let out = p
+        .tackle(["--allow", "write:**", "serve"])
+        .stdin(&input)
+        .run();
+    out.success();
+    let replies: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let reply = |id: u64| replies.iter().find(|r| r["id"] == id).unwrap();
+    let tools = reply(2)["result"]["tools"].as_array().unwrap();
+    let plan = tools.iter().find(|t| t["name"] == "record_plan").unwrap();
+    assert!(
+        plan["description"]
+            .as_str()
+            .unwrap()
+            .contains("BEFORE any mutating call"),
+        "{plan}"
+    );
+    let denied = &reply(3)["result"];
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert!(denied.to_string().contains("call record_plan"), "{denied}");
+    assert!(!p.join("a.txt").exists());
+}
