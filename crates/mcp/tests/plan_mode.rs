@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientInfo, Implementation,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
 };
 use serde_json::{Value, json};
 use tackle_mcp::{McpServer, ServerOptions};
@@ -33,13 +33,15 @@ fn server(dir: &std::path::Path) -> McpServer {
     McpServer::new(runtime, session, ServerOptions { elicitation: false })
 }
 
-async fn connect(server: McpServer) -> rmcp::service::RunningService<rmcp::RoleClient, ClientInfo> {
+async fn connect(
+    server: McpServer,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (read, write) = tokio::io::split(server_io);
     tokio::spawn(async move {
         let _ = tackle_mcp::serve_io(server, read, write).await;
     });
-    ClientInfo::new(
+    ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("plan-test-client", "0"),
     )

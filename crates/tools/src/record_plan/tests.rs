@@ -39,13 +39,16 @@ fn call(
     }
 }
 
+/// A row: its name, its steps, the last call's outcome and sequence, the files left.
+type Row = (&'static str, Vec<Step>, PlanOutcome, u64, &'static [u64]);
+
 /// Seed 003, "record_plan repeats don't mint plan files": one row per row of its table. Each
 /// row runs its steps on a fresh directory; the last call must have the row's outcome and
 /// sequence, and `files` lists the plan files then in `.agents/plans/`.
 #[test]
 fn the_seeds_repeat_table() {
     use PlanOutcome::*;
-    let rows: Vec<(&str, Vec<Step>, PlanOutcome, u64, &[u64])> = vec![
+    let rows: Vec<Row> = vec![
         (
             "first plan of a turn",
             vec![call(None, "s1", "t1", "1. read\n")],
