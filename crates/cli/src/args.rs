@@ -216,13 +216,14 @@ pub enum PlanCommand {
     /// Archive your plan (to .agents/plans/archive/; its number is never reused): the
     /// session's own plans; with none, the newest plan if it names no author. Another
     /// author's plan is left alone, and the command says whose it is. Either way the session
-    /// has no plan on file afterwards, so under plan_mode = \"required\" its mutating calls
+    /// has no plan on file afterwards, so under plan_mode = "required" its mutating calls
     /// are denied again until it records a new one.
     Revoke {
         /// The session whose plan to revoke (its id is the directory name under
         /// .agents/store/sessions/).
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+        /// Print what was archived or left alone as JSON.
         #[arg(long)]
         json: bool,
     },

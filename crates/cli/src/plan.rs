@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use serde_json::json;
+use tackle_runtime::visible::visible;
 use tackle_tool::protocol::SessionId;
 use tackle_tools::record_plan::Revoked;
 
@@ -51,7 +52,7 @@ pub fn revoke(config: &Config, session: Option<String>, json: bool) -> Result<u8
 
 fn describe(revoked: &Revoked, session: Option<&SessionId>) -> String {
     let gate = match session {
-        Some(s) => format!("session {s} has no plan on file now"),
+        Some(s) => format!("session {} has no plan on file now", visible(&s.0)),
         None => "no session was named, so no session's gate changed".to_owned(),
     };
     let plans = |seqs: &[u64]| {
@@ -73,12 +74,13 @@ fn describe(revoked: &Revoked, session: Option<&SessionId>) -> String {
             agent,
             session: owner,
         } => {
+            // The header is the repository's text: shown only through `visible`.
             let mut whose = Vec::new();
             if let Some(a) = agent {
-                whose.push(format!("agent {a}"));
+                whose.push(format!("agent {}", visible(a)));
             }
             if let Some(s) = owner {
-                whose.push(format!("session {s}"));
+                whose.push(format!("session {}", visible(s)));
             }
             format!(
                 "no plan names this session; the newest, {}, belongs to {} and was left alone \
@@ -88,5 +90,27 @@ fn describe(revoked: &Revoked, session: Option<&SessionId>) -> String {
             )
         }
         Revoked::NothingOnFile => format!("no plan is on file in .agents/plans/; {gate}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan file's header is the repository's text: no control or bidirectional character
+    /// of it reaches the terminal raw.
+    #[test]
+    fn another_authors_name_is_shown_safely() {
+        let revoked = Revoked::NotYours {
+            seq: 3,
+            agent: Some("evil\u{1b}[2J\u{202e}".into()),
+            session: Some("s\nforged line".into()),
+        };
+        let text = describe(&revoked, Some(&SessionId("mine".into())));
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains('\n'),
+            "{text:?}"
+        );
+        assert!(text.contains(".agents/plans/plan-3.md"), "{text}");
     }
 }
