@@ -73,6 +73,8 @@ fn main() -> BenchResult<()> {
     let cx = PrepareContext {
         root: Path::new(&root),
         session: &session,
+        turn: &tackle_tool::protocol::TurnId("t".into()),
+        agent: None,
         call_id: &call,
         artifacts: &NoArtifacts,
     };

@@ -49,6 +49,8 @@ pub fn call<T: Tool>(
         &PrepareContext {
             root,
             session: &session,
+            turn: &tackle_tool::protocol::TurnId("t".into()),
+            agent: None,
             call_id: &call_id,
             artifacts: &NoArtifacts,
         },

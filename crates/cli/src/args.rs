@@ -12,6 +12,7 @@ Examples:
   tackle artifacts ls                           retained output in this project
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
+  tackle plan revoke --session ID               archive a session's plan (plan_mode)
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
   tackle mcp list                               MCP servers tackle connects to, and their state
   tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
@@ -87,6 +88,15 @@ pub struct PolicyArgs {
     /// exists; the default), warn (run, with advice attached) or allow (off). Holds in every mode.
     #[arg(long, global = true, value_name = "MODE")]
     pub bash_search_gate: Option<String>,
+    /// Plan-first mode (also `[permissions] plan_mode`): off (default), advisory (offer
+    /// record_plan; nothing waits) or required (every mutating call is denied until the
+    /// session has a plan on file). Not the same as `--mode plan`, which is read-only.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub plan_mode: Option<String>,
+    /// An investigation-shaped task: debug or research drop bash; review drops bash and the
+    /// write tools. --enable-tools puts a dropped tool back.
+    #[arg(long, global = true, value_enum, value_name = "CLASS")]
+    pub task: Option<crate::task::TaskClass>,
 }
 
 impl PolicyArgs {
@@ -100,6 +110,8 @@ impl PolicyArgs {
             enable_tools: self.enable_tools.clone(),
             no_digest: self.no_digest,
             bash_search_gate: self.bash_search_gate.clone(),
+            plan_mode: self.plan_mode.clone(),
+            task: self.task,
         }
     }
 }
@@ -128,6 +140,17 @@ pub enum Command {
         /// .agents/store/sessions/) instead of starting a new one.
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+        /// The model turn the call belongs to. Calls that name the same turn (and session) are
+        /// one turn to record_plan, which revises that turn's plan in place; without it, every
+        /// invocation is a turn of its own.
+        #[arg(long, value_name = "ID")]
+        turn: Option<String>,
+    },
+    /// Plans recorded with record_plan under `[permissions] plan_mode`.
+    #[command(after_help = PLAN_AFTER_HELP)]
+    Plan {
+        #[command(subcommand)]
+        command: PlanCommand,
     },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {
@@ -187,6 +210,33 @@ pub enum Command {
     Artifacts {
         #[command(subcommand)]
         command: ArtifactsCommand,
+    },
+}
+
+const PLAN_AFTER_HELP: &str = "\
+Plans live in <root>/.agents/plans/plan-<seq>.md, each opening with a YAML block naming its
+plan number, agent, session and turn. Under plan_mode = \"required\" a session's mutating
+calls are denied until a plan of that session is on file.
+
+Examples:
+  tackle plan revoke --session 20261202T071500Z-1f2e   archive that session's plan
+  tackle plan revoke --json";
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Archive your plan (to .agents/plans/archive/; its number is never reused): the
+    /// session's own plans; with none, the newest plan if it names no author. Another
+    /// author's plan is left alone, and the command says whose it is. Either way the session
+    /// has no plan on file afterwards, so under plan_mode = "required" its mutating calls
+    /// are denied again until it records a new one.
+    Revoke {
+        /// The session whose plan to revoke (its id is the directory name under
+        /// .agents/store/sessions/).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print what was archived or left alone as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

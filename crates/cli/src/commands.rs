@@ -8,8 +8,11 @@ use std::time::SystemTime;
 
 use anyhow::{Context, anyhow};
 use tackle_protocol::{ArtifactUri, CallId, ToolCall};
-use tackle_runtime::{CancellationToken, Catalog, PolicyGate, Runtime, RuntimeError, Session};
+use tackle_runtime::{
+    CancellationToken, Catalog, GateHook, PlanGate, PolicyGate, Runtime, RuntimeError, Session,
+};
 use tackle_store::{ArtifactId, ArtifactStore, DEFAULT_GRACE, Janitor, Manifest};
+use tackle_tool::PlanMode;
 
 use crate::args::{ArtifactsCommand, Cli, Command};
 use crate::config::{self, Config};
@@ -48,6 +51,7 @@ pub fn run(cli: Cli) -> ExitCode {
             json,
             id,
             session,
+            turn,
         } => setup(
             cli.root.as_deref(),
             &flags,
@@ -59,7 +63,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 tool,
                 &arguments,
                 json,
-                CallTarget { id, session },
+                CallTarget { id, session, turn },
                 cli.policy.headless,
             )
         }),
@@ -85,6 +89,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 },
             )
         }),
+        Command::Plan {
+            command: crate::args::PlanCommand::Revoke { session, json },
+        } => setup(cli.root.as_deref(), &flags, &NeverAsk)
+            .and_then(|c| crate::plan::revoke(&c, session, json)),
         Command::Artifacts { command } => {
             setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| artifacts(&c, command))
         }
@@ -176,8 +184,21 @@ pub(crate) fn catalog(config: &Config) -> anyhow::Result<Catalog> {
             .filter(|t| registered.iter().any(|r| r == t.name()))
             .collect();
     tools.extend(mcp_tools(config, &registered)?);
-    Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
-        .map_err(|e| anyhow!("building the catalog: {e}"))
+    let catalog = Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
+        .map_err(|e| anyhow!("building the catalog: {e}"))?;
+    // This host registered the tools, so it reports which of them wait for a plan.
+    config.plans.report_gated(catalog.plan_gated());
+    Ok(catalog)
+}
+
+/// The gate every call passes: the compiled policy, and under `plan_mode = "required"` the
+/// plan gate in front of it.
+pub(crate) fn gate(config: &Config) -> Arc<dyn GateHook> {
+    let policy: Arc<dyn GateHook> = Arc::new(PolicyGate::new(config.policy.clone()));
+    match config.plan_mode {
+        PlanMode::Required => Arc::new(PlanGate::new(policy, config.plans.clone())),
+        PlanMode::Advisory | PlanMode::Off => policy,
+    }
 }
 
 /// The tools of the third-party MCP servers in `.agents/mcp.json` that folder trust lets start.
@@ -286,6 +307,8 @@ struct CallTarget {
     id: String,
     /// Resume this session instead of opening a new one.
     session: Option<String>,
+    /// The turn the call belongs to (`--turn`); unset, a turn of its own.
+    turn: Option<String>,
 }
 
 fn call(
@@ -296,7 +319,7 @@ fn call(
     target: CallTarget,
     headless: bool,
 ) -> Result<u8, Failure> {
-    let CallTarget { id, session } = target;
+    let CallTarget { id, session, turn } = target;
     let text = if arguments == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -314,12 +337,8 @@ fn call(
     // One call per process: a shell started ahead would only be started to be killed.
     let mut one_call = config.clone();
     one_call.settings.bash_prestart.value = false;
-    let runtime = Runtime::new(
-        catalog(&one_call)?,
-        Arc::new(PolicyGate::new(config.policy.clone())),
-        config.runtime.clone(),
-    )
-    .with_approver(approver(headless));
+    let runtime = Runtime::new(catalog(&one_call)?, gate(config), config.runtime.clone())
+        .with_approver(approver(headless));
     let session = match &session {
         // Naming a session that is not there is a bad command line; a log that cannot be
         // read or is corrupt is tackle unable to work (exit 3, as the README says).
@@ -329,6 +348,9 @@ fn call(
         })?,
         None => Session::open(&config.root).context("opening the session")?,
     };
+    if let Some(turn) = turn {
+        session.set_turn(tackle_protocol::TurnId(turn));
+    }
     // The store swept its own temps on open; these are the worktree's.
     leftovers::sweep_writes(&config.root, SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()

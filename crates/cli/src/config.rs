@@ -8,6 +8,7 @@
 //! and `${NAME}` values) is withheld from commands and MCP children, whatever `env_pass` says.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
@@ -16,8 +17,9 @@ use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, 
 use tackle_gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
 use tackle_net::PrivateHost;
 use tackle_process::EnvPolicy;
+use tackle_tool::PlanMode;
 use tackle_tools::SearchGateMode;
-use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings};
+use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings, PlanBook};
 
 use crate::trust::prompt::Consent;
 use crate::trust::{ProjectTrust, TrustState, TrustStore, classify};
@@ -51,6 +53,10 @@ pub struct Config {
     pub mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
     /// Servers declared in either scope, started or not.
     pub mcp_declared: usize,
+    /// `permissions.plan_mode`.
+    pub plan_mode: PlanMode,
+    /// The project's `.agents/plans/`, shared by record_plan and the plan gate.
+    pub plans: Arc<PlanBook>,
 }
 
 impl Config {
@@ -74,6 +80,8 @@ impl Config {
             process_env: self.process_env.clone(),
             stdin: tackle_process::StdinRegistry::default(),
             bash_prestart: self.settings.bash_prestart.value,
+            plan_mode: self.plan_mode,
+            plans: Some(self.plans.clone()),
         }
     }
 }
@@ -212,6 +220,7 @@ fn validate(settings: &Settings) -> anyhow::Result<()> {
     policy(settings)?;
     let _ = private_hosts(settings)?;
     let _ = search_gate(settings)?;
+    let _ = plan_mode(settings)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
@@ -253,6 +262,16 @@ fn search_gate(settings: &Settings) -> anyhow::Result<SearchGateMode> {
         .map_err(|e| anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))
 }
 
+fn plan_mode(settings: &Settings) -> anyhow::Result<PlanMode> {
+    let mode = &settings.plan_mode;
+    mode.value.parse().map_err(|e| {
+        anyhow!(
+            "permissions.{e} ({}); use \"advisory\" to offer record_plan or \"required\" to hold mutating calls until a plan is on file",
+            mode.origin
+        )
+    })
+}
+
 /// The effective settings turned into the runtime's types.
 fn compile(
     root: &Path,
@@ -287,6 +306,7 @@ fn compile(
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
     let search_gate = search_gate(&settings)?;
+    let plan_mode = plan_mode(&settings)?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny
@@ -315,6 +335,8 @@ fn compile(
         trust,
         mcp_servers,
         mcp_declared,
+        plan_mode,
+        plans: PlanBook::new(root),
     })
 }
 

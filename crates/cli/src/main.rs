@@ -7,11 +7,13 @@ mod config;
 mod exit;
 mod leftovers;
 mod mcp;
+mod plan;
 mod posture;
 mod root;
 mod serve;
 mod settings;
 mod show_config;
+mod task;
 mod trust;
 
 fn main() -> std::process::ExitCode {

@@ -70,10 +70,44 @@ pub fn line(config: &Config) -> String {
     } else {
         "bash search gate: inert (no bash tool)".to_owned()
     };
+    let plan = match config.plan_mode {
+        tackle_tool::PlanMode::Off => String::new(),
+        tackle_tool::PlanMode::Advisory => {
+            " · plan mode: advisory (record_plan offered)".to_owned()
+        }
+        tackle_tool::PlanMode::Required => {
+            " · plan mode: required (mutating calls wait for record_plan)".to_owned()
+        }
+    };
+    let task = s.task.map_or_else(String::new, |t| {
+        let dropped: Vec<&str> = t
+            .drops()
+            .iter()
+            .copied()
+            .filter(|d| s.disabled_tools.iter().any(|x| x.value == *d))
+            .collect();
+        let back: Vec<&str> = t
+            .drops()
+            .iter()
+            .copied()
+            .filter(|d| !dropped.contains(d))
+            .collect();
+        let dropped = if dropped.is_empty() {
+            "nothing".to_owned()
+        } else {
+            dropped.join(", ")
+        };
+        let back = if back.is_empty() {
+            String::new()
+        } else {
+            format!("; put back by --enable-tools: {}", back.join(", "))
+        };
+        format!(" · task {}: drops {dropped}{back}", t.as_str())
+    });
     let rules = |e| s.rules.iter().filter(|(x, _)| *x == e).count();
     use crate::settings::RuleEffect::*;
     format!(
-        "posture: mode {} · paths: {scope} · fetch: {fetch} · alert: {alert} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled} · {search_gate}",
+        "posture: mode {} · paths: {scope} · fetch: {fetch} · alert: {alert} · rules: {} allow, {} ask, {} deny · disabled tools: {disabled}{task} · {search_gate}{plan}",
         s.mode.value,
         rules(Allow),
         rules(Ask),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use tackle_mcp::{HttpOptions, McpServer, ServerOptions};
-use tackle_runtime::{PolicyGate, Runtime, Session};
+use tackle_runtime::{Runtime, Session};
 
 use crate::commands::{Failure, catalog};
 use crate::config::Config;
@@ -88,7 +88,7 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
     }
     let runtime = Runtime::new(
         catalog(config)?,
-        Arc::new(PolicyGate::new(config.policy.clone())),
+        crate::commands::gate(config),
         config.runtime.clone(),
     );
     let session = Session::open(&config.root).context("opening the session")?;

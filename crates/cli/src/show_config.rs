@@ -45,6 +45,7 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "root": config.root.display().to_string(),
             "files": config.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             "mode": sourced_json(&s.mode),
+            "plan_mode": sourced_json(&s.plan_mode),
             "rules": s.rules.iter().map(|(e, r)| json!({
                 "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
             })).collect::<Vec<_>>(),
@@ -112,6 +113,12 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         text.push_str(&format!("file                   {}\n", f.display()));
     }
     row(&mut text, "mode", &s.mode.value, &s.mode.origin);
+    row(
+        &mut text,
+        "plan_mode",
+        &s.plan_mode.value,
+        &s.plan_mode.origin,
+    );
     if s.rules.is_empty() {
         text.push_str("rules                  (none; each key falls to its tool's default)\n");
     }

@@ -145,7 +145,7 @@ fn json_query_over_files_and_inline_json() {
     let out = call_json(
         &p,
         "json_query",
-        &json!({"filter": ".scripts | keys", "path": "package.json"}),
+        &json!({"expression": ".scripts | keys", "path": "package.json"}),
     );
     out.success();
     assert_eq!(out.text(), "[\"build\",\"test\"]\n");
@@ -153,16 +153,19 @@ fn json_query_over_files_and_inline_json() {
     let out = call_json(
         &p,
         "json_query",
-        &json!({"filter": ".[] * 2", "json": "[1, 2]"}),
+        &json!({"expression": ".[] * 2", "data": "[1, 2]"}),
     );
     out.success();
     assert_eq!(out.text(), "2\n4\n");
 
     let cases = [
-        (json!({"filter": ".a |", "json": "{}"}), "invalid_filter"),
-        (json!({"filter": ".", "json": "{oops"}), "invalid_json"),
-        (json!({"filter": "."}), "invalid_arguments"),
-        (json!({"filter": ".", "path": "nope.json"}), "not_found"),
+        (
+            json!({"expression": ".a |", "data": "{}"}),
+            "invalid_filter",
+        ),
+        (json!({"expression": ".", "data": "{oops"}), "invalid_json"),
+        (json!({"expression": "."}), "invalid_arguments"),
+        (json!({"expression": ".", "path": "nope.json"}), "not_found"),
     ];
     for (args, code) in cases {
         call_json(&p, "json_query", &args).tool_error(code);
@@ -170,7 +173,7 @@ fn json_query_over_files_and_inline_json() {
     let out = call_json(
         &p,
         "json_query",
-        &json!({"filter": "[range(1e9)]", "json": "0"}),
+        &json!({"expression": "[range(1e9)]", "data": "0"}),
     );
     let code = out.result_code().unwrap();
     assert!(code == "resource_limit" || code == "timeout", "{code}");

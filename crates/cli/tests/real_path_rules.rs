@@ -83,7 +83,7 @@ fn issue_13_reproductions_are_refused() {
             "--deny",
             "read:.env",
             "json_query",
-            json!({"path": "notenv.txt", "filter": "."}),
+            json!({"path": "notenv.txt", "expression": "."}),
             Some("permission_denied"),
         ),
         (

@@ -124,13 +124,13 @@ fn jq_filters_and_inputs() {
     .map(|(filter, json)| {
         (
             "json_query".to_owned(),
-            json!({ "filter": filter, "json": json }),
+            json!({ "expression": filter, "data": json }),
         )
     })
     .collect();
     calls.push((
         "json_query".into(),
-        json!({ "filter": ".a[2].b", "path": "a.json" }),
+        json!({ "expression": ".a[2].b", "path": "a.json" }),
     ));
     let n = execs(1000);
     while calls.len() < n {
@@ -148,7 +148,7 @@ fn jq_filters_and_inputs() {
         };
         calls.push((
             "json_query".into(),
-            json!({ "filter": filter, "json": input }),
+            json!({ "expression": filter, "data": input }),
         ));
     }
     run_all(&mut rig, "jq", calls);

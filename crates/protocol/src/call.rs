@@ -30,6 +30,19 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// The model turn a call belongs to. A front end that knows its turns (the agent loop) sets it
+/// on the session; otherwise every batch is a turn of its own. Tools that treat repeats within
+/// a turn differently (`record_plan`) compare it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TurnId(pub String);
+
+impl fmt::Display for TurnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// One call from a model turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

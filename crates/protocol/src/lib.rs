@@ -21,6 +21,7 @@ mod stream_name;
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{
     CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult,
+    TurnId,
 };
 pub use conversation::{
     AssistantTurn, Message, Part, Role, StopReason, ToolArguments, ToolCallPart, ToolResultPart,

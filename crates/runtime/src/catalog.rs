@@ -97,6 +97,29 @@ impl Catalog {
         self.entries.iter().map(|e| e.spec.name.as_str())
     }
 
+    /// What `plan_mode = "required"` holds back in this catalog, as a model is told it: each
+    /// plan-gated built-in by name, then each MCP server once, by its namespace (`mcp__gke__*`).
+    pub fn plan_gated(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for entry in &self.entries {
+            let gate_name = entry.tool.gate_name();
+            if !tackle_tool::plan_gate::plan_gated(&gate_name, entry.tool.read_only()) {
+                continue;
+            }
+            let shown = match gate_name.strip_prefix("mcp.") {
+                Some(rest) => {
+                    let server = rest.split('.').next().unwrap_or(rest);
+                    format!("mcp__{server}__*")
+                }
+                None => entry.spec.name.clone(),
+            };
+            if !names.contains(&shown) {
+                names.push(shown);
+            }
+        }
+        names
+    }
+
     /// Registered names closest to `name`, best first (for `unknown_tool`).
     pub fn closest(&self, name: &str, n: usize) -> Vec<String> {
         let lower = name.to_ascii_lowercase();

@@ -12,7 +12,7 @@ use std::time::Instant;
 use futures::FutureExt as _;
 use tackle_protocol::{
     CallFinished, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall, ToolResult,
-    Truncation,
+    Truncation, TurnId,
 };
 use tackle_store::Durability;
 use tackle_tool::{
@@ -162,13 +162,14 @@ impl Runtime {
 
         let artifacts: Arc<dyn tackle_tool::ArtifactSource> =
             Arc::new(StoreArtifacts::new(session.store.clone()));
+        let turn = session.turn_for_batch();
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut ready: Vec<Option<Ready>> = Vec::with_capacity(calls.len());
         let mut runnables = Vec::new();
 
         // Resolve, parse strictly, prepare (every call before any executes), gate.
         for (index, call) in calls.iter().enumerate() {
-            let admitted = match self.admit(session, call, artifacts.as_ref()) {
+            let admitted = match self.admit(session, &turn, call, artifacts.as_ref()) {
                 Ok((tool, prepared, Some((keys, message)))) => {
                     match self
                         .ask(session, call, tool.read_only(), &keys, &message)
@@ -257,6 +258,7 @@ impl Runtime {
     fn admit(
         &self,
         session: &Session,
+        turn: &TurnId,
         call: &ToolCall,
         artifacts: &dyn tackle_tool::ArtifactSource,
     ) -> Result<Admitted, Refused> {
@@ -280,6 +282,8 @@ impl Runtime {
         let cx = PrepareContext {
             root: &session.root,
             session: &session.id,
+            turn,
+            agent: session.agent.as_deref(),
             call_id: &call.id,
             artifacts,
         };

@@ -22,6 +22,7 @@ mod digest;
 mod dispatch;
 mod error;
 mod gate;
+mod plan_gate;
 mod policy_gate;
 mod progress;
 mod recorder;
@@ -42,6 +43,7 @@ pub use digest::{DIGEST_THRESHOLD_BYTES, RETRIEVE_RAW, RetrieveRaw, UNKNOWN_CALL
 pub use dispatch::Runtime;
 pub use error::RuntimeError;
 pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
+pub use plan_gate::{PLAN_REQUIRED_RULE, PlanGate};
 pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use session::Session;

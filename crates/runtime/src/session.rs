@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_protocol::{Event, SessionId, SessionStarted};
+use std::sync::Mutex;
+
+use tackle_protocol::{Event, SessionId, SessionStarted, TurnId};
 use tackle_store::{ArtifactStore, Durability, EventLog};
 
 use crate::clock::now_ms;
@@ -22,6 +24,12 @@ pub struct Session {
     pub(crate) recorder: Recorder,
     /// `standard`, `gated` or `sealed`.
     pub posture: String,
+    /// The agent this session runs for, when it has a name (a subagent); recorded as the
+    /// author of the plans it files.
+    pub agent: Option<String>,
+    /// The turn the next batches belong to, when the front end knows its turns; unset, every
+    /// batch is a turn of its own ([`Session::set_turn`]).
+    turn: Mutex<Option<TurnId>>,
 }
 
 impl Session {
@@ -54,6 +62,8 @@ impl Session {
             store,
             recorder,
             posture,
+            agent: None,
+            turn: Mutex::new(None),
         })
     }
 
@@ -83,7 +93,22 @@ impl Session {
             store,
             recorder: Recorder::new(Arc::new(log)),
             posture: "standard".to_owned(),
+            agent: None,
+            turn: Mutex::new(None),
         })
+    }
+
+    /// Every batch from now on belongs to `turn` (the agent loop sets it per model turn;
+    /// `tackle call --turn` names one so separate invocations can share it).
+    pub fn set_turn(&self, turn: TurnId) {
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(turn);
+    }
+
+    /// The turn a batch starting now belongs to: the one set, or a fresh one for this batch
+    /// alone (random, so batches of separate processes resuming one session never collide).
+    pub(crate) fn turn_for_batch(&self) -> TurnId {
+        let set = self.turn.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        set.unwrap_or_else(|| TurnId(crate::unguessable::unguessable_id("turn")))
     }
 
     /// Where the store of a session rooted at `root` lives: `<root>/.agents/store`.

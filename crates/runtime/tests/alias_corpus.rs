@@ -149,7 +149,7 @@ fn file_calls(name: &str) -> Vec<(&'static str, Value)> {
         ("read_file", json!({ "path": name })),
         ("stat", json!({ "path": name })),
         ("read_many_files", json!({ "paths": [name] })),
-        ("json_query", json!({ "path": name, "filter": "." })),
+        ("json_query", json!({ "path": name, "expression": "." })),
         ("grep", json!({ "pattern": "content", "path": name })),
         ("glob", json!({ "pattern": "*", "path": name })),
         (

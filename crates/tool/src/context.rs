@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tackle_protocol::{CallId, SessionId};
+use tackle_protocol::{CallId, SessionId, TurnId};
 use tokio_util::sync::CancellationToken;
 
 use crate::artifacts::ArtifactSource;
@@ -15,6 +15,11 @@ pub struct PrepareContext<'a> {
     /// process-global working directory.
     pub root: &'a Path,
     pub session: &'a SessionId,
+    /// The model turn this call belongs to (see [`TurnId`]).
+    pub turn: &'a TurnId,
+    /// The agent the session runs for, when one is named (a subagent's declared name); `None`
+    /// for `tackle call` and MCP clients.
+    pub agent: Option<&'a str>,
     pub call_id: &'a CallId,
     pub artifacts: &'a dyn ArtifactSource,
 }

@@ -18,6 +18,7 @@ mod context;
 mod dyn_tool;
 mod error;
 mod output;
+pub mod plan_gate;
 mod portable_schema;
 mod prepared;
 mod schema;
@@ -32,6 +33,7 @@ pub use output::{
     Attachment, CompletionOutput, OutputChunk, OutputSink, ProgressReceiver, ToolCompletion,
     ToolProgress,
 };
+pub use plan_gate::{PlanMode, PlanRecords};
 pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};

@@ -803,6 +803,8 @@ mod tests {
         let cx = PrepareContext {
             root,
             session: &tackle_tool::protocol::SessionId("s".into()),
+            turn: &tackle_tool::protocol::TurnId("t".into()),
+            agent: None,
             call_id: &tackle_tool::protocol::CallId("c".into()),
             artifacts: &NoArtifacts,
         };

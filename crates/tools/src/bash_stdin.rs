@@ -239,6 +239,8 @@ mod tests {
         let cx = PrepareContext {
             root: Path::new("/work/proj"),
             session: &session,
+            turn: &tackle_tool::protocol::TurnId("t".into()),
+            agent: None,
             call_id: &call,
             artifacts: &NoArtifacts,
         };
@@ -456,6 +458,8 @@ mod tests {
         let pcx = PrepareContext {
             root: &root,
             session: &session,
+            turn: &tackle_tool::protocol::TurnId("t".into()),
+            agent: None,
             call_id: &call,
             artifacts: &NoArtifacts,
         };

@@ -30,6 +30,7 @@ pub mod page;
 pub mod path_keys;
 pub mod read_file;
 pub mod read_many_files;
+pub mod record_plan;
 pub mod shell;
 pub mod stack;
 pub mod stat;
@@ -42,7 +43,7 @@ use std::sync::Arc;
 
 use tackle_fs::{FsError, Root};
 use tackle_tool::protocol::ErrorCode;
-use tackle_tool::{DynTool, ToolError};
+use tackle_tool::{DynTool, PlanMode, ToolError};
 
 pub use alert::{Alert, AlertTarget};
 pub use bash::{Bash, SearchGate, SearchGateMode};
@@ -56,6 +57,7 @@ pub use json_query::JsonQuery;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use read_many_files::ReadManyFiles;
+pub use record_plan::{PlanBook, RecordPlan};
 
 pub use stat::Stat;
 pub use todo::Todo;
@@ -134,6 +136,15 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     if let Some(alert) = Alert::new(config.alert_targets.clone(), &config.fetch) {
         tools.push(Arc::new(alert));
     }
+    // Only under plan_mode advisory or required (seed 003).
+    if let (PlanMode::Advisory | PlanMode::Required, Some(book)) = (config.plan_mode, &config.plans)
+    {
+        tools.push(Arc::new(RecordPlan::new(
+            config.plan_mode,
+            book.clone(),
+            config.registered.clone(),
+        )));
+    }
     tools
 }
 
@@ -165,6 +176,10 @@ pub struct BuiltinConfig {
     /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call where
     /// that is exact (lines run with `/bin/sh` and it is dash; never bash).
     pub bash_prestart: bool,
+    /// `permissions.plan_mode`: `record_plan` is registered under advisory or required.
+    pub plan_mode: PlanMode,
+    /// The project's plans directory, shared with the plan gate. `None`: no `record_plan`.
+    pub plans: Option<Arc<PlanBook>>,
 }
 
 impl Default for BuiltinConfig {
@@ -179,6 +194,8 @@ impl Default for BuiltinConfig {
             process_env: tackle_process::EnvPolicy::default(),
             stdin: tackle_process::StdinRegistry::default(),
             bash_prestart: true,
+            plan_mode: PlanMode::Off,
+            plans: None,
         }
     }
 }

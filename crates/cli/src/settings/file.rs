@@ -99,6 +99,8 @@ pub struct BashSection {
 #[serde(deny_unknown_fields)]
 pub struct PermissionsSection {
     pub mode: Option<Spanned<String>>,
+    /// `"off"` (default), `"advisory"` or `"required"`: record_plan, and the plan gate.
+    pub plan_mode: Option<Spanned<String>>,
     pub allow: Option<Vec<Spanned<String>>>,
     pub ask: Option<Vec<Spanned<String>>>,
     pub deny: Option<Vec<Spanned<String>>>,

@@ -23,12 +23,20 @@ pub struct Flags {
     /// `--no-digest`: survey results are shown raw and retrieve_raw is not offered.
     pub no_digest: bool,
     pub bash_search_gate: Option<String>,
+    /// `--plan-mode`.
+    pub plan_mode: Option<String>,
+    /// `--task`: drops tools, as if each were in `--disable-tools`.
+    pub task: Option<crate::task::TaskClass>,
 }
 
 /// The effective settings, each value with its origin.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub mode: Sourced<String>,
+    /// `permissions.plan_mode` (seed 003, record_plan).
+    pub plan_mode: Sourced<String>,
+    /// `--task`, when given (its dropped tools are in `disabled_tools`).
+    pub task: Option<crate::task::TaskClass>,
     /// Every rule from every layer; precedence is by effect (deny > ask > allow), not by layer.
     pub rules: Vec<(RuleEffect, Sourced<String>)>,
     /// Replaced wholesale by the highest layer that sets it.
@@ -71,6 +79,8 @@ impl Settings {
     pub fn defaults(preview_lines: usize, preview_bytes: usize) -> Self {
         Self {
             mode: Sourced::new("ask".to_owned(), Origin::BuiltIn),
+            plan_mode: Sourced::new("off".to_owned(), Origin::BuiltIn),
+            task: None,
             rules: Vec::new(),
             path_scope_allow: vec![Sourced::new("**".to_owned(), Origin::BuiltIn)],
             path_scope_deny: Vec::new(),
@@ -99,6 +109,9 @@ impl Settings {
         if let Some(p) = &s.permissions {
             if let Some(m) = &p.mode {
                 self.mode = f.sourced(m);
+            }
+            if let Some(m) = &p.plan_mode {
+                self.plan_mode = f.sourced(m);
             }
             for (effect, list) in [
                 (RuleEffect::Allow, &p.allow),
@@ -183,6 +196,14 @@ impl Settings {
         if let Some(m) = &flags.mode {
             self.mode = Sourced::new(m.clone(), Origin::Flag { flag: "--mode" });
         }
+        if let Some(m) = &flags.plan_mode {
+            self.plan_mode = Sourced::new(
+                m.clone(),
+                Origin::Flag {
+                    flag: "--plan-mode",
+                },
+            );
+        }
         if let Some(g) = &flags.bash_search_gate {
             self.bash_search_gate = Sourced::new(
                 g.clone(),
@@ -201,17 +222,21 @@ impl Settings {
                     .push((effect, Sourced::new(r.clone(), Origin::Flag { flag })));
             }
         }
-        let disable = flags
-            .disable_tools
+        self.task = flags.task;
+        let dropped = flags
+            .task
             .iter()
-            .map(|t| {
+            .flat_map(|t| t.drops())
+            .map(|t| Sourced::new((*t).to_owned(), Origin::Flag { flag: "--task" }));
+        let disable = dropped
+            .chain(flags.disable_tools.iter().map(|t| {
                 Sourced::new(
                     t.clone(),
                     Origin::Flag {
                         flag: "--disable-tools",
                     },
                 )
-            })
+            }))
             .collect();
         let enable = flags
             .enable_tools

@@ -64,6 +64,11 @@ const fn row(key: &'static str, treatment: Treatment, why: &'static str) -> KeyR
 /// Every key a project layer can set, and what an untrusted project may do with it.
 pub const KEYS: &[KeyRule] = &[
     row(
+        "permissions.plan_mode",
+        Treatment::KeptIfNarrower,
+        "a project may ask for plans (required > advisory > off): that only adds a plan file and holds mutating calls back; a laxer mode would release calls the user holds",
+    ),
+    row(
         "permissions.mode",
         Treatment::KeptIfNarrower,
         "a stricter mode is kept (plan > ask > accept-edits > yolo); a laxer one would let calls run unasked",
@@ -320,6 +325,20 @@ impl Splitter<'_> {
             );
             None
         });
+        let plan_mode = p.plan_mode.as_ref().and_then(|m| {
+            let lower = &self.lower.plan_mode;
+            if plan_mode_is_no_laxer(&lower.value, m.get_ref()) {
+                return Some(m.clone());
+            }
+            let effect = format!(
+                "plan_mode {} instead of {} (from {})",
+                m.get_ref(),
+                lower.value,
+                lower.origin
+            );
+            self.widen("permissions.plan_mode", m, effect);
+            None
+        });
         for a in p.allow.iter().flatten() {
             self.widen(
                 "permissions.allow",
@@ -348,6 +367,7 @@ impl Splitter<'_> {
         });
         PermissionsSection {
             mode,
+            plan_mode,
             allow: None,
             ask,
             deny: p.deny.clone(),
@@ -598,6 +618,21 @@ fn mode_is_no_laxer(lower: &str, project: &str) -> bool {
     }
 }
 
+/// Whether `project`'s plan mode holds back no less than `lower`'s (required > advisory > off).
+/// One that does not parse is kept, so its error is what the user sees.
+fn plan_mode_is_no_laxer(lower: &str, project: &str) -> bool {
+    use tackle_tool::PlanMode;
+    let rank = |m: PlanMode| match m {
+        PlanMode::Off => 0,
+        PlanMode::Advisory => 1,
+        PlanMode::Required => 2,
+    };
+    match (lower.parse::<PlanMode>(), project.parse::<PlanMode>()) {
+        (Ok(l), Ok(p)) => rank(p) >= rank(l),
+        _ => true,
+    }
+}
+
 fn gate_rank(mode: SearchGateMode) -> u8 {
     match mode {
         SearchGateMode::Allow => 0,
@@ -694,6 +729,12 @@ mod tests {
     /// `KeptIfNarrower` key one of each outcome.
     const CASES: &str = r#"
 permissions.mode | | [permissions]\nmode = "plan" | kept
+permissions.plan_mode | | [permissions]\nplan_mode = "required" | kept
+permissions.plan_mode | | [permissions]\nplan_mode = "advisory" | kept
+permissions.plan_mode | [permissions]\nplan_mode = "required" | [permissions]\nplan_mode = "advisory" | ignored
+permissions.plan_mode | [permissions]\nplan_mode = "advisory" | [permissions]\nplan_mode = "off" | ignored
+permissions.plan_mode | [permissions]\nplan_mode = "advisory" | [permissions]\nplan_mode = "required" | kept
+permissions.plan_mode | | [permissions]\nplan_mode = "sometimes" | kept
 permissions.mode | | [permissions]\nmode = "ask" | kept
 permissions.mode | | [permissions]\nmode = "yolo" | ignored
 permissions.mode | | [permissions]\nmode = "accept-edits" | ignored

@@ -58,12 +58,12 @@ pub const FILTER_ERROR: ErrorCode = ErrorCode::new("filter_error");
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonQueryArgs {
-    /// The jq filter, e.g. `.dependencies | keys`.
-    pub filter: String,
-    /// A JSON file relative to the project root. Pass exactly one of `path` and `json`.
+    /// The jq expression, e.g. `.dependencies | keys`.
+    pub expression: String,
+    /// A JSON file relative to the project root. Pass exactly one of `path` and `data`.
     pub path: Option<String>,
-    /// Inline JSON text to run the filter on. Pass exactly one of `path` and `json`.
-    pub json: Option<String>,
+    /// Inline JSON text to run the expression on. Pass exactly one of `path` and `data`.
+    pub data: Option<String>,
 }
 
 pub enum JsonQueryPlan {
@@ -83,10 +83,10 @@ impl Tool for JsonQuery {
 
     fn description(&self) -> Cow<'static, str> {
         Cow::Borrowed(
-            "Run a jq filter over a JSON file (`path`) or inline JSON (`json`) and return each \
+            "Run a jq expression over a JSON file (`path`) or inline JSON text (`data`) and return each \
              output as one line of compact JSON. Use this instead of reading a large JSON file \
              whole or piping it through jq in bash: extract just the fields you need \
-             (`.scripts`, `.[] | select(.name == \"x\")`, `keys`). Filters are bounded: one \
+             (`.scripts`, `.[] | select(.name == \"x\")`, `keys`). Expressions are bounded: one \
              that runs too long or produces too much output is stopped with a clear error.",
         )
     }
@@ -109,8 +109,8 @@ impl Tool for JsonQuery {
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<JsonQueryPlan>, ToolError> {
         // Compile now, so a bad filter is refused before anything is read.
-        crate::stack::on_parser_stack("json_query", || compile(&args.filter).map(drop))??;
-        match (args.path, args.json) {
+        crate::stack::on_parser_stack("json_query", || compile(&args.expression).map(drop))??;
+        match (args.path, args.data) {
             (Some(path), None) => {
                 let resolved = resolve_real("json_query", cx.root, &path)?;
                 let routing = Routing {
@@ -120,7 +120,7 @@ impl Tool for JsonQuery {
                 Ok(Prepared::new(
                     routing,
                     JsonQueryPlan::File {
-                        filter: args.filter,
+                        filter: args.expression,
                         rel,
                     },
                 ))
@@ -129,14 +129,14 @@ impl Tool for JsonQuery {
                 if let Err(OverLimit(why)) = nesting::check_json(json.as_bytes()) {
                     return Err(ToolError::new(
                         ErrorCode::INVALID_ARGUMENTS,
-                        format!("json_query: the inline json {why}; pass a shallower document"),
+                        format!("json_query: the inline data {why}; pass a shallower document"),
                     )
-                    .with_metadata(json!({ "path": "$.json" })));
+                    .with_metadata(json!({ "path": "$.data" })));
                 }
                 Ok(Prepared::new(
                     Routing::default(),
                     JsonQueryPlan::Inline {
-                        filter: args.filter,
+                        filter: args.expression,
                         json,
                     },
                 ))
@@ -144,11 +144,11 @@ impl Tool for JsonQuery {
             (p, _) => Err(ToolError::new(
                 ErrorCode::INVALID_ARGUMENTS,
                 format!(
-                    "json_query: {}; pass `path` for a JSON file or `json` for inline JSON",
+                    "json_query: {}; pass `path` for a JSON file or `data` for inline JSON",
                     if p.is_some() {
-                        "both path and json were given"
+                        "both path and data were given"
                     } else {
-                        "neither path nor json was given"
+                        "neither path nor data was given"
                     }
                 ),
             )
@@ -378,9 +378,9 @@ fn compile(filter: &str) -> Result<Compiled, ToolError> {
     if let Err(OverLimit(why)) = nesting::check_filter(filter) {
         return Err(ToolError::new(
             ErrorCode::INVALID_ARGUMENTS,
-            format!("json_query: the filter {why}; pass a shorter, shallower filter"),
+            format!("json_query: the expression {why}; pass a shorter, shallower expression"),
         )
-        .with_metadata(json!({ "path": "$.filter" })));
+        .with_metadata(json!({ "path": "$.expression" })));
     }
     if filter.contains("__tackle") {
         return Err(ToolError::new(
@@ -423,7 +423,7 @@ fn compile(filter: &str) -> Result<Compiled, ToolError> {
         ToolError::new(
             INVALID_FILTER,
             format!(
-                "json_query: the filter does not parse ({}); check the jq syntax",
+                "json_query: the expression does not parse ({}); check the jq syntax",
                 describe_errors(&errs)
             ),
         )
@@ -439,7 +439,7 @@ fn compile(filter: &str) -> Result<Compiled, ToolError> {
             ToolError::new(
                 INVALID_FILTER,
                 format!(
-                    "json_query: the filter does not compile: undefined {}; check the names \
+                    "json_query: the expression does not compile: undefined {}; check the names \
                      and arities of the filters it uses",
                     names.join(", ")
                 ),
@@ -461,7 +461,7 @@ fn unparsed(filter: &str) -> ToolError {
     };
     ToolError::new(
         INVALID_FILTER,
-        format!("json_query: the filter does not parse ({why}); check the jq syntax"),
+        format!("json_query: the expression does not parse ({why}); check the jq syntax"),
     )
 }
 
@@ -613,7 +613,7 @@ async fn run_bounded(
         Ok(Ok(result)) => result,
         Ok(Err(_)) => Err(ToolError::new(
             ErrorCode::INTERNAL,
-            "json_query: the filter thread stopped without a result",
+            "json_query: the expression thread stopped without a result",
         )),
         Err(_) => Err(timeout_error(deadline)),
     }
@@ -623,7 +623,7 @@ fn timeout_error(deadline: Duration) -> ToolError {
     ToolError::new(
         ErrorCode::TIMEOUT,
         format!(
-            "json_query: the filter ran longer than {} s and was stopped; it probably generates \
+            "json_query: the expression ran longer than {} s and was stopped; it probably generates \
              without end (repeat, recurse, range with a huge bound). Bound it with limit(n; f) \
              or first(f), or select less",
             deadline.as_secs_f64()
@@ -665,7 +665,7 @@ fn run_filter(
             Err(e) => {
                 return Err(ToolError::new(
                     FILTER_ERROR,
-                    format!("json_query: the filter failed after {outputs} outputs: {e}"),
+                    format!("json_query: the expression failed after {outputs} outputs: {e}"),
                 ));
             }
         }
@@ -673,7 +673,7 @@ fn run_filter(
             return Err(ToolError::new(
                 ErrorCode::RESOURCE_LIMIT,
                 format!(
-                    "json_query: the filter produced over {QUERY_MAX_OUTPUT_BYTES} bytes of \
+                    "json_query: the expression produced over {QUERY_MAX_OUTPUT_BYTES} bytes of \
                      output ({outputs} outputs so far) and was stopped; select fewer fields or \
                      bound it with limit(n; f)"
                 ),
@@ -702,21 +702,21 @@ fn exceeded_error(why: Exceeded, deadline: Duration) -> ToolError {
         Exceeded::Steps => ToolError::new(
             ErrorCode::RESOURCE_LIMIT,
             format!(
-                "json_query: the filter generated over {QUERY_MAX_STEPS} values and was stopped; \
+                "json_query: the expression generated over {QUERY_MAX_STEPS} values and was stopped; \
                  bound it with limit(n; f) or first(f), or use a smaller range"
             ),
         ),
         Exceeded::Calls => ToolError::new(
             ErrorCode::RESOURCE_LIMIT,
             format!(
-                "json_query: the filter called definitions over {QUERY_MAX_CALLS} times and was \
+                "json_query: the expression called definitions over {QUERY_MAX_CALLS} times and was \
                  stopped; give its recursive definitions a base case, or select less"
             ),
         ),
         Exceeded::Stack => ToolError::new(
             ErrorCode::RESOURCE_LIMIT,
             format!(
-                "json_query: the filter recursed deeper than {} MiB of stack and was stopped; \
+                "json_query: the expression recursed deeper than {} MiB of stack and was stopped; \
                  give its recursive definitions a base case, or use recurse, limit(n; f) or \
                  reduce instead",
                 nesting::MAX_EVAL_STACK_BYTES >> 20
