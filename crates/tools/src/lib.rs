@@ -34,6 +34,7 @@ pub mod shell;
 pub mod stack;
 pub mod stat;
 pub mod todo;
+pub mod wait_and_verify;
 pub mod walk;
 pub mod write_file;
 
@@ -59,6 +60,7 @@ pub use read_many_files::ReadManyFiles;
 
 pub use stat::Stat;
 pub use todo::Todo;
+pub use wait_and_verify::{WaitAndVerify, WaitSettings};
 pub use write_file::WriteFile;
 
 /// Every built-in tool name of the standard catalog (DESIGN.md §5), implemented or not. Used to
@@ -114,6 +116,7 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     tools.push(Arc::new(outline::ViewFileOutline));
     tools.push(Arc::new(JsonQuery));
     tools.push(Arc::new(Todo::new()));
+    tools.push(Arc::new(WaitAndVerify::new(config.wait.clone())));
     tools.push(Arc::new(Bash::new(
         config.search_gate(),
         config.process_env.clone(),
@@ -165,6 +168,9 @@ pub struct BuiltinConfig {
     /// `[bash] prestart` (default on): keep a shell started ahead of the next bash call where
     /// that is exact (lines run with `/bin/sh` and it is dash; never bash).
     pub bash_prestart: bool,
+    /// `[tools.wait_and_verify]`: the ceilings no wait may pass, and the tools the operator
+    /// vouches for as pollable.
+    pub wait: WaitSettings,
 }
 
 impl Default for BuiltinConfig {
@@ -179,6 +185,7 @@ impl Default for BuiltinConfig {
             process_env: tackle_process::EnvPolicy::default(),
             stdin: tackle_process::StdinRegistry::default(),
             bash_prestart: true,
+            wait: WaitSettings::DEFAULT,
         }
     }
 }
