@@ -51,6 +51,8 @@ pub struct Config {
     pub mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
     /// Servers declared in either scope, started or not.
     pub mcp_declared: usize,
+    /// `[tools.wait_and_verify]`, checked.
+    pub wait: tackle_tools::WaitSettings,
 }
 
 impl Config {
@@ -74,6 +76,7 @@ impl Config {
             process_env: self.process_env.clone(),
             stdin: tackle_process::StdinRegistry::default(),
             bash_prestart: self.settings.bash_prestart.value,
+            wait: self.wait.clone(),
         }
     }
 }
@@ -212,6 +215,7 @@ fn validate(settings: &Settings) -> anyhow::Result<()> {
     policy(settings)?;
     let _ = private_hosts(settings)?;
     let _ = search_gate(settings)?;
+    let _ = crate::wait_settings::wait_settings(settings, RuntimeConfig::DEFAULT_CALL_TIMEOUT)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
@@ -287,6 +291,7 @@ fn compile(
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
     let search_gate = search_gate(&settings)?;
+    let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny
@@ -315,6 +320,7 @@ fn compile(
         trust,
         mcp_servers,
         mcp_declared,
+        wait,
     })
 }
 

@@ -13,6 +13,7 @@ mod serve;
 mod settings;
 mod show_config;
 mod trust;
+mod wait_settings;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();
