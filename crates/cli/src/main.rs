@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod config;
 mod exit;
+mod goal;
 mod leftovers;
 mod mcp;
 mod posture;
