@@ -218,7 +218,7 @@ impl WaitAndVerify {
         let ceiling = &self.settings;
         let timeout = match args.timeout_seconds {
             None => DEFAULT_TIMEOUT_SECONDS.min(ceiling.max_timeout_seconds),
-            Some(t) if !(t > 0.0) || !t.is_finite() => {
+            Some(t) if !t.is_finite() || t <= 0.0 => {
                 return Err(invalid(
                     "$.timeout_seconds",
                     "wait_and_verify: timeout_seconds must be a positive number of seconds",
@@ -236,7 +236,7 @@ impl WaitAndVerify {
         };
         let interval = match args.interval_seconds {
             None => DEFAULT_INTERVAL_SECONDS.min(timeout),
-            Some(i) if !(i >= MIN_INTERVAL_SECONDS) || !i.is_finite() => {
+            Some(i) if !i.is_finite() || i < MIN_INTERVAL_SECONDS => {
                 return Err(invalid(
                     "$.interval_seconds",
                     &format!(
