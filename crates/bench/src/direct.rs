@@ -63,6 +63,7 @@ pub fn call<T: Tool>(
         output: OutputSink::new(Arc::new(Discard)),
         cancel: CancellationToken::new(),
         read_scope: Arc::new(AdmitAll),
+        calls: Arc::new(tackle_tool::NoToolCalls),
     };
     rt.block_on(tool.execute(prepared.plan, cx))
 }

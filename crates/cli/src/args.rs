@@ -13,6 +13,7 @@ Examples:
   tackle artifacts gc --dry-run                 what garbage collection would remove
   tackle config                                 effective settings and where each came from
   tackle plan revoke --session ID               archive a session's plan (plan_mode)
+  tackle goal set \"<objective>\"                  set the goal the model works toward
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
   tackle mcp list                               MCP servers tackle connects to, and their state
   tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
@@ -206,6 +207,14 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The project's goal: set an objective, show it with its checklist, pause, resume or
+    /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered
+    /// while the goal is active or paused); only you change its lifecycle.
+    #[command(after_help = GOAL_AFTER_HELP)]
+    Goal {
+        #[command(subcommand)]
+        command: GoalCommand,
+    },
     /// Inspect and collect retained output.
     Artifacts {
         #[command(subcommand)]
@@ -260,6 +269,52 @@ project's entry while the folder is trusted, else the user's.
 
 Secrets stay out of the files: --env KEY='${VAR}' hands the child the value of VAR from tackle's
 environment, --header-env HEADER=VAR sends VAR's value as that header. Values are never printed.";
+
+const GOAL_AFTER_HELP: &str = "\
+Examples:
+  tackle goal set \"make the test suite pass on CI\"
+  tackle goal show                                  objective, status, revision, checklist
+  tackle goal pause --goal-id goal-1 --expected-revision 3
+  tackle goal resume --goal-id goal-1 --expected-revision 4 --json
+
+A control names the goal and the revision you last saw (tackle goal show); when the goal changed
+since (the model updated its checklist), it is refused and nothing changes. Setting a new
+objective replaces the current goal. Goals live in <root>/.agents/store/goals/ and survive
+restarts.";
+
+/// `tackle goal pause|resume|cancel`: which goal, at which revision.
+#[derive(Debug, clap::Args)]
+pub struct GoalControlArgs {
+    /// The goal's id, as `tackle goal show` prints it (goal-1).
+    #[arg(long, value_name = "ID")]
+    pub goal_id: String,
+    /// The revision you last saw; a goal that has changed since is not touched.
+    #[arg(long, value_name = "N")]
+    pub expected_revision: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GoalCommand {
+    /// Set a new objective: an active goal with an empty checklist, replacing the current one.
+    Set {
+        objective: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the current goal: objective, status, revision and the whole checklist.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pause the active goal (the model may still update its checklist).
+    Pause(GoalControlArgs),
+    /// Resume the paused goal.
+    Resume(GoalControlArgs),
+    /// Cancel the goal for good.
+    Cancel(GoalControlArgs),
+}
 
 /// Where `tackle mcp add` and `remove` write.
 pub use crate::mcp::scope::Scope as McpScope;

@@ -97,6 +97,11 @@ pub fn run(cli: Cli) -> ExitCode {
             setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| artifacts(&c, command))
         }
         Command::Mcp { command } => crate::mcp::run(cli.root.as_deref(), &flags, command),
+        Command::Goal { command } => std::env::current_dir()
+            .context("reading the working directory")
+            .and_then(|cwd| crate::root::find(cli.root.as_deref(), &cwd))
+            .map_err(Failure::Engine)
+            .and_then(|root| crate::goal::run(&root, command)),
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },
@@ -245,7 +250,28 @@ fn with_runtime_tools(
     if config.runtime.digests {
         tools.push(Arc::new(tackle_runtime::RetrieveRaw));
     }
+    tools.extend(goal_tools(config));
     tools
+}
+
+/// goal_get and goal_update, offered exactly when the project's goal is active or paused as
+/// the catalog is built (run admission, seed 000); a later change of the goal's lifecycle does
+/// not change an admitted catalog.
+fn goal_tools(config: &Config) -> Vec<Arc<dyn tackle_tool::DynTool>> {
+    let book = Arc::new(tackle_goals::GoalBook::new(&Session::store_dir_for(
+        &config.root,
+    )));
+    match book.current() {
+        Ok(Some(goal)) if goal.status.offers_tools() => vec![
+            Arc::new(tackle_goals::GoalGet::new(book.clone())),
+            Arc::new(tackle_goals::GoalUpdate::new(book)),
+        ],
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            eprintln!("tackle: goal tools not offered: {e}");
+            Vec::new()
+        }
+    }
 }
 
 /// The built-in tools' configuration, with the names of the tools that will be offered.

@@ -57,6 +57,8 @@ pub struct Config {
     pub plan_mode: PlanMode,
     /// The project's `.agents/plans/`, shared by record_plan and the plan gate.
     pub plans: Arc<PlanBook>,
+    /// `[tools.wait_and_verify]`, checked.
+    pub wait: tackle_tools::WaitSettings,
 }
 
 impl Config {
@@ -82,6 +84,7 @@ impl Config {
             bash_prestart: self.settings.bash_prestart.value,
             plan_mode: self.plan_mode,
             plans: Some(self.plans.clone()),
+            wait: self.wait.clone(),
         }
     }
 }
@@ -221,6 +224,7 @@ fn validate(settings: &Settings) -> anyhow::Result<()> {
     let _ = private_hosts(settings)?;
     let _ = search_gate(settings)?;
     let _ = plan_mode(settings)?;
+    let _ = crate::wait_settings::wait_settings(settings, RuntimeConfig::DEFAULT_CALL_TIMEOUT)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     })?;
@@ -307,6 +311,7 @@ fn compile(
     })?;
     let search_gate = search_gate(&settings)?;
     let plan_mode = plan_mode(&settings)?;
+    let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny
@@ -337,6 +342,7 @@ fn compile(
         mcp_declared,
         plan_mode,
         plans: PlanBook::new(root),
+        wait,
     })
 }
 

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod config;
 mod exit;
+mod goal;
 mod leftovers;
 mod mcp;
 mod plan;
@@ -15,6 +16,7 @@ mod settings;
 mod show_config;
 mod task;
 mod trust;
+mod wait_settings;
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();

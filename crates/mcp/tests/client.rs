@@ -62,6 +62,11 @@ struct Fixture {
 }
 
 fn fixture(names: &[&str]) -> Fixture {
+    fixture_with(names, Vec::new())
+}
+
+/// A fixture whose catalog also holds `extra` (built-in tools beside the servers').
+fn fixture_with(names: &[&str], extra: Vec<Arc<dyn tackle_tool::DynTool>>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let configs = names.iter().map(|n| server(n, &log)).collect();
@@ -75,7 +80,7 @@ fn fixture(names: &[&str]) -> Fixture {
     assert!(problems.is_empty(), "{problems:?}");
     let gate = Arc::new(RecordingGate::default());
     let runtime = Runtime::new(
-        Catalog::new(as_dyn(tools)).unwrap(),
+        Catalog::new(as_dyn(tools).into_iter().chain(extra).collect()).unwrap(),
         gate.clone(),
         RuntimeConfig::default(),
     );
@@ -225,4 +230,49 @@ fn garbage_on_a_servers_stdout_does_not_take_tackle_down() {
         json!({ "text": "still" }),
     )]);
     assert_eq!(next[0].text(), "still", "{next:?}");
+}
+
+/// wait_and_verify polls a third-party tool only when it is vouched for (`poll_allow` here;
+/// `read_only` or `readOnlyHint` likewise), and each poll reaches the server as a call of its own.
+#[test]
+fn wait_and_verify_polls_only_a_vouched_for_mcp_tool() {
+    let f = fixture_with(
+        &["a"],
+        vec![Arc::new(tackle_tools::WaitAndVerify::new(
+            tackle_tools::WaitSettings::DEFAULT,
+        ))],
+    );
+    let flag = f.dir.path().join("never").display().to_string();
+    let results = f.run(vec![
+        call(
+            "w1",
+            "wait_and_verify",
+            json!({
+                "tool": "mcp__a__echo",
+                "args_json": json!({"text": "up"}).to_string(),
+                "expect_contains": "up",
+                "interval_seconds": 0.01,
+            }),
+        ),
+        call(
+            "w2",
+            "wait_and_verify",
+            json!({
+                "tool": "mcp__a__touch",
+                "args_json": json!({"path": flag}).to_string(),
+                "expect_contains": "x",
+            }),
+        ),
+    ]);
+    assert!(!results[0].is_error, "{}", results[0].text());
+    assert_eq!(results[0].metadata["verified"], true);
+    assert_eq!(
+        results[1].code.as_ref().map(|c| c.as_str()),
+        Some("not_pollable"),
+        "{}",
+        results[1].text()
+    );
+    assert_eq!(f.log(), ["echo up"], "touch must never run");
+    let keys = f.gate.0.lock().unwrap().clone();
+    assert!(keys.contains(&"tool.mcp.a.echo".to_owned()), "{keys:?}");
 }

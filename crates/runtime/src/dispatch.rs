@@ -16,8 +16,8 @@ use tackle_protocol::{
 };
 use tackle_store::Durability;
 use tackle_tool::{
-    DynTool, ErasedPlan, ExecuteContext, OutputSink, PrepareContext, Prepared, ToolCompletion,
-    ToolError,
+    DynTool, ErasedPlan, ExecuteContext, NoToolCalls, OutputSink, PrepareContext, Prepared,
+    ToolCompletion, ToolError,
 };
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
@@ -36,9 +36,12 @@ use crate::retention::capture::sanitize_final_display;
 use crate::retention::render::{Rendered, render_bounded, render_opt_out};
 use crate::schedule::{self, Runnable};
 use crate::session::Session;
+use crate::session_calls::SessionCalls;
 use crate::stored_arguments::{self, StartRecord};
 
-/// The engine: a catalog, a gate and settings. Cheap to share; batches run concurrently.
+/// The engine: a catalog, a gate and settings. Cheap to share and to clone (every part is
+/// shared); batches run concurrently.
+#[derive(Clone)]
 pub struct Runtime {
     catalog: Arc<Catalog>,
     gate: Arc<dyn GateHook>,
@@ -434,6 +437,11 @@ impl Runtime {
             output: OutputSink::new(output.clone()),
             cancel: cancel.clone(),
             read_scope: self.gate.read_scope(),
+            calls: if tool.calls_tools() {
+                SessionCalls::new(self.clone(), session.clone(), call.id.clone())
+            } else {
+                Arc::new(NoToolCalls)
+            },
         };
         let started = Instant::now();
         // The only call of its batch has no sibling to overlap with: it is polled right here

@@ -29,6 +29,7 @@ mod recorder;
 pub mod retention;
 pub mod schedule;
 mod session;
+mod session_calls;
 mod stored_arguments;
 pub mod unguessable;
 pub mod visible;

@@ -15,6 +15,8 @@ use tackle_tool::time::compact_utc;
 
 /// Everything a batch runs on behalf of. The MCP server and `tackle call` use one implicit
 /// session per process; the agent layer will create many (with parents, for delegation).
+/// A clone is the same session: it shares the store and appends to the same log.
+#[derive(Clone)]
 pub struct Session {
     pub id: SessionId,
     /// Canonical project root; every path resolves beneath it.

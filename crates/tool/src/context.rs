@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::artifacts::ArtifactSource;
 use crate::output::OutputSink;
+use crate::tool_calls::ToolCalls;
 
 /// Context for [`crate::Tool::prepare`]: read-only access to where the call would land.
 pub struct PrepareContext<'a> {
@@ -39,6 +40,9 @@ pub struct ExecuteContext {
     /// tool that finds files itself (grep, glob, read_many_files with a pattern) passes each
     /// one through this before reading or listing it.
     pub read_scope: Arc<dyn ReadScope>,
+    /// Calls to other tools through the runtime, as calls of this session. Live only for a
+    /// tool that says [`crate::Tool::calls_tools`]; [`crate::NoToolCalls`] for the others.
+    pub calls: Arc<dyn ToolCalls>,
 }
 
 /// The runtime's answer to "may this call read `path`?" for paths a tool discovers while

@@ -35,6 +35,16 @@ pub trait DynTool: Send + Sync + 'static {
     fn label(&self) -> Label;
     fn permission_actions(&self) -> &'static [&'static str];
     fn survey(&self) -> bool;
+    /// Whether a poller (wait_and_verify) may call this tool repeatedly: by default exactly
+    /// when it is read-only. A tool from a third-party server overrides it (its server may be
+    /// declared read-only, or the tool listed in `poll_allow`).
+    fn pollable(&self) -> bool {
+        self.read_only()
+    }
+    /// Whether the tool calls other tools ([`Tool::calls_tools`]).
+    fn calls_tools(&self) -> bool {
+        false
+    }
     /// Parse `arguments` strictly, then prepare.
     fn prepare_json(
         &self,
@@ -74,6 +84,9 @@ impl<T: Tool> DynTool for T {
     }
     fn survey(&self) -> bool {
         Tool::survey(self)
+    }
+    fn calls_tools(&self) -> bool {
+        Tool::calls_tools(self)
     }
 
     fn prepare_json(

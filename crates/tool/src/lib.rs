@@ -23,6 +23,7 @@ mod portable_schema;
 mod prepared;
 mod schema;
 pub mod time;
+mod tool_calls;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
 pub use blocking::run_blocking;
@@ -37,6 +38,7 @@ pub use plan_gate::{PlanMode, PlanRecords};
 pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
+pub use tool_calls::{CALLS_UNAVAILABLE, CallFuture, CallTarget, NoToolCalls, ToolCalls};
 
 pub use tackle_protocol as protocol;
 pub use tokio_util::sync::CancellationToken;
@@ -95,6 +97,12 @@ pub trait Tool: Send + Sync + 'static {
     /// `retrieve_raw` to get the whole. Tools whose output is the narrowing move (read_file) or
     /// must stay verbatim (bash, json_query) are not.
     fn survey(&self) -> bool {
+        false
+    }
+
+    /// Whether this tool calls other tools through [`ExecuteContext::calls`]. Only such a tool
+    /// is handed a live [`ToolCalls`]; every other sees [`NoToolCalls`].
+    fn calls_tools(&self) -> bool {
         false
     }
 

@@ -432,6 +432,7 @@ mod tests {
             output: sink,
             cancel: tackle_tool::CancellationToken::new(),
             read_scope: Arc::new(AdmitAll),
+            calls: Arc::new(tackle_tool::NoToolCalls),
         }
     }
 

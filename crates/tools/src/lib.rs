@@ -35,6 +35,7 @@ pub mod shell;
 pub mod stack;
 pub mod stat;
 pub mod todo;
+pub mod wait_and_verify;
 pub mod walk;
 pub mod write_file;
 
@@ -61,6 +62,7 @@ pub use record_plan::{PlanBook, RecordPlan};
 
 pub use stat::Stat;
 pub use todo::Todo;
+pub use wait_and_verify::{WaitAndVerify, WaitSettings};
 pub use write_file::WriteFile;
 
 /// Every built-in tool name of the standard catalog (DESIGN.md §5), implemented or not. Used to
@@ -116,6 +118,7 @@ pub fn builtin_tools(config: &BuiltinConfig) -> Vec<Arc<dyn DynTool>> {
     tools.push(Arc::new(outline::ViewFileOutline));
     tools.push(Arc::new(JsonQuery));
     tools.push(Arc::new(Todo::new()));
+    tools.push(Arc::new(WaitAndVerify::new(config.wait.clone())));
     tools.push(Arc::new(Bash::new(
         config.search_gate(),
         config.process_env.clone(),
@@ -180,6 +183,9 @@ pub struct BuiltinConfig {
     pub plan_mode: PlanMode,
     /// The project's plans directory, shared with the plan gate. `None`: no `record_plan`.
     pub plans: Option<Arc<PlanBook>>,
+    /// `[tools.wait_and_verify]`: the ceilings no wait may pass, and the tools the operator
+    /// vouches for as pollable.
+    pub wait: WaitSettings,
 }
 
 impl Default for BuiltinConfig {
@@ -196,6 +202,7 @@ impl Default for BuiltinConfig {
             bash_prestart: true,
             plan_mode: PlanMode::Off,
             plans: None,
+            wait: WaitSettings::DEFAULT,
         }
     }
 }

@@ -127,6 +127,21 @@ pub struct UrlScopeSection {
 pub struct ToolsSection {
     pub disable: Option<Vec<Spanned<String>>>,
     pub enable: Option<Vec<Spanned<String>>>,
+    pub wait_and_verify: Option<WaitAndVerifySection>,
+}
+
+/// `[tools.wait_and_verify]`: the ceilings no wait may pass, and third-party tools the operator
+/// vouches for as pollable.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitAndVerifySection {
+    /// The longest wall clock one wait may ask for, in seconds.
+    pub max_timeout_seconds: Option<Spanned<f64>>,
+    /// The most polls one wait may ask for.
+    pub max_attempts: Option<Spanned<u32>>,
+    /// Tools (model-facing names, `mcp__<server>__<tool>`) that may be polled although they do
+    /// not declare themselves read-only.
+    pub poll_allow: Option<Vec<Spanned<String>>>,
 }
 
 /// `[tool_output]`: per-stream preview limits, digests and the media size limit.

@@ -65,6 +65,12 @@ pub struct Settings {
     pub bash_env_pass: Vec<Sourced<String>>,
     /// `[bash] prestart`.
     pub bash_prestart: Sourced<bool>,
+    /// `[tools.wait_and_verify] max_timeout_seconds`.
+    pub wait_max_timeout_seconds: Sourced<f64>,
+    /// `[tools.wait_and_verify] max_attempts`.
+    pub wait_max_attempts: Sourced<u32>,
+    /// `[tools.wait_and_verify] poll_allow`, accumulated across layers.
+    pub wait_poll_allow: Vec<Sourced<String>>,
 }
 
 /// One configured alert target (deliverable or not: that depends on the environment).
@@ -100,6 +106,15 @@ impl Settings {
             bash_env_deny: Vec::new(),
             bash_env_pass: Vec::new(),
             bash_prestart: Sourced::new(true, Origin::BuiltIn),
+            wait_max_timeout_seconds: Sourced::new(
+                tackle_tools::WaitSettings::DEFAULT.max_timeout_seconds,
+                Origin::BuiltIn,
+            ),
+            wait_max_attempts: Sourced::new(
+                tackle_tools::WaitSettings::DEFAULT.max_attempts,
+                Origin::BuiltIn,
+            ),
+            wait_poll_allow: Vec::new(),
         }
     }
 
@@ -139,6 +154,16 @@ impl Settings {
             let enable: Vec<Sourced<String>> =
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
+            if let Some(w) = &t.wait_and_verify {
+                if let Some(m) = &w.max_timeout_seconds {
+                    self.wait_max_timeout_seconds = f.sourced(m);
+                }
+                if let Some(m) = &w.max_attempts {
+                    self.wait_max_attempts = f.sourced(m);
+                }
+                self.wait_poll_allow
+                    .extend(w.poll_allow.iter().flatten().map(|p| f.sourced(p)));
+            }
         }
         if let Some(hosts) = s
             .fetch

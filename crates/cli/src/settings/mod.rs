@@ -6,6 +6,6 @@ mod merge;
 pub use file::{
     AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
     PermissionsSection, SafetySection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
-    UrlScopeSection, nearest,
+    UrlScopeSection, WaitAndVerifySection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};

@@ -16,7 +16,7 @@ use toml::Spanned;
 use crate::settings::{
     AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
     PermissionsSection, SafetySection, Settings, SettingsFile, ToolOutputSection, ToolsSection,
-    UrlScopeSection,
+    UrlScopeSection, WaitAndVerifySection,
 };
 
 /// How an untrusted project's value for a key is treated.
@@ -112,6 +112,11 @@ pub const KEYS: &[KeyRule] = &[
         "tools.enable",
         Treatment::KeptIfNarrower,
         "enabling a tool no layer below disabled changes nothing; re-enabling one the user disabled is a widening",
+    ),
+    row(
+        "tools.wait_and_verify",
+        Treatment::KeptIfNarrower,
+        "ceilings (max_timeout_seconds, max_attempts) no higher than those below are kept; a higher one lets waits poll longer, and a poll_allow name the layers below do not list makes a tool that may change things pollable",
     ),
     row(
         "tool_output.lines",
@@ -484,6 +489,66 @@ impl Splitter<'_> {
         ToolsSection {
             disable: t.disable.clone(),
             enable,
+            wait_and_verify: t.wait_and_verify.as_ref().map(|w| self.wait_and_verify(w)),
+        }
+    }
+
+    fn wait_and_verify(&mut self, w: &WaitAndVerifySection) -> WaitAndVerifySection {
+        const KEY: &str = "tools.wait_and_verify";
+        let max_timeout_seconds = w.max_timeout_seconds.as_ref().and_then(|m| {
+            let lower = &self.lower.wait_max_timeout_seconds;
+            if *m.get_ref() <= lower.value {
+                return Some(m.clone());
+            }
+            let effect = format!(
+                "waits may run {} s instead of {} (from {})",
+                m.get_ref(),
+                lower.value,
+                lower.origin
+            );
+            self.widen(KEY, m, effect);
+            None
+        });
+        let max_attempts = w.max_attempts.as_ref().and_then(|m| {
+            let lower = &self.lower.wait_max_attempts;
+            if *m.get_ref() <= lower.value {
+                return Some(m.clone());
+            }
+            let effect = format!(
+                "waits may poll {} times instead of {} (from {})",
+                m.get_ref(),
+                lower.value,
+                lower.origin
+            );
+            self.widen(KEY, m, effect);
+            None
+        });
+        let lower: Vec<String> = self
+            .lower
+            .wait_poll_allow
+            .iter()
+            .map(|p| p.value.clone())
+            .collect();
+        let poll_allow = w.poll_allow.as_ref().map(|list| {
+            list.iter()
+                .filter(|p| {
+                    if lower.contains(p.get_ref()) {
+                        return true;
+                    }
+                    let effect = format!(
+                        "wait_and_verify may poll {} repeatedly, though it does not declare itself read-only",
+                        p.get_ref()
+                    );
+                    self.widen(KEY, p, effect);
+                    false
+                })
+                .cloned()
+                .collect()
+        });
+        WaitAndVerifySection {
+            max_timeout_seconds,
+            max_attempts,
+            poll_allow,
         }
     }
 
@@ -777,6 +842,11 @@ url_scope.allow | [url_scope]\nallow = ["https://docs.rs/*"] | [url_scope]\nallo
 tools.disable | | [tools]\ndisable = ["stat"] | kept
 tools.enable | | [tools]\nenable = ["stat"] | kept
 tools.enable | [tools]\ndisable = ["stat"] | [tools]\nenable = ["stat"] | ignored
+tools.wait_and_verify | | [tools.wait_and_verify]\nmax_timeout_seconds = 60\nmax_attempts = 10 | kept
+tools.wait_and_verify | | [tools.wait_and_verify]\nmax_timeout_seconds = 301 | ignored
+tools.wait_and_verify | | [tools.wait_and_verify]\nmax_attempts = 61 | ignored
+tools.wait_and_verify | | [tools.wait_and_verify]\npoll_allow = ["mcp__ci__rerun"] | ignored
+tools.wait_and_verify | [tools.wait_and_verify]\npoll_allow = ["mcp__ci__rerun"] | [tools.wait_and_verify]\npoll_allow = ["mcp__ci__rerun"] | kept
 tool_output.lines | | [tool_output]\nlines = 3 | kept
 tool_output.lines | | [tool_output]\nlines = 5000 | kept
 tool_output.bytes | | [tool_output]\nbytes = 1000000 | kept

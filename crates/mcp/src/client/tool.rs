@@ -83,12 +83,6 @@ impl McpTool {
     pub fn remote_name(&self) -> &str {
         &self.remote_name
     }
-
-    /// Whether `wait_and_verify` may poll this tool (seed 003): the server is declared
-    /// `read_only`, the tool says `readOnlyHint`, or it is named in `poll_allow`.
-    pub fn pollable(&self) -> bool {
-        self.pollable
-    }
 }
 
 /// Make a remote schema acceptable to model APIs; returns what was changed.
@@ -138,6 +132,11 @@ impl DynTool for McpTool {
     }
     fn read_only(&self) -> bool {
         self.read_only
+    }
+    /// Whether `wait_and_verify` may poll this tool (seed 003): the server is declared
+    /// `read_only`, the tool says `readOnlyHint`, or it is named in `poll_allow`.
+    fn pollable(&self) -> bool {
+        self.pollable
     }
     fn output(&self) -> OutputDeclaration {
         OutputDeclaration::Single

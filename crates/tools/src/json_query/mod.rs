@@ -582,6 +582,28 @@ fn describe_errors<T: std::fmt::Debug>(errs: &T) -> String {
 }
 
 /// Run `filter` over `input` on a thread of its own, waiting at most `deadline`.
+/// Check that `filter` compiles, with every bound json_query applies (the filter's length and
+/// nesting, reserved names); for tools that take a jq filter of their own (wait_and_verify's
+/// `expect_jq`), refused before anything runs.
+pub fn check_filter(filter: &str) -> Result<(), ToolError> {
+    crate::stack::on_parser_stack("json_query", || compile(filter).map(drop))?
+}
+
+/// Run `filter` over the JSON text `input` under json_query's bounds ([`QUERY_DEADLINE`],
+/// steps, output, stack); each output as compact JSON text, in order.
+pub async fn query_outputs(filter: String, input: Vec<u8>) -> Result<Vec<String>, ToolError> {
+    let done = run_bounded(filter, input, None, QUERY_DEADLINE).await?;
+    if done.metadata["outputs"].as_u64() == Some(0) {
+        return Ok(Vec::new());
+    }
+    match done.output {
+        tackle_tool::CompletionOutput::Single(text) => {
+            Ok(text.lines().map(str::to_owned).collect())
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
 async fn run_bounded(
     filter: String,
     input: Vec<u8>,
