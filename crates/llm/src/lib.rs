@@ -5,7 +5,8 @@
 //! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages) and
-//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL).
+//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL). What every
+//! adapter shares about its endpoint (key, headers, redaction) is one module, `endpoint`.
 //!
 //! **Refuses** to know what a tool does, to run one, to read artifacts or configuration files:
 //! the runtime hands it a conversation and gets a turn back. Credentials come only from the
@@ -20,6 +21,7 @@
 pub mod anthropic;
 mod assemble;
 mod credentials;
+mod endpoint;
 mod error;
 mod event;
 mod media_note;
