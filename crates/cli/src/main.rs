@@ -7,6 +7,7 @@ mod config;
 mod exit;
 mod leftovers;
 mod mcp;
+mod models;
 mod posture;
 mod root;
 mod serve;

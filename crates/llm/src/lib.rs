@@ -21,6 +21,7 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod catalog;
 mod credentials;
 mod endpoint;
 mod error;
