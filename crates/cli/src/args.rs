@@ -14,6 +14,7 @@ Examples:
   tackle config                                 effective settings and where each came from
   tackle plan revoke --session ID               archive a session's plan (plan_mode)
   tackle goal set \"<objective>\"                  set the goal the model works toward
+  tackle models                                 the model catalog, providers, and where each came from
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
   tackle mcp list                               MCP servers tackle connects to, and their state
   tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
@@ -98,6 +99,10 @@ pub struct PolicyArgs {
     /// write tools. --enable-tools puts a dropped tool back.
     #[arg(long, global = true, value_enum, value_name = "CLASS")]
     pub task: Option<crate::task::TaskClass>,
+    /// The model of a session as provider:model (e.g. anthropic:claude-sonnet-4-5); overrides
+    /// `[model] default`. `tackle models` lists the catalog.
+    #[arg(long, global = true, value_name = "PROVIDER:MODEL")]
+    pub model: Option<String>,
 }
 
 impl PolicyArgs {
@@ -113,6 +118,7 @@ impl PolicyArgs {
             bash_search_gate: self.bash_search_gate.clone(),
             plan_mode: self.plan_mode.clone(),
             task: self.task,
+            model: self.model.clone(),
         }
     }
 }
@@ -152,6 +158,14 @@ pub enum Command {
     Plan {
         #[command(subcommand)]
         command: PlanCommand,
+    },
+    /// List the model catalog (built-in entries and the user's [models.*]), the providers
+    /// they are reached through, and the default and small model, each with where it came from.
+    #[command(after_help = MODELS_AFTER_HELP)]
+    Models {
+        /// Print JSON: providers, models (limits, prices, origin), default and small.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {
@@ -248,6 +262,31 @@ pub enum PlanCommand {
         json: bool,
     },
 }
+const MODELS_AFTER_HELP: &str = "\
+Model ids are provider:model: the provider's name (built-in: anthropic, openai, gemini, vertex,
+bedrock, cohere, azure; or a [providers.<name>] table), then the model as that provider names it.
+
+In $XDG_CONFIG_HOME/tackle/config.toml (else ~/.config/tackle/config.toml):
+  [model]
+  default = \"anthropic:claude-sonnet-4-5\"   # also --model
+  small = \"openai:gpt-5-mini\"
+
+  [providers.local]
+  kind = \"openai-chat\"      # anthropic | openai-chat | openai-responses | gemini | vertex |
+                              # bedrock | cohere | azure-chat | azure-responses
+  base_url = \"http://127.0.0.1:8095/v1\"
+  api_key_env = \"LOCAL_KEY\"   # optional: the variable holding the key, never the key
+
+  [models.\"local:qwen\"]       # a new entry, or an override of a built-in one
+  context_window = 32768
+  max_output = 4096
+  input = [\"text\", \"image\"]
+  media.image = { max_bytes = 5242880, max_count = 4 }
+  prices = { input = 0.0, output = 0.0 }
+
+[providers.*] and [models.*] are read only from your config: a project's .agents/config.toml
+may not say where a credential goes, trusted or not. A project may name its preferred model in
+[model], which applies once the folder is trusted (tackle trust).";
 
 const MCP_AFTER_HELP: &str = "\
 Examples:

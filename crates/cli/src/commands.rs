@@ -67,6 +67,11 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
+        Command::Models { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
+            .and_then(|c| {
+                crate::models::show::print(&c.models, json)?;
+                Ok(exit::OK)
+            }),
         Command::Config { json } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;

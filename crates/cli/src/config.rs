@@ -59,6 +59,8 @@ pub struct Config {
     pub plans: Arc<PlanBook>,
     /// `[tools.wait_and_verify]`, checked.
     pub wait: tackle_tools::WaitSettings,
+    /// The model catalog: providers, entries, and the default and small model.
+    pub models: crate::models::ModelCatalog,
 }
 
 impl Config {
@@ -136,10 +138,14 @@ pub fn load_with(
         && let Some(file) = LoadedFile::load(&path)?
     {
         lower.apply_file(&file);
+        lower.apply_user_catalog(&file);
         files.push(path);
     }
     let project_path = project_config_path(root);
     let project = LoadedFile::load(&project_path)?;
+    if let Some(file) = &project {
+        refuse_project_catalog(file)?;
+    }
     let mcp = tackle_mcp::client::config::load(root).map_err(|e| anyhow!("{e}"))?;
     let user_mcp = crate::mcp::scope::load_user()?;
     let split = project.as_ref().map(|f| classify::split_file(&lower, f));
@@ -209,6 +215,39 @@ pub fn load_with(
     Ok(config)
 }
 
+/// A project file may not say where a credential goes or what the catalog holds, trusted or
+/// not: `[providers.*]` and `[models.*]` are the user's alone.
+fn refuse_project_catalog(file: &LoadedFile) -> anyhow::Result<()> {
+    let s = &file.settings;
+    let tables = [
+        (
+            "providers",
+            s.providers
+                .as_ref()
+                .map(|t| t.values().next().map(|v| file.origin(v))),
+        ),
+        (
+            "models",
+            s.models
+                .as_ref()
+                .map(|t| t.values().next().map(|v| file.origin(v))),
+        ),
+    ];
+    for (table, present) in tables {
+        if let Some(first) = present {
+            let at = first.map_or_else(|| file.path.display().to_string(), |o| o.to_string());
+            let user = user_config_path().map_or_else(
+                || "your user config".to_owned(),
+                |p| p.display().to_string(),
+            );
+            bail!(
+                "{at}: a project config may not define [{table}.*]: where a credential is sent and what the model catalog says are read only from {user} and flags; move the table there (a project may name its model in [model] default)"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The first line of `text` that names `name` in quotes (where a server entry starts).
 fn line_naming(text: &str, name: &str) -> usize {
     let quoted = format!("\"{name}\"");
@@ -220,6 +259,7 @@ fn line_naming(text: &str, name: &str) -> usize {
 /// Check settings without keeping the result.
 fn validate(settings: &Settings) -> anyhow::Result<()> {
     check_tool_names(settings)?;
+    let _ = crate::models::resolve(settings)?;
     policy(settings)?;
     let _ = private_hosts(settings)?;
     let _ = search_gate(settings)?;
@@ -312,6 +352,7 @@ fn compile(
     let search_gate = search_gate(&settings)?;
     let plan_mode = plan_mode(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
+    let models = crate::models::resolve(&settings)?;
     let mut process_env = EnvPolicy::default();
     process_env
         .deny
@@ -326,7 +367,18 @@ fn compile(
             process_env.withhold(&token.value);
         }
     }
+    // A configured provider's key never reaches a command or an MCP server, whatever
+    // `env_pass` says (the built-in providers' variables already match the default denylist).
+    for p in &models.providers {
+        if p.source == crate::models::EntrySource::BuiltIn {
+            continue;
+        }
+        if let Some(var) = &p.spec.api_key_env {
+            process_env.withhold(var);
+        }
+    }
     Ok(Config {
+        models,
         root: root.to_path_buf(),
         runtime,
         policy,

@@ -8,6 +8,7 @@ mod exit;
 mod goal;
 mod leftovers;
 mod mcp;
+mod models;
 mod plan;
 mod posture;
 mod root;

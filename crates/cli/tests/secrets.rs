@@ -33,7 +33,8 @@ fn env_in_bash_prints_no_secret() {
     let p = Project::new();
     p.user_config(
         "[alert.targets.oncall]\nurl_env = \"ONCALL_HOOK_ADDRESS\"\ntoken_env = \"ONCALL_BEARER\"\n\
-         [bash]\nenv_pass = [\"ONCALL_HOOK_ADDRESS\", \"ONCALL_BEARER\", \"PASSED_THROUGH_TOKEN\"]\n",
+         [providers.local]\nkind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"LOCAL_MODEL_PASS\"\n\
+         [bash]\nenv_pass = [\"ONCALL_HOOK_ADDRESS\", \"ONCALL_BEARER\", \"PASSED_THROUGH_TOKEN\", \"LOCAL_MODEL_PASS\"]\n",
     );
     let secrets = [
         ("PGPASSWORD", "pg-secret-value"),
@@ -49,6 +50,7 @@ fn env_in_bash_prints_no_secret() {
             "https://hooks.example/secret-webhook-path",
         ),
         ("ONCALL_BEARER", "oncall-bearer-value"),
+        ("LOCAL_MODEL_PASS", "local-model-key-value"),
     ];
     let mut vars = secrets.to_vec();
     vars.push(("PASSED_THROUGH_TOKEN", "passed-on-purpose"));
@@ -69,7 +71,11 @@ fn env_in_bash_prints_no_secret() {
         .iter()
         .map(|x| x.as_str().unwrap())
         .collect();
-    assert_eq!(withheld, ["ONCALL_HOOK_ADDRESS", "ONCALL_BEARER"], "{v:#}");
+    assert_eq!(
+        withheld,
+        ["ONCALL_HOOK_ADDRESS", "ONCALL_BEARER", "LOCAL_MODEL_PASS"],
+        "{v:#}"
+    );
 }
 
 /// An MCP stdio child gets the filtered environment plus exactly its entry's `env`.

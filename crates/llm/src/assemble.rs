@@ -86,6 +86,7 @@ impl TurnAssembler {
             StreamEvent::RedactedThinking { data } => {
                 self.parts.push(Part::RedactedThinking { data });
             }
+            StreamEvent::Reasoning(part) => self.parts.push(Part::Reasoning(part)),
             StreamEvent::ToolCallStart { index, id, name } => {
                 self.close_call(index);
                 self.parts.push(Part::ToolCall(ToolCallPart {

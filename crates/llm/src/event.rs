@@ -4,7 +4,7 @@
 //! an [`tackle_protocol::AssistantTurn`]. Tool calls are keyed by `index` (the order the model
 //! opened them), never by id: OpenAI sends the id only in a call's first delta.
 
-use tackle_protocol::{CallId, StopReason, Usage};
+use tackle_protocol::{CallId, ReasoningPart, StopReason, Usage};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
@@ -27,6 +27,8 @@ pub enum StreamEvent {
     RedactedThinking {
         data: String,
     },
+    /// A whole reasoning item (OpenAI Responses `output_item.done`), kept for replay.
+    Reasoning(ReasoningPart),
     ToolCallStart {
         index: usize,
         id: CallId,

@@ -4,10 +4,12 @@
 //! [`TurnAssembler`] that folds them into a [`tackle_protocol::AssistantTurn`], request
 //! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
-//! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages) and
-//! [`openai_chat`] (Chat Completions, also for compatible servers by base URL). [`replay`]
-//! records any provider's turns to a file and answers from such a file (recorded or written by
-//! hand), for offline, deterministic tests of whatever drives a model.
+//! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages),
+//! [`openai_chat`] (Chat Completions) and [`openai_responses`] (Responses), the last two also for
+//! compatible servers by base URL. What every adapter shares about its endpoint (key, headers,
+//! redaction) is one module, `endpoint`.
+//! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
+//! written by hand), for offline, deterministic tests of whatever drives a model.
 //!
 //! **Refuses** to know what a tool does, to run one, to read artifacts or configuration files:
 //! the runtime hands it a conversation and gets a turn back. Credentials come only from the
@@ -21,11 +23,14 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod catalog;
 mod credentials;
+mod endpoint;
 mod error;
 mod event;
 mod media_note;
 pub mod openai_chat;
+pub mod openai_responses;
 mod provider;
 mod redact;
 pub mod replay;

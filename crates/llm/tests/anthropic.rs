@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns: a failure should panic loudly
 mod support;
 
-use support::{MockServer, Scripted, expected_turn, fixture, key_env, test_transport};
+use support::{Family, MockServer, Scripted, fixture, key_env, test_transport};
 use tackle_llm::anthropic::{Anthropic, AnthropicConfig, request_body};
 use tackle_llm::{ErrorKind, LlmError, ToolNameMap, TurnRequest, complete};
 use tackle_protocol::{AssistantTurn, Message};
@@ -23,62 +23,40 @@ fn simple_request() -> TurnRequest {
     TurnRequest::new("claude-x", vec![Message::user_text("hi")], 256)
 }
 
+const FAMILY: Family<Anthropic> = Family {
+    dir: "anthropic",
+    provider,
+    request: simple_request,
+    provider_name: "anthropic",
+    request_id_header: "request-id",
+};
+
 async fn run(script: Vec<Scripted>) -> (Result<AssistantTurn, LlmError>, usize) {
-    let server = MockServer::start(script).await;
-    let result = complete(
-        &provider(&server),
-        &simple_request(),
-        &CancellationToken::new(),
-    )
-    .await;
-    (result, server.requests().len())
+    FAMILY.run(script).await
 }
 
 #[tokio::test]
 async fn recorded_streams_assemble_into_the_expected_turns_however_they_are_split() {
-    let cases = [
-        "text_and_tools",
-        "thinking",
-        "unknown_types_crlf",
-        "invalid_tool_json",
-    ];
-    for name in cases {
-        let want = expected_turn(&format!("anthropic/{name}.turn.json"));
-        for chunk in [0, 7, 1] {
-            let body = fixture(&format!("anthropic/{name}.sse"));
-            let (got, requests) = run(vec![Scripted::stream(body).chunked(chunk)]).await;
-            let got = got.unwrap_or_else(|e| panic!("{name} (chunk {chunk}): {e}"));
-            assert_eq!(got, want, "{name} (chunk {chunk})");
-            assert_eq!(requests, 1, "{name}");
-        }
-    }
+    FAMILY
+        .assert_recorded_streams(&[
+            "text_and_tools",
+            "thinking",
+            "unknown_types_crlf",
+            "invalid_tool_json",
+        ])
+        .await;
 }
 
 #[tokio::test]
 async fn broken_streams_fail_with_their_class() {
-    let cases = [
-        ("error_after_200", ErrorKind::Overloaded),
-        ("no_message_stop", ErrorKind::StreamCut),
-        ("cut_mid_event", ErrorKind::StreamCut),
-        ("cut_mid_utf8", ErrorKind::StreamCut),
-    ];
-    for (name, kind) in cases {
-        for chunk in [0, 3] {
-            let body = fixture(&format!("anthropic/{name}.sse"));
-            let (got, requests) = run(vec![
-                Scripted::stream(body)
-                    .chunked(chunk)
-                    .header("request-id", "req_cut"),
-            ])
-            .await;
-            let e = got.expect_err(name);
-            assert_eq!(e.kind, kind, "{name}: {e}");
-            assert_eq!(e.request_id.as_deref(), Some("req_cut"), "{name}");
-            assert_eq!(e.provider, "anthropic");
-            assert_eq!(e.model, "claude-x");
-            assert_eq!(requests, 1, "{name}: a stream that began is never re-sent");
-        }
-    }
+    FAMILY
+        .assert_broken_streams(&[
+            ("error_after_200", ErrorKind::Overloaded),
+            ("no_message_stop", ErrorKind::StreamCut),
+            ("cut_mid_event", ErrorKind::StreamCut),
+            ("cut_mid_utf8", ErrorKind::StreamCut),
+        ])
+        .await;
 }
 
 #[tokio::test]
@@ -273,23 +251,9 @@ async fn the_key_never_appears_in_errors_or_debug_output() {
         r#"{{"type":"error","error":{{"type":"authentication_error","message":"invalid x-api-key {}"}}}}"#,
         support::KEY_VALUE
     );
-    let server = MockServer::start(vec![Scripted::error(401, &echo)]).await;
-    let provider = provider(&server);
-    let e = complete(&provider, &simple_request(), &CancellationToken::new())
-        .await
-        .expect_err("401");
-    assert_eq!(e.kind, ErrorKind::Auth);
-    for shown in [e.to_string(), format!("{e:?}"), format!("{provider:?}")] {
-        assert!(!shown.contains(support::KEY_VALUE), "key leaked: {shown}");
-        assert!(
-            !shown.contains("DO-NOT-LEAK"),
-            "key fragment leaked: {shown}"
-        );
-    }
-    assert_eq!(
-        server.requests()[0].header("x-api-key"),
-        Some(support::KEY_VALUE)
-    );
+    FAMILY
+        .assert_key_never_leaks(401, &echo, ErrorKind::Auth)
+        .await;
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
-//! Both adapters against a real model: Qwen2.5-Coder-1.5B behind llama.cpp's server, which
-//! speaks OpenAI Chat at `/v1/chat/completions` and Anthropic Messages at `/v1/messages`.
+//! Every adapter against a real model: Qwen2.5-Coder-1.5B behind llama.cpp's server, which
+//! speaks OpenAI Chat at `/v1/chat/completions`, OpenAI Responses at `/v1/responses` and
+//! Anthropic Messages at `/v1/messages`.
 //!
 //! `scripts/install-test-llm` (called here, idempotent) puts the pinned model and server in
 //! `$HOME/.cache/tackle-test-llm`; the only skip is when it recorded that PyPI was unreachable.
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use tackle_llm::anthropic::{Anthropic, AnthropicConfig};
 use tackle_llm::openai_chat::{OpenAiChat, OpenAiChatConfig};
+use tackle_llm::openai_responses::{OpenAiResponses, OpenAiResponsesConfig};
 use tackle_llm::{Provider, Transport, TransportLimits, TurnRequest, complete};
 use tackle_protocol::{
     ContentBlock, Message, Part, Role, StopReason, ToolArguments, ToolResultPart, ToolSpec,
@@ -88,7 +90,7 @@ fn start_server() -> Option<LocalServer> {
         .arg(dir.join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         // One slot per test of this binary, so neither waits in the queue of the other.
-        .args(["-c", "8192", "-np", "2", "-t", &threads.to_string()])
+        .args(["-c", "12288", "-np", "3", "-t", &threads.to_string()])
         .args(["--alias", "local-qwen", "--temp", "0", "--seed", "1"])
         .arg("--chat-template-file")
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/local-llm/chat-template.jinja"))
@@ -251,4 +253,12 @@ async fn anthropic_messages_tool_round_trip_with_a_real_model() {
     };
     let provider = Anthropic::new(config, transport()).unwrap();
     tool_round_trip(&provider, "anthropic").await;
+}
+
+#[tokio::test]
+async fn openai_responses_tool_round_trip_with_a_real_model() {
+    let Some(server) = server() else { return };
+    let config = OpenAiResponsesConfig::compatible("local", format!("{}/v1", server.base_url));
+    let provider = OpenAiResponses::new(config, transport()).unwrap();
+    tool_round_trip(&provider, "openai-responses").await;
 }

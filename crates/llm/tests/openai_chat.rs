@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns: a failure should panic loudly
 mod support;
 
-use support::{MockServer, Scripted, expected_turn, fixture, key_env, test_transport};
+use support::{Family, MockServer, Scripted, fixture, key_env, test_transport};
 use tackle_llm::openai_chat::{OpenAiChat, OpenAiChatConfig, request_body};
 use tackle_llm::{ErrorKind, LlmError, ToolNameMap, TurnRequest, complete};
 use tackle_protocol::{AssistantTurn, Message};
@@ -25,65 +25,41 @@ fn simple_request() -> TurnRequest {
     TurnRequest::new("gpt-4.1", vec![Message::user_text("hi")], 256)
 }
 
+const FAMILY: Family<OpenAiChat> = Family {
+    dir: "openai_chat",
+    provider,
+    request: simple_request,
+    provider_name: "openai",
+    request_id_header: "x-request-id",
+};
+
 async fn run(script: Vec<Scripted>) -> (Result<AssistantTurn, LlmError>, usize) {
-    let server = MockServer::start(script).await;
-    let result = complete(
-        &provider(&server),
-        &simple_request(),
-        &CancellationToken::new(),
-    )
-    .await;
-    (result, server.requests().len())
+    FAMILY.run(script).await
 }
 
 #[tokio::test]
 async fn recorded_streams_assemble_into_the_expected_turns_however_they_are_split() {
-    let cases = [
-        "text_and_tools",
-        "reasoning_keepalive",
-        "azure_filter_first",
-        "lenient_indices",
-        "invalid_tool_json",
-    ];
-    for name in cases {
-        let want = expected_turn(&format!("openai_chat/{name}.turn.json"));
-        for chunk in [0, 7, 1] {
-            let body = fixture(&format!("openai_chat/{name}.sse"));
-            let (got, requests) = run(vec![Scripted::stream(body).chunked(chunk)]).await;
-            let got = got.unwrap_or_else(|e| panic!("{name} (chunk {chunk}): {e}"));
-            assert_eq!(got, want, "{name} (chunk {chunk})");
-            assert_eq!(requests, 1, "{name}");
-        }
-    }
+    FAMILY
+        .assert_recorded_streams(&[
+            "text_and_tools",
+            "reasoning_keepalive",
+            "azure_filter_first",
+            "lenient_indices",
+            "invalid_tool_json",
+        ])
+        .await;
 }
 
 #[tokio::test]
 async fn broken_streams_fail_with_their_class() {
-    let cases = [
-        ("error_after_200", ErrorKind::Server),
-        ("no_done", ErrorKind::StreamCut),
-        ("cut_mid_event", ErrorKind::StreamCut),
-        ("cut_mid_utf8", ErrorKind::StreamCut),
-    ];
-    for (name, kind) in cases {
-        for chunk in [0, 3] {
-            let body = fixture(&format!("openai_chat/{name}.sse"));
-            let (got, requests) = run(vec![
-                Scripted::stream(body)
-                    .chunked(chunk)
-                    .header("x-request-id", "req_oa"),
-            ])
-            .await;
-            let e = got.expect_err(name);
-            assert_eq!(e.kind, kind, "{name}: {e}");
-            assert_eq!(e.request_id.as_deref(), Some("req_oa"), "{name}");
-            assert_eq!(
-                (e.provider.as_str(), e.model.as_str()),
-                ("openai", "gpt-4.1")
-            );
-            assert_eq!(requests, 1, "{name}: a stream that began is never re-sent");
-        }
-    }
+    FAMILY
+        .assert_broken_streams(&[
+            ("error_after_200", ErrorKind::Server),
+            ("no_done", ErrorKind::StreamCut),
+            ("cut_mid_event", ErrorKind::StreamCut),
+            ("cut_mid_utf8", ErrorKind::StreamCut),
+        ])
+        .await;
 }
 
 #[tokio::test]
@@ -234,13 +210,7 @@ async fn the_key_never_appears_in_errors_or_debug_output() {
         r#"{{"error":{{"message":"Incorrect API key provided: {}. You can find your API key at https://platform.openai.com.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#,
         support::KEY_VALUE
     );
-    let server = MockServer::start(vec![Scripted::error(401, &echo)]).await;
-    let provider = provider(&server);
-    let e = complete(&provider, &simple_request(), &CancellationToken::new())
-        .await
-        .expect_err("401");
-    assert_eq!(e.kind, ErrorKind::Auth);
-    for shown in [e.to_string(), format!("{e:?}"), format!("{provider:?}")] {
-        assert!(!shown.contains("DO-NOT-LEAK"), "key leaked: {shown}");
-    }
+    FAMILY
+        .assert_key_never_leaks(401, &echo, ErrorKind::Auth)
+        .await;
 }

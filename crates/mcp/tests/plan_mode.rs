@@ -30,7 +30,14 @@ fn server(dir: &std::path::Path) -> McpServer {
         RuntimeConfig::default(),
     );
     let session = Session::open(dir).unwrap();
-    McpServer::new(runtime, session, ServerOptions { elicitation: false })
+    McpServer::new(
+        runtime,
+        session,
+        ServerOptions {
+            elicitation: false,
+            client_confirms: false,
+        },
+    )
 }
 
 async fn connect(

@@ -86,8 +86,27 @@ pub enum Part {
     RedactedThinking {
         data: String,
     },
+    /// An OpenAI Responses reasoning item: its summary and, when the request asked for it,
+    /// the encrypted reasoning that lets a stateless (`store: false`) conversation carry the
+    /// model's reasoning into the next turn. Replayed only to that family; the others drop it.
+    Reasoning(ReasoningPart),
     ToolCall(ToolCallPart),
     ToolResult(ToolResultPart),
+}
+
+/// A reasoning item as the Responses API returned it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningPart {
+    /// The item id (`rs_…`). Kept for the record; a stateless request must not send it back
+    /// (the server answers 404 for ids it did not store).
+    pub id: String,
+    /// The summary texts, in order (empty when no summary was requested).
+    #[serde(default)]
+    pub summary: Vec<String>,
+    /// The opaque encrypted reasoning; without it the item cannot be replayed statelessly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
 }
 
 /// A tool call the model made.

@@ -30,8 +30,8 @@ pub struct Session {
     /// author of the plans it files.
     pub agent: Option<String>,
     /// The turn the next batches belong to, when the front end knows its turns; unset, every
-    /// batch is a turn of its own ([`Session::set_turn`]).
-    turn: Mutex<Option<TurnId>>,
+    /// batch is a turn of its own ([`Session::set_turn`]). Clones share it.
+    turn: Arc<Mutex<Option<TurnId>>>,
 }
 
 impl Session {
@@ -65,7 +65,7 @@ impl Session {
             recorder,
             posture,
             agent: None,
-            turn: Mutex::new(None),
+            turn: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -96,7 +96,7 @@ impl Session {
             recorder: Recorder::new(Arc::new(log)),
             posture: "standard".to_owned(),
             agent: None,
-            turn: Mutex::new(None),
+            turn: Arc::new(Mutex::new(None)),
         })
     }
 

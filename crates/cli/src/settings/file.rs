@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::models_file::{ModelSection, ModelTables, ProviderTables};
+
 /// Where a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -48,6 +50,11 @@ pub struct SettingsFile {
     pub alert: Option<AlertSection>,
     pub safety: Option<SafetySection>,
     pub bash: Option<BashSection>,
+    pub model: Option<ModelSection>,
+    /// User config only (a project file with it is refused).
+    pub providers: Option<ProviderTables>,
+    /// User config only (a project file with it is refused).
+    pub models: Option<ModelTables>,
 }
 
 /// `[fetch]`: how fetch_url reaches the network beyond the URL scope.

@@ -2,6 +2,7 @@
 //! origin of every effective value.
 
 use super::file::{LoadedFile, Origin, Sourced};
+use super::models_file::{ModelEntrySection, ProviderSection};
 
 /// The effect of a permission rule, as written in config (`allow`/`ask`/`deny`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub struct Flags {
     pub plan_mode: Option<String>,
     /// `--task`: drops tools, as if each were in `--disable-tools`.
     pub task: Option<crate::task::TaskClass>,
+    /// `--model provider:model`.
+    pub model: Option<String>,
 }
 
 /// The effective settings, each value with its origin.
@@ -71,6 +74,14 @@ pub struct Settings {
     pub wait_max_attempts: Sourced<u32>,
     /// `[tools.wait_and_verify] poll_allow`, accumulated across layers.
     pub wait_poll_allow: Vec<Sourced<String>>,
+    /// `[model] default` (or `--model`), unchecked text: [`crate::models`] resolves it.
+    pub model_default: Option<Sourced<String>>,
+    /// `[model] small`.
+    pub model_small: Option<Sourced<String>>,
+    /// `[providers.*]` of the user's config, by name, with the line of each table.
+    pub providers: Vec<(String, Sourced<ProviderSection>)>,
+    /// `[models.*]` of the user's config, by id, with the line of each table.
+    pub model_entries: Vec<(String, Sourced<ModelEntrySection>)>,
 }
 
 /// One configured alert target (deliverable or not: that depends on the environment).
@@ -115,12 +126,44 @@ impl Settings {
                 Origin::BuiltIn,
             ),
             wait_poll_allow: Vec::new(),
+            model_default: None,
+            model_small: None,
+            providers: Vec::new(),
+            model_entries: Vec::new(),
+        }
+    }
+
+    /// The user's provider and model tables. Never called for a project file: where a
+    /// credential goes is the user's decision alone.
+    pub fn apply_user_catalog(&mut self, f: &LoadedFile) {
+        let s = &f.settings;
+        for (name, table) in s.providers.iter().flatten() {
+            self.providers.retain(|(n, _)| n != name);
+            self.providers.push((
+                name.clone(),
+                Sourced::new(table.get_ref().clone(), f.origin(table)),
+            ));
+        }
+        for (id, table) in s.models.iter().flatten() {
+            self.model_entries.retain(|(i, _)| i != id);
+            self.model_entries.push((
+                id.clone(),
+                Sourced::new(table.get_ref().clone(), f.origin(table)),
+            ));
         }
     }
 
     /// Apply one file on top (user, then project).
     pub fn apply_file(&mut self, f: &LoadedFile) {
         let s = &f.settings;
+        if let Some(m) = &s.model {
+            if let Some(d) = &m.default {
+                self.model_default = Some(f.sourced(d));
+            }
+            if let Some(small) = &m.small {
+                self.model_small = Some(f.sourced(small));
+            }
+        }
         if let Some(p) = &s.permissions {
             if let Some(m) = &p.mode {
                 self.mode = f.sourced(m);
@@ -228,6 +271,9 @@ impl Settings {
                     flag: "--plan-mode",
                 },
             );
+        }
+        if let Some(m) = &flags.model {
+            self.model_default = Some(Sourced::new(m.clone(), Origin::Flag { flag: "--model" }));
         }
         if let Some(g) = &flags.bash_search_gate {
             self.bash_search_gate = Sourced::new(

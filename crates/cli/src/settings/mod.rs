@@ -2,6 +2,7 @@
 
 mod file;
 mod merge;
+mod models_file;
 
 pub use file::{
     AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
@@ -9,3 +10,6 @@ pub use file::{
     UrlScopeSection, WaitAndVerifySection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};
+pub use models_file::{
+    MediaSection, ModelEntrySection, ModelSection, PricesSection, ProviderSection,
+};

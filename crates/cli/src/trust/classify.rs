@@ -14,7 +14,7 @@ use tackle_tools::SearchGateMode;
 use toml::Spanned;
 
 use crate::settings::{
-    AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
+    AlertSection, BashSection, FetchSection, LoadedFile, ModelSection, Origin, PathScopeSection,
     PermissionsSection, SafetySection, Settings, SettingsFile, ToolOutputSection, ToolsSection,
     UrlScopeSection, WaitAndVerifySection,
 };
@@ -169,6 +169,16 @@ pub const KEYS: &[KeyRule] = &[
         "false is kept; true over a lower false starts a shell the user turned off",
     ),
     row(
+        "model.default",
+        Treatment::Ignored,
+        "chooses which of the user's providers receives the conversation (and the code in it)",
+    ),
+    row(
+        "model.small",
+        Treatment::Ignored,
+        "chooses which of the user's providers receives compaction and other side work",
+    ),
+    row(
         "mcp.servers",
         Treatment::IgnoredMovesSecret,
         "a server runs a program of the project's choosing, or connects to a URL, and may be handed credentials (env ${NAME}, headers_env)",
@@ -247,6 +257,11 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         alert: s.alert.as_ref().map(|a| out.alert(a)),
         safety: s.safety.as_ref().map(|x| out.safety(x)),
         bash: s.bash.as_ref().map(|b| out.bash(b)),
+        model: s.model.as_ref().map(|m| out.model(m)),
+        // Never applied from a project, trusted or not: `config::load_with` refuses a project
+        // file that has them before it is split.
+        providers: None,
+        models: None,
     };
     SplitFile {
         narrowed,
@@ -632,6 +647,27 @@ impl Splitter<'_> {
         SafetySection { bash_search_gate }
     }
 
+    fn model(&mut self, m: &ModelSection) -> ModelSection {
+        for (key, value, what) in [
+            ("model.default", &m.default, "the conversation"),
+            ("model.small", &m.small, "side work (compaction)"),
+        ] {
+            if let Some(v) = value {
+                let lower = match key {
+                    "model.default" => &self.lower.model_default,
+                    _ => &self.lower.model_small,
+                };
+                let instead = lower.as_ref().map_or_else(
+                    || "no model chosen".to_owned(),
+                    |l| format!("{} (from {})", l.value, l.origin),
+                );
+                let effect = format!("sends {what} to {} instead of {instead}", v.get_ref());
+                self.widen(key, v, effect);
+            }
+        }
+        ModelSection::default()
+    }
+
     fn bash(&mut self, b: &BashSection) -> BashSection {
         for name in b.env_pass.iter().flatten() {
             let secret = SecretMove {
@@ -870,6 +906,9 @@ bash.env_pass | | [bash]\nenv_pass = ["GITHUB_TOKEN", "SSH_AUTH_SOCK"] | ignored
 bash.prestart | | [bash]\nprestart = false | kept
 bash.prestart | | [bash]\nprestart = true | kept
 bash.prestart | [bash]\nprestart = false | [bash]\nprestart = true | ignored
+model.default | | [model]\ndefault = "openai:gpt-5" | ignored
+model.default | [model]\ndefault = "anthropic:claude-sonnet-4-5" | [model]\ndefault = "anthropic:claude-sonnet-4-5" | ignored
+model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored
 "#;
 
     #[test]

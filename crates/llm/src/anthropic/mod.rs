@@ -8,16 +8,15 @@ mod stream;
 pub use request::request_body;
 
 use async_trait::async_trait;
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderName, HeaderValue};
 
-use crate::credentials::{ApiKey, KeySource};
-use crate::error::{ErrorContext, LlmError};
+use crate::credentials::KeySource;
+use crate::endpoint::{Endpoint, KeyHeader, TurnPost, header_value};
+use crate::error::LlmError;
 use crate::provider::Provider;
-use crate::redact::Redactor;
 use crate::request::TurnRequest;
 use crate::tool_names::ToolNameMap;
-use crate::transport::{StreamingPost, Transport, TurnStream, drive};
+use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Messages API endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,76 +50,54 @@ impl AnthropicConfig {
 #[derive(Debug)]
 pub struct Anthropic {
     config: AnthropicConfig,
-    key: Option<ApiKey>,
-    transport: Transport,
+    endpoint: Endpoint,
 }
 
 impl Anthropic {
     /// Reads the key from its variable now, so a missing one is reported before any turn.
     pub fn new(config: AnthropicConfig, transport: Transport) -> Result<Self, LlmError> {
-        let ctx = ErrorContext {
-            provider: config.name.clone(),
-            model: "-".into(),
-        };
-        let key = config.key.as_ref().map(|k| k.load(&ctx)).transpose()?;
-        Ok(Self {
-            config,
-            key,
+        let endpoint = Endpoint::new(
+            &config.name,
+            &config.base_url,
+            config.key.as_ref(),
+            KeyHeader::Named("x-api-key"),
             transport,
-        })
+        )?;
+        Ok(Self { config, endpoint })
     }
 
-    fn headers(&self, ctx: &ErrorContext) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        if let Ok(v) = HeaderValue::try_from(self.config.version.as_str()) {
-            headers.insert("anthropic-version", v);
+    fn extra_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        let mut headers = Vec::new();
+        if let Some(v) = header_value(&self.config.version) {
+            headers.push((HeaderName::from_static("anthropic-version"), v));
         }
         if !self.config.betas.is_empty()
-            && let Ok(v) = HeaderValue::try_from(self.config.betas.join(","))
+            && let Some(v) = header_value(&self.config.betas.join(","))
         {
-            headers.insert("anthropic-beta", v);
+            headers.push((HeaderName::from_static("anthropic-beta"), v));
         }
-        if let Some(key) = &self.key {
-            headers.insert("x-api-key", key.header("", ctx)?);
-        }
-        Ok(headers)
+        headers
     }
 }
 
 #[async_trait]
 impl Provider for Anthropic {
     fn name(&self) -> &str {
-        &self.config.name
+        self.endpoint.name()
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let ctx = ErrorContext {
-            provider: self.config.name.clone(),
-            model: request.model.clone(),
-        };
-        let redactor = Redactor::new(self.key.as_ref());
         let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
         let body = request_body(request, &names);
-        let post = StreamingPost {
-            url: format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
-            headers: self.headers(&ctx)?,
-            body: Bytes::from(body.to_string()),
-            classify: error::classify,
-            ctx,
-        };
-        let reader = self
-            .transport
-            .open(post)
+        self.endpoint
+            .stream(TurnPost {
+                path: "/v1/messages",
+                model: &request.model,
+                extra_headers: self.extra_headers(),
+                body,
+                classify: error::classify,
+                lift: stream::AnthropicLift::new(names),
+            })
             .await
-            .map_err(|e| redactor.error(e))?;
-        Ok(redactor.stream(drive(reader, stream::AnthropicLift::new(names))))
     }
 }

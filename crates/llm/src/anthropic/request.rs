@@ -116,6 +116,8 @@ fn block(part: &Part, role: Role, names: &ToolNameMap) -> Option<Value> {
             Some(json!({"type": "redacted_thinking", "data": data}))
         }
         Part::RedactedThinking { .. } => None,
+        // Another family's reasoning: Anthropic cannot verify it.
+        Part::Reasoning(_) => None,
         Part::ToolCall(call) => Some(json!({
             "type": "tool_use",
             "id": tool_use_id(&call.id.0),

@@ -8,7 +8,7 @@ use crate::error::ErrorKind;
 use crate::transport::ErrorBody;
 
 #[derive(Deserialize)]
-pub(super) struct WireError {
+pub(crate) struct WireError {
     #[serde(default)]
     pub message: String,
     #[serde(rename = "type", default)]
@@ -23,7 +23,7 @@ struct Body {
 }
 
 /// The kind an error names, falling back to the status.
-pub(super) fn kind_of(status: Option<u16>, error: &WireError) -> ErrorKind {
+pub(crate) fn kind_of(status: Option<u16>, error: &WireError) -> ErrorKind {
     let code = error.code.as_ref().and_then(Value::as_str).unwrap_or("");
     let kind = error.kind.as_deref().unwrap_or("");
     match (code, kind) {
@@ -44,7 +44,7 @@ pub(super) fn kind_of(status: Option<u16>, error: &WireError) -> ErrorKind {
 }
 
 /// Classifies a non-success response of a Chat Completions endpoint.
-pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
+pub(crate) fn classify(status: u16, body: &[u8]) -> ErrorBody {
     match serde_json::from_slice::<Body>(body) {
         Ok(parsed) => {
             let kind = kind_of(Some(status), &parsed.error);

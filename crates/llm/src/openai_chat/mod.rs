@@ -1,23 +1,21 @@
 //! OpenAI Chat Completions (`POST {base}/chat/completions`, streaming), and every endpoint
 //! that speaks it by base URL: llama.cpp's server, vLLM, Ollama, OpenRouter, LM Studio.
 
-mod error;
+pub(crate) mod error;
 mod request;
 mod stream;
 
 pub use request::request_body;
 
 use async_trait::async_trait;
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue};
 
-use crate::credentials::{ApiKey, KeySource};
-use crate::error::{ErrorContext, LlmError};
+use crate::credentials::KeySource;
+use crate::endpoint::{Endpoint, KeyHeader, TurnPost};
+use crate::error::LlmError;
 use crate::provider::Provider;
-use crate::redact::Redactor;
 use crate::request::TurnRequest;
 use crate::tool_names::ToolNameMap;
-use crate::transport::{StreamingPost, Transport, TurnStream, drive};
+use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Chat Completions endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,71 +64,41 @@ impl OpenAiChatConfig {
 #[derive(Debug)]
 pub struct OpenAiChat {
     config: OpenAiChatConfig,
-    key: Option<ApiKey>,
-    transport: Transport,
+    endpoint: Endpoint,
 }
 
 impl OpenAiChat {
     /// Reads the key from its variable now, so a missing one is reported before any turn.
     pub fn new(config: OpenAiChatConfig, transport: Transport) -> Result<Self, LlmError> {
-        let ctx = ErrorContext {
-            provider: config.name.clone(),
-            model: "-".into(),
-        };
-        let key = config.key.as_ref().map(|k| k.load(&ctx)).transpose()?;
-        Ok(Self {
-            config,
-            key,
+        let endpoint = Endpoint::new(
+            &config.name,
+            &config.base_url,
+            config.key.as_ref(),
+            KeyHeader::Bearer,
             transport,
-        })
-    }
-
-    fn headers(&self, ctx: &ErrorContext) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        if let Some(key) = &self.key {
-            headers.insert(http::header::AUTHORIZATION, key.header("Bearer ", ctx)?);
-        }
-        Ok(headers)
+        )?;
+        Ok(Self { config, endpoint })
     }
 }
 
 #[async_trait]
 impl Provider for OpenAiChat {
     fn name(&self) -> &str {
-        &self.config.name
+        self.endpoint.name()
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let ctx = ErrorContext {
-            provider: self.config.name.clone(),
-            model: request.model.clone(),
-        };
-        let redactor = Redactor::new(self.key.as_ref());
         let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
         let body = request_body(&self.config, request, &names);
-        let post = StreamingPost {
-            url: format!(
-                "{}/chat/completions",
-                self.config.base_url.trim_end_matches('/')
-            ),
-            headers: self.headers(&ctx)?,
-            body: Bytes::from(body.to_string()),
-            classify: error::classify,
-            ctx,
-        };
-        let reader = self
-            .transport
-            .open(post)
+        self.endpoint
+            .stream(TurnPost {
+                path: "/chat/completions",
+                model: &request.model,
+                extra_headers: Vec::new(),
+                body,
+                classify: error::classify,
+                lift: stream::ChatLift::new(names),
+            })
             .await
-            .map_err(|e| redactor.error(e))?;
-        Ok(redactor.stream(drive(reader, stream::ChatLift::new(names))))
     }
 }

@@ -17,7 +17,7 @@
 //! headers nor credentials, only the conversation, which is why recordings are written 0600.
 
 use serde::{Deserialize, Serialize};
-use tackle_protocol::{CallId, Message, StopReason, Usage};
+use tackle_protocol::{CallId, Message, ReasoningPart, StopReason, Usage};
 
 use crate::error::ErrorKind;
 use crate::event::StreamEvent;
@@ -83,6 +83,8 @@ pub enum RecordedEvent {
     Thinking(String),
     ThinkingSignature(String),
     RedactedThinking(String),
+    /// A whole reasoning item (OpenAI Responses), with its encrypted content when there was one.
+    Reasoning(ReasoningPart),
     ToolCallStart {
         index: usize,
         id: CallId,
@@ -107,6 +109,7 @@ impl From<&StreamEvent> for RecordedEvent {
             StreamEvent::ThinkingDelta { text } => Self::Thinking(text),
             StreamEvent::ThinkingSignature { signature } => Self::ThinkingSignature(signature),
             StreamEvent::RedactedThinking { data } => Self::RedactedThinking(data),
+            StreamEvent::Reasoning(part) => Self::Reasoning(part),
             StreamEvent::ToolCallStart { index, id, name } => {
                 Self::ToolCallStart { index, id, name }
             }
@@ -128,6 +131,7 @@ impl From<RecordedEvent> for StreamEvent {
             RecordedEvent::Thinking(text) => Self::ThinkingDelta { text },
             RecordedEvent::ThinkingSignature(signature) => Self::ThinkingSignature { signature },
             RecordedEvent::RedactedThinking(data) => Self::RedactedThinking { data },
+            RecordedEvent::Reasoning(part) => Self::Reasoning(part),
             RecordedEvent::ToolCallStart { index, id, name } => {
                 Self::ToolCallStart { index, id, name }
             }

@@ -17,6 +17,9 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+mod family;
+pub use family::Family;
+
 /// How a scripted body ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum End {

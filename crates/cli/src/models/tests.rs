@@ -1,0 +1,230 @@
+use super::*;
+use crate::settings::{LoadedFile, Settings};
+
+fn user(text: &str) -> (tempfile::TempDir, anyhow::Result<ModelCatalog>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    let file = LoadedFile::load(&path);
+    let catalog = file.and_then(|f| {
+        let f = f.unwrap();
+        let mut s = Settings::defaults(400, 30_000);
+        s.apply_file(&f);
+        s.apply_user_catalog(&f);
+        resolve(&s)
+    });
+    (dir, catalog)
+}
+
+fn provider<'a>(c: &'a ModelCatalog, name: &str) -> Option<&'a CatalogProvider> {
+    c.providers.iter().find(|p| p.spec.name == name)
+}
+
+fn id(text: &str) -> ModelId {
+    text.parse().unwrap()
+}
+
+#[test]
+fn the_builtin_catalog_resolves_with_no_config() {
+    let (_d, c) = user("");
+    let c = c.unwrap();
+    assert!(c.default.is_none() && c.small.is_none());
+    let sonnet = c.entry(&id("anthropic:claude-sonnet-4-5")).unwrap();
+    assert_eq!(sonnet.source, EntrySource::BuiltIn);
+    assert!(provider(&c, "openai").is_some());
+    let ids: Vec<String> = c.entries.iter().map(|e| e.entry.id.to_string()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "entries are listed by id");
+}
+
+#[test]
+fn user_tables_define_override_and_choose_with_their_lines() {
+    let (dir, c) = user(
+        r#"[model]
+default = "local:qwen"
+small = "openai:gpt-5-mini"
+
+[providers.local]
+kind = "openai-chat"
+base_url = "http://127.0.0.1:8095/v1/"
+api_key_env = "LOCAL_KEY"
+
+[models."local:qwen"]
+context_window = 32768
+max_output = 4096
+input = ["text", "image"]
+media.image = { max_bytes = 1048576, max_count = 4 }
+
+[models."anthropic:claude-sonnet-4-5"]
+context_window = 1000000
+prices = { input = 6.0 }
+"#,
+    );
+    let c = c.unwrap();
+    let file = dir.path().join("config.toml");
+    let at = |line| crate::settings::Origin::File {
+        path: file.clone(),
+        line,
+    };
+    let default = c.default.as_ref().unwrap();
+    assert_eq!(
+        (default.value.to_string(), &default.origin),
+        ("local:qwen".into(), &at(2))
+    );
+    let local = provider(&c, "local").unwrap();
+    assert_eq!(
+        local.spec.base_url.as_deref(),
+        Some("http://127.0.0.1:8095/v1")
+    );
+    assert_eq!(local.spec.api_key_env.as_deref(), Some("LOCAL_KEY"));
+    assert_eq!(local.source, EntrySource::User(at(5)));
+    let qwen = c.entry(&id("local:qwen")).unwrap();
+    assert_eq!(qwen.source, EntrySource::User(at(10)));
+    assert_eq!(
+        qwen.entry.media_limit(tackle_llm::catalog::Modality::Image),
+        Some(tackle_llm::catalog::MediaLimit {
+            max_bytes: 1 << 20,
+            max_count: 4
+        })
+    );
+    let sonnet = c.entry(&id("anthropic:claude-sonnet-4-5")).unwrap();
+    assert_eq!(sonnet.source, EntrySource::Override(at(16)));
+    assert_eq!(sonnet.entry.context_window, 1_000_000);
+    let prices = sonnet.entry.prices.unwrap();
+    assert_eq!(
+        (prices.input, prices.output),
+        (6.0, 15.0),
+        "untouched fields stay"
+    );
+}
+
+/// One row a case: the user config, and a fragment every error must contain.
+#[test]
+fn bad_tables_are_refused_naming_the_fix() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[providers.local]\nkind = \"openai_chat\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+            &["`openai_chat`", "did you mean `openai-chat`", ":1"],
+        ),
+        (
+            "[providers.local]\nkind = \"openai-chat\"\nbase_ur = \"x\"\n",
+            &["`base_ur`", "`base_url`", ":3"],
+        ),
+        (
+            "[providers.local]\nbase_url = \"http://127.0.0.1:1\"\n",
+            &["needs kind"],
+        ),
+        (
+            "[providers.local]\nkind = \"anthropic\"\n",
+            &["needs base_url"],
+        ),
+        (
+            "[providers.Local]\nkind = \"anthropic\"\nbase_url = \"http://127.0.0.1:1\"\n",
+            &["lowercase"],
+        ),
+        (
+            "[providers.local]\nkind = \"anthropic\"\nbase_url = \"ftp://example.com\"\n",
+            &["http or https"],
+        ),
+        (
+            "[providers.local]\nkind = \"anthropic\"\nbase_url = \"https://user:sk-1@example.com\"\n",
+            &["carries credentials", "api_key_env"],
+        ),
+        (
+            "[providers.remote]\nkind = \"openai-chat\"\nbase_url = \"http://models.example.com/v1\"\napi_key_env = \"REMOTE_KEY\"\n",
+            &["clear text", "REMOTE_KEY"],
+        ),
+        (
+            "[providers.openai]\nbase_url = \"http://10.0.0.1/v1\"\n",
+            &["clear text", "OPENAI_API_KEY"],
+        ),
+        (
+            "[providers.local]\nkind = \"anthropic\"\nbase_url = \"http://127.0.0.1:1\"\napi_key_env = \"sk-ant-123\"\n",
+            &["not an environment variable name"],
+        ),
+        (
+            "[models.\"nowhere:m\"]\ncontext_window = 10\nmax_output = 5\n",
+            &["no provider `nowhere`", "[providers.nowhere]"],
+        ),
+        (
+            "[models.\"antropic:claude\"]\ncontext_window = 10\nmax_output = 5\n",
+            &["did you mean `anthropic`"],
+        ),
+        (
+            "[models.\"gpt-5\"]\ncontext_window = 10\n",
+            &["provider:model"],
+        ),
+        (
+            "[models.\"openai:new\"]\ncontext_window = 10\n",
+            &["needs context_window and max_output"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\ninput = [\"text\", \"images\"]\n",
+            &["`images`", "did you mean `image`"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\ninput = [\"text\", \"image\", \"audio\"]\n",
+            &["no media limit", "media.audio"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\nmedia.video = { max_bytes = 1 }\n",
+            &["media.video", "needs max_bytes and max_count"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\ncontext_windw = 1\n",
+            &["`context_windw`", "`context_window`"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\nprices = { inptu = 1.0 }\n",
+            &["`inptu`", "`input`"],
+        ),
+        (
+            "[models.\"openai:gpt-5\"]\nmax_output = 500000\n",
+            &["max_output"],
+        ),
+        (
+            "[model]\ndefault = \"claude\"\n",
+            &["[model] default", "provider:model"],
+        ),
+        (
+            "[model]\nsmall = \"opnai:gpt-5-mini\"\n",
+            &["did you mean `openai`"],
+        ),
+        (
+            "[model]\ndefualt = \"openai:gpt-5\"\n",
+            &["`defualt`", "`default`"],
+        ),
+    ];
+    for (text, fragments) in cases {
+        let (_d, c) = user(text);
+        let e = format!("{:#}", c.expect_err(text));
+        for fragment in *fragments {
+            assert!(e.contains(fragment), "{text:?}: {fragment:?} not in: {e}");
+        }
+    }
+}
+
+#[test]
+fn the_listing_names_key_variables_never_values() {
+    let (_d, c) = user(
+        "[providers.local]\nkind = \"openai-responses\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"TACKLE_MODELS_TEST_UNSET_VAR\"\n",
+    );
+    let c = c.unwrap();
+    let v = show::to_json(&c);
+    let local = v["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "local")
+        .unwrap();
+    assert_eq!(local["api_key_env"], "TACKLE_MODELS_TEST_UNSET_VAR");
+    assert_eq!(local["key_set"], false);
+    assert_eq!(local["adapter"], true);
+    let text = show::to_text(&c);
+    assert!(
+        text.contains("TACKLE_MODELS_TEST_UNSET_VAR (unset)"),
+        "{text}"
+    );
+    assert!(text.contains("not yet"), "{text}");
+}
