@@ -24,6 +24,7 @@
 pub mod anthropic;
 mod assemble;
 pub mod catalog;
+mod connect;
 mod credentials;
 mod endpoint;
 mod error;
@@ -40,6 +41,7 @@ mod tool_names;
 mod transport;
 
 pub use assemble::{AssembleError, TurnAssembler};
+pub use connect::connect;
 pub use credentials::{ApiKey, KeySource};
 pub use error::{ErrorContext, ErrorKind, LlmError};
 pub use event::StreamEvent;

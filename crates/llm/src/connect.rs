@@ -1,0 +1,187 @@
+//! From a catalog provider to an adapter that sends its turns: one match over
+//! [`ProviderKind`], so adding a family is one arm here plus its module.
+//!
+//! The spec's key variable is read now (by the adapter's constructor), so a missing key is a
+//! `configuration` error before any turn, naming the variable; a kind with no adapter in this
+//! version is the same kind of error, naming the kinds that have one.
+
+use std::sync::Arc;
+
+use crate::anthropic::{Anthropic, AnthropicConfig};
+use crate::catalog::{ProviderKind, ProviderSpec};
+use crate::credentials::KeySource;
+use crate::error::{ErrorContext, ErrorKind, LlmError};
+use crate::openai_chat::{OpenAiChat, OpenAiChatConfig};
+use crate::openai_responses::{OpenAiResponses, OpenAiResponsesConfig};
+use crate::provider::Provider;
+use crate::transport::Transport;
+
+/// OpenAI's own API root: requests to it use OpenAI's field names and features; any other
+/// base URL is a compatible server and gets the fields those servers read.
+const OPENAI_API: &str = "https://api.openai.com/v1";
+
+/// The adapter for `spec`, with its key loaded.
+pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Provider>, LlmError> {
+    let ctx = ErrorContext {
+        provider: spec.name.clone(),
+        model: "-".into(),
+    };
+    let key = spec.api_key_env.as_deref().map(KeySource::env);
+    let base_url = || {
+        spec.base_url.clone().ok_or_else(|| {
+            ctx.error(
+                ErrorKind::Configuration,
+                format!(
+                    "provider `{}` (kind {}) has no base_url; set one in its [providers.{}] table",
+                    spec.name, spec.kind, spec.name
+                ),
+            )
+        })
+    };
+    let provider: Arc<dyn Provider> = match spec.kind {
+        ProviderKind::Anthropic => {
+            let mut config = AnthropicConfig::official();
+            config.name = spec.name.clone();
+            config.base_url = base_url()?;
+            config.key = key;
+            Arc::new(Anthropic::new(config, transport)?)
+        }
+        ProviderKind::OpenAiChat => {
+            let url = base_url()?;
+            let mut config = if is_openai(&url) {
+                OpenAiChatConfig::official()
+            } else {
+                OpenAiChatConfig::compatible(spec.name.clone(), url.clone())
+            };
+            config.name = spec.name.clone();
+            config.base_url = url;
+            config.key = key;
+            Arc::new(OpenAiChat::new(config, transport)?)
+        }
+        ProviderKind::OpenAiResponses => {
+            let url = base_url()?;
+            let mut config = if is_openai(&url) {
+                OpenAiResponsesConfig::official()
+            } else {
+                OpenAiResponsesConfig::compatible(spec.name.clone(), url.clone())
+            };
+            config.name = spec.name.clone();
+            config.base_url = url;
+            config.key = key;
+            Arc::new(OpenAiResponses::new(config, transport)?)
+        }
+        kind => {
+            let ready: Vec<&str> = ProviderKind::ALL
+                .iter()
+                .filter(|k| k.has_adapter())
+                .map(|k| k.as_str())
+                .collect();
+            return Err(ctx.error(
+                ErrorKind::Configuration,
+                format!(
+                    "provider `{}` has kind {kind}, which this version cannot send turns to yet \
+                     (kinds with an adapter: {}); pick a model of another provider with --model",
+                    spec.name,
+                    ready.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok(provider)
+}
+
+fn is_openai(base_url: &str) -> bool {
+    base_url.trim_end_matches('/') == OPENAI_API
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::builtin_providers;
+    use crate::transport::TransportLimits;
+
+    fn transport() -> Transport {
+        Transport::new(TransportLimits::default()).unwrap()
+    }
+
+    fn spec(kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
+        ProviderSpec {
+            name: "local".into(),
+            kind,
+            base_url: base_url.map(str::to_owned),
+            api_key_env: key.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn every_kind_with_an_adapter_connects_and_names_itself() {
+        for kind in ProviderKind::ALL.into_iter().filter(|k| k.has_adapter()) {
+            let p = connect(
+                &spec(kind, Some("http://127.0.0.1:9/v1"), None),
+                transport(),
+            )
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(p.name(), "local", "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_kind_without_an_adapter_is_a_configuration_error_naming_the_ones_with() {
+        for kind in ProviderKind::ALL.into_iter().filter(|k| !k.has_adapter()) {
+            let e = connect(&spec(kind, Some("https://example.test"), None), transport())
+                .err()
+                .unwrap_or_else(|| panic!("{kind} connected"));
+            assert_eq!(e.kind, ErrorKind::Configuration, "{kind}");
+            assert!(e.message.contains(kind.as_str()), "{e}");
+            assert!(e.message.contains("anthropic"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_base_url_or_key_names_what_to_set() {
+        let e = connect(&spec(ProviderKind::OpenAiChat, None, None), transport())
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, ErrorKind::Configuration);
+        assert!(e.message.contains("[providers.local]"), "{e}");
+
+        let var = "TACKLE_CONNECT_TEST_UNSET_KEY";
+        // The variable is never set by anything; reading it only observes that.
+        assert!(std::env::var_os(var).is_none());
+        let e = connect(
+            &spec(
+                ProviderKind::Anthropic,
+                Some("http://127.0.0.1:9"),
+                Some(var),
+            ),
+            transport(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::Configuration);
+        assert!(e.message.contains(var), "{e}");
+    }
+
+    #[test]
+    fn the_builtin_providers_with_adapters_need_only_their_key() {
+        for p in builtin_providers()
+            .into_iter()
+            .filter(|p| p.kind.has_adapter())
+        {
+            let e = connect(
+                &ProviderSpec {
+                    api_key_env: Some(format!("TACKLE_CONNECT_TEST_UNSET_{}", p.name)),
+                    ..p.clone()
+                },
+                transport(),
+            )
+            .err()
+            .unwrap();
+            assert!(
+                e.message.contains("TACKLE_CONNECT_TEST_UNSET_"),
+                "{}: {e}",
+                p.name
+            );
+        }
+    }
+}
