@@ -17,7 +17,7 @@ fn a_read_file_poll_verifies_and_is_recorded_as_its_own_call() {
         "wait_and_verify",
         &json!({
             "tool": "json_query",
-            "args_json": json!({"path": "status.json", "filter": ".phase"}).to_string(),
+            "args_json": json!({"path": "status.json", "expression": ".phase"}).to_string(),
             "expect_jq": ". == \"Running\"",
             "interval_seconds": 0.01,
         }),

@@ -29,6 +29,7 @@ mod credentials;
 mod endpoint;
 mod error;
 mod event;
+pub mod media;
 mod media_note;
 pub mod openai_chat;
 pub mod openai_responses;

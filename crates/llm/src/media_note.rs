@@ -1,9 +1,7 @@
-//! What a model is told about an attachment this slice does not deliver.
-//!
-//! Media delivery (placement per family and kind, size clamping, count limits) is not built
-//! yet, so an attachment in a tool result travels as a note naming what it is and where it is
-//! kept: the model learns it exists and can page or describe it through tools, and no bytes are
-//! sent that a family could reject.
+//! What a model is told about an attachment that reaches an adapter without having passed
+//! through [`crate::media::deliver`]: a note naming what it is and where it is kept, so the
+//! model learns it exists and can inspect it through tools, and no bytes are sent that the
+//! family could reject.
 
 use tackle_protocol::ContentBlock;
 

@@ -206,6 +206,7 @@ async fn tool_round_trip(provider: &dyn Provider, family: &str) {
                 text: "Remember to water the plants on Tuesday.".into(),
             }],
             is_error: false,
+            media: Vec::new(),
         })],
     });
     let second = tokio::time::timeout(TURN_LIMIT, complete(provider, &request, &cancel))

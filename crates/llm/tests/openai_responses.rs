@@ -234,6 +234,7 @@ async fn reasoning_and_invalid_arguments_are_replayed_in_the_next_request() {
                 text: "invalid_arguments: arguments are not valid JSON".into(),
             }],
             is_error: true,
+            media: Vec::new(),
         })],
     });
     let server = MockServer::start(vec![Scripted::stream(fixture(

@@ -92,6 +92,23 @@ pub enum Part {
     Reasoning(ReasoningPart),
     ToolCall(ToolCallPart),
     ToolResult(ToolResultPart),
+    /// Media delivered in a user turn (the families that take tool-origin media only there):
+    /// emitted right after the message holding the tool result it came from.
+    Media(MediaPart),
+}
+
+/// Media bytes on their way to a model, prepared by `tackle-llm`'s delivery step from a
+/// retained attachment: never written by a tool, never read back from a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaPart {
+    /// The sniffed MIME type (`image/png`, `application/pdf`, `video/mp4`, …).
+    pub mime_type: String,
+    /// The bytes, base64 (standard alphabet, padded): every family takes them so.
+    pub data_base64: String,
+    /// Where the bytes are kept (`artifact://sha256/<digest>`), for the record and for the
+    /// file name the families that want one are given.
+    pub artifact: String,
 }
 
 /// A reasoning item as the Responses API returned it.
@@ -190,6 +207,10 @@ pub struct ToolResultPart {
     pub content: Vec<ContentBlock>,
     #[serde(default)]
     pub is_error: bool,
+    /// Media delivered inside the result (the families whose tool results take it), set by
+    /// `tackle-llm`'s delivery step; the attachment blocks of `content` stay references.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<MediaPart>,
 }
 
 /// Token counts of one turn. `input_tokens` counts only uncached input, so the prompt's size is

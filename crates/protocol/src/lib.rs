@@ -24,8 +24,8 @@ pub use call::{
     TurnId,
 };
 pub use conversation::{
-    AssistantTurn, Message, Part, ReasoningPart, Role, StopReason, ToolArguments, ToolCallPart,
-    ToolResultPart, Usage,
+    AssistantTurn, MediaPart, Message, Part, ReasoningPart, Role, StopReason, ToolArguments,
+    ToolCallPart, ToolResultPart, Usage,
 };
 pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};

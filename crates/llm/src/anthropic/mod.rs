@@ -2,7 +2,7 @@
 //! speak it (llama.cpp's server, MiniMax and other Anthropic-compatible APIs) by base URL.
 
 mod error;
-mod request;
+pub(crate) mod request;
 mod stream;
 
 pub use request::request_body;

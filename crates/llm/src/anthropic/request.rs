@@ -7,8 +7,9 @@
 //! signatures (unsigned thinking, from another family, is dropped).
 
 use serde_json::{Value, json};
-use tackle_protocol::{ContentBlock, Message, Part, Role, ToolResultPart};
+use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role, ToolResultPart};
 
+use crate::media::MediaKind;
 use crate::request::{ToolChoice, TurnRequest};
 use crate::schema::object_root;
 use crate::tool_names::ToolNameMap;
@@ -125,6 +126,26 @@ fn block(part: &Part, role: Role, names: &ToolNameMap) -> Option<Value> {
             "input": call.arguments.object_or_empty(),
         })),
         Part::ToolResult(result) => Some(tool_result(result)),
+        Part::Media(media) => Some(media_block(media)),
+    }
+}
+
+/// An image or PDF as a base64 block. Other kinds reach this family only as notes: the
+/// matrix puts video on Anthropic-compatible endpoints in a user turn, but no wire shape for
+/// it is documented well enough to send, so it is described instead.
+fn media_block(media: &MediaPart) -> Value {
+    let source =
+        json!({"type": "base64", "media_type": media.mime_type, "data": media.data_base64});
+    match MediaKind::of_mime(&media.mime_type) {
+        Some(MediaKind::Image) => json!({"type": "image", "source": source}),
+        Some(MediaKind::Pdf) => json!({"type": "document", "source": source}),
+        _ => json!({
+            "type": "text",
+            "text": format!(
+                "[{} kept as {}; this endpoint has no documented way to take it inline]",
+                media.mime_type, media.artifact
+            ),
+        }),
     }
 }
 
@@ -140,6 +161,7 @@ fn tool_result(result: &ToolResultPart) -> Value {
                 "text": crate::media_note::attachment_note(block),
             })),
         })
+        .chain(result.media.iter().map(media_block))
         .collect();
     let mut value = json!({
         "type": "tool_result",

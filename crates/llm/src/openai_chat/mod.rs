@@ -2,7 +2,7 @@
 //! that speaks it by base URL: llama.cpp's server, vLLM, Ollama, OpenRouter, LM Studio.
 
 pub(crate) mod error;
-mod request;
+pub(crate) mod request;
 mod stream;
 
 pub use request::request_body;

@@ -8,9 +8,10 @@
 //! no field for it.
 
 use serde_json::{Value, json};
-use tackle_protocol::{ContentBlock, Message, Part, Role};
+use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role};
 
 use super::OpenAiChatConfig;
+use crate::media::{MediaKind, data_url, file_name};
 use crate::media_note::attachment_note;
 use crate::request::{ToolChoice, TurnRequest};
 use crate::schema::{object_root, openai_strict};
@@ -113,6 +114,12 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
                                 ContentBlock::Text { text } => text.clone(),
                                 ContentBlock::Attachment { .. } => attachment_note(block),
                             })
+                            .chain(result.media.iter().map(|m| {
+                                format!(
+                                    "[{} kept as {}; a tool message cannot carry it]",
+                                    m.mime_type, m.artifact
+                                )
+                            }))
                             .collect();
                         out.push(json!({
                             "role": "tool",
@@ -123,6 +130,7 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
                     Part::Text { text } if !text.is_empty() => {
                         texts.push(json!({"type": "text", "text": text}));
                     }
+                    Part::Media(media) => texts.push(media_part(media)),
                     _ => {}
                 }
             }
@@ -130,5 +138,27 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
                 out.push(json!({"role": "user", "content": texts}));
             }
         }
+    }
+}
+
+/// Media in a user message: images as `image_url`, PDFs as `file` data, video as `video_url`
+/// (what the compatible servers that take video read: Kimi, Qwen), all inline `data:` URLs.
+/// Audio has no place in Chat's tool-origin matrix and is described instead.
+fn media_part(media: &MediaPart) -> Value {
+    match MediaKind::of_mime(&media.mime_type) {
+        Some(MediaKind::Image) => {
+            json!({"type": "image_url", "image_url": {"url": data_url(media)}})
+        }
+        Some(MediaKind::Pdf) => json!({
+            "type": "file",
+            "file": {"filename": file_name(media), "file_data": data_url(media)},
+        }),
+        Some(MediaKind::Video) => {
+            json!({"type": "video_url", "video_url": {"url": data_url(media)}})
+        }
+        _ => json!({
+            "type": "text",
+            "text": format!("[{} kept as {}; Chat Completions cannot take it]", media.mime_type, media.artifact),
+        }),
     }
 }

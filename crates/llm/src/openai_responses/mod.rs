@@ -7,7 +7,7 @@
 //! `previous_response_id`, which keeps the conversation on the vendor's side, ties a session to
 //! one account and cannot be replayed from tackle's own record.
 
-mod request;
+pub(crate) mod request;
 mod stream;
 
 pub use request::request_body;

@@ -12,9 +12,12 @@
 //! is dropped. Attachments travel as notes until media delivery lands.
 
 use serde_json::{Value, json};
-use tackle_protocol::{ContentBlock, Message, Part, ReasoningPart, Role, ToolResultPart};
+use tackle_protocol::{
+    ContentBlock, MediaPart, Message, Part, ReasoningPart, Role, ToolResultPart,
+};
 
 use super::OpenAiResponsesConfig;
+use crate::media::{MediaKind, data_url, file_name};
 use crate::media_note::attachment_note;
 use crate::request::{ToolChoice, TurnRequest};
 use crate::schema::{object_root, openai_strict};
@@ -105,6 +108,7 @@ fn lower_user(message: &Message, out: &mut Vec<Value>) {
             Part::Text { text } if !text.is_empty() => {
                 texts.push(json!({"type": "input_text", "text": text}));
             }
+            Part::Media(media) => texts.push(input_media(media)),
             _ => {}
         }
     }
@@ -159,6 +163,8 @@ fn reasoning_item(reasoning: &ReasoningPart) -> Option<Value> {
     Some(json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted}))
 }
 
+/// A result's output: its text as one string, or, when media was delivered into it, a list
+/// of the text followed by the media (Responses takes images and files in tool output).
 fn tool_output(result: &ToolResultPart) -> Value {
     let text: Vec<String> = result
         .content
@@ -168,11 +174,35 @@ fn tool_output(result: &ToolResultPart) -> Value {
             ContentBlock::Attachment { .. } => attachment_note(block),
         })
         .collect();
+    let output = if result.media.is_empty() {
+        json!(text.join("\n"))
+    } else {
+        let mut items = vec![json!({"type": "input_text", "text": text.join("\n")})];
+        items.extend(result.media.iter().map(input_media));
+        Value::Array(items)
+    };
     json!({
         "type": "function_call_output",
         "call_id": result.call_id.0,
-        "output": text.join("\n"),
+        "output": output,
     })
+}
+
+/// Images as `input_image`, PDFs as `input_file`, inline `data:` URLs; other kinds have no
+/// place in this family's matrix and are described.
+fn input_media(media: &MediaPart) -> Value {
+    match MediaKind::of_mime(&media.mime_type) {
+        Some(MediaKind::Image) => json!({"type": "input_image", "image_url": data_url(media)}),
+        Some(MediaKind::Pdf) => json!({
+            "type": "input_file",
+            "filename": file_name(media),
+            "file_data": data_url(media),
+        }),
+        _ => json!({
+            "type": "input_text",
+            "text": format!("[{} kept as {}; Responses cannot take it]", media.mime_type, media.artifact),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -321,6 +321,7 @@ pub fn round_trip_request(model: &str) -> tackle_llm::TurnRequest {
                         },
                     ],
                     is_error: false,
+                    media: Vec::new(),
                 }),
                 Part::ToolResult(ToolResultPart {
                     call_id: CallId("call.with:odd/chars".into()),
@@ -328,6 +329,7 @@ pub fn round_trip_request(model: &str) -> tackle_llm::TurnRequest {
                         text: "invalid_arguments: arguments are not valid JSON".into(),
                     }],
                     is_error: true,
+                    media: Vec::new(),
                 }),
             ],
         },
