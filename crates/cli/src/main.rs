@@ -2,6 +2,7 @@
 
 mod approve;
 mod args;
+mod artifacts;
 mod commands;
 mod config;
 mod exit;

@@ -66,6 +66,13 @@ impl Anthropic {
         Ok(Self { config, endpoint })
     }
 
+    /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
+    /// inspection and the request-build benchmark.
+    pub fn body(&self, request: &TurnRequest) -> serde_json::Value {
+        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        request_body(request, &names)
+    }
+
     fn extra_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
         let mut headers = Vec::new();
         if let Some(v) = header_value(&self.config.version) {

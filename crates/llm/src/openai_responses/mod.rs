@@ -81,6 +81,13 @@ impl OpenAiResponses {
         )?;
         Ok(Self { config, endpoint })
     }
+
+    /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
+    /// inspection and the request-build benchmark.
+    pub fn body(&self, request: &TurnRequest) -> serde_json::Value {
+        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        request_body(&self.config, request, &names)
+    }
 }
 
 #[async_trait]
