@@ -87,6 +87,9 @@ impl TurnAssembler {
                 self.parts.push(Part::RedactedThinking { data });
             }
             StreamEvent::Reasoning(part) => self.parts.push(Part::Reasoning(part)),
+            StreamEvent::PartSignature { signature } => {
+                self.parts.push(Part::ThoughtSignature { signature });
+            }
             StreamEvent::ToolCallStart { index, id, name } => {
                 self.close_call(index);
                 self.parts.push(Part::ToolCall(ToolCallPart {

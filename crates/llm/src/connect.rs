@@ -11,6 +11,8 @@ use crate::anthropic::{Anthropic, AnthropicConfig};
 use crate::catalog::{ProviderKind, ProviderSpec};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
+use crate::gemini::vertex::DEFAULT_TOKEN_ENV;
+use crate::gemini::{Gemini, GeminiConfig, TokenSource, Vertex, VertexConfig};
 use crate::openai_chat::{OpenAiChat, OpenAiChatConfig};
 use crate::openai_responses::{OpenAiResponses, OpenAiResponsesConfig};
 use crate::provider::Provider;
@@ -70,6 +72,43 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             config.key = key;
             Arc::new(OpenAiResponses::new(config, transport)?)
         }
+        ProviderKind::Gemini => Arc::new(Gemini::new(
+            GeminiConfig {
+                name: spec.name.clone(),
+                base_url: base_url()?,
+                key,
+            },
+            transport,
+        )?),
+        ProviderKind::Vertex => {
+            let missing = |field: &str| {
+                ctx.error(
+                    ErrorKind::Configuration,
+                    format!(
+                        "provider `{}` (kind vertex) has no {field}; set {field} in its [providers.{}] table",
+                        spec.name, spec.name
+                    ),
+                )
+            };
+            let token = match &spec.token_command {
+                Some(argv) => TokenSource::Command(argv.clone()),
+                None => TokenSource::Env(
+                    spec.api_key_env
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_TOKEN_ENV.to_owned()),
+                ),
+            };
+            Arc::new(Vertex::new(
+                VertexConfig {
+                    name: spec.name.clone(),
+                    project: spec.project.clone().ok_or_else(|| missing("project"))?,
+                    location: spec.location.clone().ok_or_else(|| missing("location"))?,
+                    base_url: spec.base_url.clone(),
+                    token,
+                },
+                transport,
+            )?)
+        }
         kind => {
             let ready: Vec<&str> = ProviderKind::ALL
                 .iter()
@@ -110,6 +149,10 @@ mod tests {
             kind,
             base_url: base_url.map(str::to_owned),
             api_key_env: key.map(str::to_owned),
+            project: Some("proj".into()),
+            location: Some("us-central1".into()),
+            // A command is run at the first turn, so connecting needs no token.
+            token_command: Some(vec!["true".into()]),
         }
     }
 
@@ -134,6 +177,36 @@ mod tests {
             assert_eq!(e.kind, ErrorKind::Configuration, "{kind}");
             assert!(e.message.contains(kind.as_str()), "{e}");
             assert!(e.message.contains("anthropic"), "{e}");
+        }
+    }
+
+    #[test]
+    fn vertex_needs_project_and_location_and_defaults_its_token_variable() {
+        let vertex = |project: Option<&str>, location: Option<&str>| ProviderSpec {
+            name: "vertex".into(),
+            kind: ProviderKind::Vertex,
+            base_url: None,
+            api_key_env: None,
+            project: project.map(str::to_owned),
+            location: location.map(str::to_owned),
+            token_command: None,
+        };
+        for (spec, named) in [
+            (vertex(None, Some("global")), "project"),
+            (vertex(Some("p"), None), "location"),
+            (vertex(Some("p"), Some("us/central")), "location"),
+            (vertex(Some("p q"), Some("global")), "project"),
+        ] {
+            let e = connect(&spec, transport()).err().unwrap();
+            assert_eq!(e.kind, ErrorKind::Configuration);
+            assert!(e.message.contains(named), "{e}");
+        }
+        // The variable is never set by anything in these tests.
+        if std::env::var_os(DEFAULT_TOKEN_ENV).is_none() {
+            let e = connect(&vertex(Some("p"), Some("global")), transport())
+                .err()
+                .unwrap();
+            assert!(e.message.contains(DEFAULT_TOKEN_ENV), "{e}");
         }
     }
 
@@ -171,6 +244,9 @@ mod tests {
             let e = connect(
                 &ProviderSpec {
                     api_key_env: Some(format!("TACKLE_CONNECT_TEST_UNSET_{}", p.name)),
+                    // Vertex's project and location are the account's, never built in.
+                    project: p.project.clone().or(Some("proj".into())),
+                    location: p.location.clone().or(Some("global".into())),
                     ..p.clone()
                 },
                 transport(),

@@ -57,6 +57,12 @@ impl ApiKey {
         Ok(value)
     }
 
+    /// A secret obtained another way than from a variable (a Vertex access token printed by
+    /// the configured command).
+    pub(crate) fn from_secret(secret: String) -> Self {
+        Self(secret)
+    }
+
     /// The secret itself, for the redactor that scrubs it from echoed messages.
     pub(crate) fn expose(&self) -> &str {
         &self.0

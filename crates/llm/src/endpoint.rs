@@ -39,7 +39,7 @@ pub(crate) struct Endpoint {
 /// One streaming request to an endpoint.
 pub(crate) struct TurnPost<'a, L> {
     /// Appended to the base URL (`/v1/messages`, `/chat/completions`, `/responses`).
-    pub path: &'static str,
+    pub path: String,
     pub model: &'a str,
     /// Headers the family adds to the common ones (`anthropic-version`).
     pub extra_headers: Vec<(HeaderName, HeaderValue)>,
@@ -87,6 +87,7 @@ impl Endpoint {
     /// the family's own.
     fn headers(
         &self,
+        key: Option<&ApiKey>,
         ctx: &ErrorContext,
         extra: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<HeaderMap, LlmError> {
@@ -99,7 +100,7 @@ impl Endpoint {
             http::header::ACCEPT,
             HeaderValue::from_static("text/event-stream"),
         );
-        if let Some(key) = &self.key {
+        if let Some(key) = key {
             match self.key_header {
                 KeyHeader::Bearer => {
                     headers.insert(http::header::AUTHORIZATION, key.header("Bearer ", ctx)?);
@@ -118,13 +119,24 @@ impl Endpoint {
     /// Sends the body and returns the lifted events; every error on the way out, before or
     /// during the stream, has the key scrubbed from its message.
     pub async fn stream<L: Lift>(&self, post: TurnPost<'_, L>) -> Result<TurnStream, LlmError> {
+        self.stream_with_key(post, self.key.as_ref()).await
+    }
+
+    /// [`Endpoint::stream`] with a credential obtained per turn (a Vertex access token, which
+    /// expires and is fetched again) in place of the one loaded at construction.
+    pub async fn stream_with_key<L: Lift>(
+        &self,
+        post: TurnPost<'_, L>,
+        key: Option<&ApiKey>,
+    ) -> Result<TurnStream, LlmError> {
         let ctx = self.context(post.model);
-        let redactor = Redactor::new(self.key.as_ref());
+        let redactor = Redactor::new(key);
         let request = StreamingPost {
             url: format!("{}{}", self.base_url, post.path),
-            headers: self.headers(&ctx, post.extra_headers)?,
+            headers: self.headers(key, &ctx, post.extra_headers)?,
             body: Bytes::from(post.body.to_string()),
             classify: post.classify,
+            reads_unframed: L::READS_UNFRAMED,
             ctx,
         };
         let reader = self

@@ -29,6 +29,10 @@ pub enum StreamEvent {
     },
     /// A whole reasoning item (OpenAI Responses `output_item.done`), kept for replay.
     Reasoning(ReasoningPart),
+    /// The signature of the part just before (Gemini `thoughtSignature`), kept for replay.
+    PartSignature {
+        signature: String,
+    },
     ToolCallStart {
         index: usize,
         id: CallId,

@@ -6,7 +6,8 @@
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages),
 //! [`openai_chat`] (Chat Completions) and [`openai_responses`] (Responses), the last two also for
-//! compatible servers by base URL. What every adapter shares about its endpoint (key, headers,
+//! compatible servers by base URL, and [`gemini`] (`streamGenerateContent`, on the Gemini API
+//! and on Vertex AI). What every adapter shares about its endpoint (key, headers,
 //! redaction) is one module, `endpoint`.
 //! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
 //! written by hand), for offline, deterministic tests of whatever drives a model.
@@ -29,6 +30,7 @@ mod credentials;
 mod endpoint;
 mod error;
 mod event;
+pub mod gemini;
 pub mod media;
 mod media_note;
 pub mod openai_chat;

@@ -7,8 +7,14 @@
 //!   with `additionalProperties: false` and every property listed in `required`, the ones that
 //!   were optional made nullable so the model can still leave them out by sending `null`.
 //!   Applied only when strict mode is on; a schema is otherwise sent as the catalog wrote it.
+//! - [`gemini_parameters`] (`schema/gemini.rs`): Gemini's OpenAPI subset, definitions inlined,
+//!   nullable unions as `nullable`, the keywords it rejects dropped.
 
 use serde_json::{Map, Value, json};
+
+mod gemini;
+
+pub use gemini::{SchemaError, gemini_parameters};
 
 /// The schema with an object root.
 pub fn object_root(schema: &Value) -> Value {

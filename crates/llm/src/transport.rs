@@ -78,6 +78,10 @@ pub(crate) struct StreamingPost {
     pub headers: HeaderMap,
     pub body: Bytes,
     pub classify: ClassifyError,
+    /// The family may answer a failure with a bare JSON body, even with a 200 (Gemini): a
+    /// `application/json` success is read rather than refused, and lines outside the event
+    /// framing are kept for [`Lift::unframed`].
+    pub reads_unframed: bool,
 }
 
 impl Transport {
@@ -130,7 +134,13 @@ impl Transport {
                     },
                 ),
                 Ok(Ok(response)) if response.status().is_success() => {
-                    return self.reader(post.ctx, response, deadline_at, attempt);
+                    return self.reader(
+                        post.ctx,
+                        response,
+                        deadline_at,
+                        attempt,
+                        post.reads_unframed,
+                    );
                 }
                 Ok(Ok(response)) => self.failed(&post, response, deadline_at).await,
             };
@@ -193,6 +203,7 @@ impl Transport {
         response: reqwest::Response,
         deadline_at: Instant,
         attempts: u32,
+        reads_unframed: bool,
     ) -> Result<SseReader, LlmError> {
         let status = response.status().as_u16();
         let request_id = request_id(response.headers());
@@ -202,19 +213,25 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
+        let mut decoder = SseDecoder::new(self.limits.max_event_bytes);
+        if reads_unframed {
+            decoder.keep_unframed();
+        }
         let reader = SseReader {
             ctx,
             status,
             request_id,
             attempts,
             body: Box::pin(response.bytes_stream()),
-            decoder: Some(SseDecoder::new(self.limits.max_event_bytes)),
+            decoder: Some(decoder),
+            unframed: String::new(),
             pending: VecDeque::new(),
             idle_timeout: self.limits.idle_timeout,
             deadline_at,
             deadline: self.limits.deadline,
         };
-        if !content_type.contains("text/event-stream") {
+        let json_read_as_unframed = reads_unframed && content_type.contains("application/json");
+        if !content_type.contains("text/event-stream") && !json_read_as_unframed {
             return Err(reader.error(
                 ErrorKind::InvalidResponse,
                 format!(
@@ -284,6 +301,8 @@ pub(crate) struct SseReader {
     body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
     /// `None` once the body has ended.
     decoder: Option<SseDecoder>,
+    /// The text outside the event framing, once the body has ended (see `reads_unframed`).
+    unframed: String,
     pending: VecDeque<SseEvent>,
     idle_timeout: Duration,
     deadline_at: Instant,
@@ -332,7 +351,13 @@ impl SseReader {
                     ));
                 }
                 Ok(None) => {
+                    if let Some(decoder) = self.decoder.as_mut() {
+                        self.unframed = decoder.take_unframed();
+                    }
                     let tail = self.decoder.take().map(SseDecoder::finish);
+                    if !self.unframed.trim().is_empty() {
+                        return Ok(None);
+                    }
                     if tail.is_some_and(|t| t.incomplete_event) {
                         return Err(self.error(
                             ErrorKind::StreamCut,
@@ -373,8 +398,25 @@ pub(crate) struct LiftFailure {
 
 /// Lifts one family's server-sent events into neutral events.
 pub(crate) trait Lift: Send + 'static {
+    /// Whether the family sends failures as bare JSON outside the event framing.
+    const READS_UNFRAMED: bool = false;
+
     fn lift(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>)
     -> Result<Lifted, LiftFailure>;
+
+    /// The body ended cleanly: a family whose streams end with the connection (Gemini) emits
+    /// its terminal events here and says `true`; `false` means the stream was cut.
+    fn end(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
+        false
+    }
+
+    /// The body ended with text outside the event framing (only when `READS_UNFRAMED`).
+    fn unframed(&mut self, _text: &str) -> LiftFailure {
+        LiftFailure {
+            kind: ErrorKind::InvalidResponse,
+            message: "the stream carried text outside its events".into(),
+        }
+    }
 }
 
 struct Drive<L> {
@@ -414,10 +456,21 @@ pub(crate) fn drive<L: Lift>(reader: SseReader, lift: L) -> TurnStream {
                         Err(failure) => s.reader.error(failure.kind, failure.message),
                     }
                 }
-                Ok(None) => s.reader.error(
-                    ErrorKind::StreamCut,
-                    "the stream ended before its terminal event; the connection was cut, try again",
-                ),
+                Ok(None) if !s.reader.unframed.trim().is_empty() => {
+                    let failure = s.lift.unframed(&s.reader.unframed);
+                    s.reader.error(failure.kind, failure.message)
+                }
+                Ok(None) => {
+                    let mut out = Vec::new();
+                    if s.lift.end(&mut out) {
+                        s.buffer.extend(out);
+                        continue;
+                    }
+                    s.reader.error(
+                        ErrorKind::StreamCut,
+                        "the stream ended before its terminal event; the connection was cut, try again",
+                    )
+                }
                 Err(e) => e,
             };
             return Some((Err(failure), s));

@@ -51,6 +51,8 @@ pub struct SseDecoder {
     /// Bytes of the current event's lines so far, line ends included.
     event_bytes: usize,
     failed: Option<SseError>,
+    /// Lines that are not event-stream fields, kept when asked ([`SseDecoder::keep_unframed`]).
+    unframed: Option<String>,
 }
 
 const BOM: &[u8] = "\u{feff}".as_bytes();
@@ -69,7 +71,29 @@ impl SseDecoder {
             retry_ms: None,
             event_bytes: 0,
             failed: None,
+            unframed: None,
         }
+    }
+
+    /// Keeps the lines that are not event-stream fields instead of ignoring them, for a server
+    /// that answers some failures with a bare JSON body inside an event stream (Gemini). Only a
+    /// line opening with `{`, `[`, `}`, `]`, `"` or whitespace counts; field lines of unknown names
+    /// are still ignored. The kept text is bounded by the event limit.
+    pub fn keep_unframed(&mut self) {
+        self.unframed.get_or_insert_with(String::new);
+    }
+
+    /// The unframed lines kept so far, each followed by `\n`, and the final line if it had no
+    /// line end; empty when none came or none were asked for.
+    pub fn take_unframed(&mut self) -> String {
+        let Some(kept) = self.unframed.as_mut() else {
+            return String::new();
+        };
+        let mut text = std::mem::take(kept);
+        if is_unframed(&self.partial_line) {
+            text.push_str(&String::from_utf8_lossy(&self.partial_line));
+        }
+        text
     }
 
     /// The last `retry:` the server sent, in milliseconds.
@@ -167,6 +191,15 @@ impl SseDecoder {
         if line[0] == b':' {
             return; // a comment or keep-alive
         }
+        if let Some(kept) = self.unframed.as_mut()
+            && is_unframed(line)
+        {
+            if kept.len() + line.len() < self.max_event_bytes {
+                kept.push_str(&String::from_utf8_lossy(line));
+                kept.push('\n');
+            }
+            return;
+        }
         let (name, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
@@ -208,6 +241,14 @@ impl SseDecoder {
             id: self.last_id.clone(),
         });
     }
+}
+
+/// Whether a line looks like part of a JSON body rather than an event-stream field.
+fn is_unframed(line: &[u8]) -> bool {
+    matches!(
+        line.first(),
+        Some(b'{' | b'[' | b'}' | b']' | b'"' | b' ' | b'\t')
+    )
 }
 
 #[cfg(test)]
@@ -406,5 +447,30 @@ mod tests {
             .unwrap();
         assert_eq!(decoder.retry_ms(), Some(2500));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unframed_json_lines_are_kept_only_when_asked() {
+        let input = b"data: {\"a\":1}\n\n[{\n  \"error\": {\n    \"code\": 429\n  }\n}]";
+        for chunk in [input.len(), 7, 1] {
+            let mut decoder = SseDecoder::new(1 << 10);
+            decoder.keep_unframed();
+            let mut out = Vec::new();
+            for piece in input.chunks(chunk) {
+                decoder.feed(piece, &mut out).unwrap();
+            }
+            assert_eq!(out, vec![ev("message", "{\"a\":1}", None)]);
+            assert_eq!(
+                decoder.take_unframed(),
+                "[{\n  \"error\": {\n    \"code\": 429\n  }\n}]"
+            );
+        }
+        let mut plain = SseDecoder::new(1 << 10);
+        let mut out = Vec::new();
+        plain
+            .feed(b"{\"error\":1}\nfoo: bar\n\n", &mut out)
+            .unwrap();
+        assert!(out.is_empty());
+        assert_eq!(plain.take_unframed(), "");
     }
 }

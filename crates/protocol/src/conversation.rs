@@ -90,6 +90,13 @@ pub enum Part {
     /// the encrypted reasoning that lets a stateless (`store: false`) conversation carry the
     /// model's reasoning into the next turn. Replayed only to that family; the others drop it.
     Reasoning(ReasoningPart),
+    /// Gemini's `thoughtSignature`: the opaque proof of the model's reasoning that came on the
+    /// part just before this one (a tool call, text or thought). Replayed on that same part to
+    /// Gemini, which rejects a function call sent back without its signature; the other
+    /// families drop it.
+    ThoughtSignature {
+        signature: String,
+    },
     ToolCall(ToolCallPart),
     ToolResult(ToolResultPart),
     /// Media delivered in a user turn (the families that take tool-origin media only there):

@@ -111,6 +111,17 @@ fn apply_provider(
             }
         })
         .transpose()?;
+    let project = t.project.as_ref().map(|v| v.get_ref().clone());
+    let location = t.location.as_ref().map(|v| v.get_ref().clone());
+    let token_command = t.token_command.as_ref().map(|v| v.get_ref().clone());
+    if token_command
+        .as_ref()
+        .is_some_and(|argv| argv.first().is_none_or(String::is_empty))
+    {
+        bail!(
+            "[providers.{name}] ({at}): token_command is empty; name a program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-access-token\"]"
+        );
+    }
     let source_origin = at.clone();
     match providers.iter_mut().find(|p| p.spec.name == name) {
         Some(existing) => {
@@ -122,6 +133,15 @@ fn apply_provider(
             }
             if let Some(var) = api_key_env {
                 existing.spec.api_key_env = Some(var);
+            }
+            if project.is_some() {
+                existing.spec.project = project;
+            }
+            if location.is_some() {
+                existing.spec.location = location;
+            }
+            if token_command.is_some() {
+                existing.spec.token_command = token_command;
             }
             existing.source = match existing.source {
                 EntrySource::BuiltIn => EntrySource::Override(source_origin),
@@ -135,17 +155,21 @@ fn apply_provider(
                     UnknownKind::valid().join(", ")
                 );
             };
-            let Some(base_url) = base_url else {
+            // Vertex derives its host from the location.
+            if base_url.is_none() && kind != ProviderKind::Vertex {
                 bail!(
                     "[providers.{name}] ({at}) needs base_url (for example \"http://127.0.0.1:8080/v1\")"
                 );
-            };
+            }
             providers.push(CatalogProvider {
                 spec: tackle_llm::catalog::ProviderSpec {
                     name: name.to_owned(),
                     kind,
-                    base_url: Some(base_url),
+                    base_url,
                     api_key_env,
+                    project,
+                    location,
+                    token_command,
                 },
                 source: EntrySource::User(source_origin),
             });

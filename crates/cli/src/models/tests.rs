@@ -39,6 +39,42 @@ fn the_builtin_catalog_resolves_with_no_config() {
 }
 
 #[test]
+fn vertex_tables_carry_project_location_and_token_command() {
+    let (_dir, c) = user(
+        r#"[providers.vertex]
+project = "my-proj"
+location = "europe-west4"
+token_command = ["gcloud", "auth", "print-access-token"]
+
+[providers.vertex-eu]
+kind = "vertex"
+project = "other"
+location = "global"
+"#,
+    );
+    let c = c.unwrap();
+    let builtin = provider(&c, "vertex").unwrap();
+    assert_eq!(builtin.spec.project.as_deref(), Some("my-proj"));
+    assert_eq!(builtin.spec.location.as_deref(), Some("europe-west4"));
+    assert_eq!(
+        builtin.spec.token_command.as_deref(),
+        Some(
+            &[
+                "gcloud".to_owned(),
+                "auth".into(),
+                "print-access-token".into()
+            ][..]
+        )
+    );
+    let added = provider(&c, "vertex-eu").unwrap();
+    assert_eq!(added.spec.base_url, None);
+    assert_eq!(added.spec.location.as_deref(), Some("global"));
+    let (_dir, empty) = user("[providers.vertex]\ntoken_command = []\n");
+    let e = format!("{:#}", empty.unwrap_err());
+    assert!(e.contains("token_command is empty"), "{e}");
+}
+
+#[test]
 fn user_tables_define_override_and_choose_with_their_lines() {
     let (dir, c) = user(
         r#"[model]

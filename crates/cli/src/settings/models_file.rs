@@ -31,6 +31,14 @@ pub struct ProviderSection {
     pub base_url: Option<Spanned<String>>,
     /// The environment variable the key is read from (the key itself is never in a file).
     pub api_key_env: Option<Spanned<String>>,
+    /// Vertex AI: the Google Cloud project.
+    pub project: Option<Spanned<String>>,
+    /// Vertex AI: the region (`us-central1`) or `global`.
+    pub location: Option<Spanned<String>>,
+    /// Vertex AI: the program and arguments that print an access token, run without a shell
+    /// (`["gcloud", "auth", "print-access-token"]`); without it the token is read from
+    /// `api_key_env` (default `VERTEX_ACCESS_TOKEN`).
+    pub token_command: Option<Spanned<Vec<String>>>,
 }
 
 /// `[models."<provider:model>"]`: a catalog entry, or an override of a built-in one.

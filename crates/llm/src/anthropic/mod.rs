@@ -98,7 +98,7 @@ impl Provider for Anthropic {
         let body = request_body(request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/v1/messages",
+                path: "/v1/messages".into(),
                 model: &request.model,
                 extra_headers: self.extra_headers(),
                 body,

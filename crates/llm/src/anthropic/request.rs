@@ -118,7 +118,7 @@ fn block(part: &Part, role: Role, names: &ToolNameMap) -> Option<Value> {
         }
         Part::RedactedThinking { .. } => None,
         // Another family's reasoning: Anthropic cannot verify it.
-        Part::Reasoning(_) => None,
+        Part::Reasoning(_) | Part::ThoughtSignature { .. } => None,
         Part::ToolCall(call) => Some(json!({
             "type": "tool_use",
             "id": tool_use_id(&call.id.0),

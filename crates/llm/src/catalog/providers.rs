@@ -51,7 +51,11 @@ impl ProviderKind {
     pub fn has_adapter(self) -> bool {
         matches!(
             self,
-            ProviderKind::Anthropic | ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses
+            ProviderKind::Anthropic
+                | ProviderKind::OpenAiChat
+                | ProviderKind::OpenAiResponses
+                | ProviderKind::Gemini
+                | ProviderKind::Vertex
         )
     }
 }
@@ -108,6 +112,14 @@ pub struct ProviderSpec {
     /// `None` for an endpoint that takes no key, or one whose credentials come from another
     /// chain (Bedrock's AWS chain, Vertex's bearer token).
     pub api_key_env: Option<String>,
+    /// Vertex AI: the Google Cloud project whose endpoint the turns go to.
+    pub project: Option<String>,
+    /// Vertex AI: the region (`us-central1`) or `global`; also picks the host.
+    pub location: Option<String>,
+    /// Vertex AI: a program and its arguments that print an access token
+    /// (`["gcloud", "auth", "print-access-token"]`), run without a shell, again after a 401.
+    /// Without it the token is read from the `api_key_env` variable.
+    pub token_command: Option<Vec<String>>,
 }
 
 fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
@@ -116,6 +128,9 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         kind,
         base_url: base_url.map(str::to_owned),
         api_key_env: key.map(str::to_owned),
+        project: None,
+        location: None,
+        token_command: None,
     }
 }
 

@@ -105,6 +105,9 @@ fn body(family: DeliveryFamily) -> Value {
             &request,
             &names,
         ),
+        DeliveryFamily::Gemini | DeliveryFamily::VertexGemini => {
+            crate::gemini::request::request_body(&request, &names).expect("the golden tools lower")
+        }
         DeliveryFamily::OpenAiChat | DeliveryFamily::AzureChat | DeliveryFamily::CompatibleChat => {
             crate::openai_chat::request::request_body(
                 &OpenAiChatConfig::compatible("test", "http://127.0.0.1:1/v1"),
@@ -125,6 +128,8 @@ fn every_family_with_an_adapter_lays_media_out_as_its_golden_body() {
         ("openai_chat", DeliveryFamily::OpenAiChat),
         ("azure_chat", DeliveryFamily::AzureChat),
         ("compatible_chat", DeliveryFamily::CompatibleChat),
+        ("gemini", DeliveryFamily::Gemini),
+        ("vertex_gemini", DeliveryFamily::VertexGemini),
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media");
     let bless = std::env::var_os("TACKLE_BLESS").is_some();

@@ -95,6 +95,9 @@ fn the_family_follows_the_kind_and_whether_the_url_is_the_vendors() {
         kind,
         base_url: Some(url.into()),
         api_key_env: None,
+        project: None,
+        location: None,
+        token_command: None,
     };
     let cases = [
         (

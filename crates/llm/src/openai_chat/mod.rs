@@ -99,7 +99,7 @@ impl Provider for OpenAiChat {
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/chat/completions",
+                path: "/chat/completions".into(),
                 model: &request.model,
                 extra_headers: Vec::new(),
                 body,

@@ -101,7 +101,7 @@ impl Provider for OpenAiResponses {
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/responses",
+                path: "/responses".into(),
                 model: &request.model,
                 extra_headers: Vec::new(),
                 body,

@@ -85,6 +85,8 @@ pub enum RecordedEvent {
     RedactedThinking(String),
     /// A whole reasoning item (OpenAI Responses), with its encrypted content when there was one.
     Reasoning(ReasoningPart),
+    /// Gemini's `thoughtSignature` of the part before it.
+    PartSignature(String),
     ToolCallStart {
         index: usize,
         id: CallId,
@@ -110,6 +112,7 @@ impl From<&StreamEvent> for RecordedEvent {
             StreamEvent::ThinkingSignature { signature } => Self::ThinkingSignature(signature),
             StreamEvent::RedactedThinking { data } => Self::RedactedThinking(data),
             StreamEvent::Reasoning(part) => Self::Reasoning(part),
+            StreamEvent::PartSignature { signature } => Self::PartSignature(signature),
             StreamEvent::ToolCallStart { index, id, name } => {
                 Self::ToolCallStart { index, id, name }
             }
@@ -132,6 +135,7 @@ impl From<RecordedEvent> for StreamEvent {
             RecordedEvent::ThinkingSignature(signature) => Self::ThinkingSignature { signature },
             RecordedEvent::RedactedThinking(data) => Self::RedactedThinking { data },
             RecordedEvent::Reasoning(part) => Self::Reasoning(part),
+            RecordedEvent::PartSignature(signature) => Self::PartSignature { signature },
             RecordedEvent::ToolCallStart { index, id, name } => {
                 Self::ToolCallStart { index, id, name }
             }
