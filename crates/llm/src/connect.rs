@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::anthropic::{Anthropic, AnthropicConfig};
+use crate::bedrock::{Bedrock, BedrockAuth, BedrockConfig};
 use crate::catalog::{ProviderKind, ProviderSpec};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
@@ -70,6 +71,16 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             config.key = key;
             Arc::new(OpenAiResponses::new(config, transport)?)
         }
+        ProviderKind::Bedrock => {
+            let mut config = BedrockConfig::standard();
+            config.name = spec.name.clone();
+            config.region = spec.region.clone();
+            config.base_url = spec.base_url.clone();
+            if let Some(key) = key {
+                config.auth = BedrockAuth::ApiKey(key);
+            }
+            Arc::new(Bedrock::new(config, transport)?)
+        }
         kind => {
             let ready: Vec<&str> = ProviderKind::ALL
                 .iter()
@@ -110,6 +121,7 @@ mod tests {
             kind,
             base_url: base_url.map(str::to_owned),
             api_key_env: key.map(str::to_owned),
+            region: Some("us-east-1".into()),
         }
     }
 

@@ -14,8 +14,11 @@ use serde_json::Value;
 
 use crate::credentials::{ApiKey, KeySource};
 use crate::error::{ErrorContext, LlmError};
+use crate::framing::SseFraming;
 use crate::redact::Redactor;
-use crate::transport::{ClassifyError, Lift, StreamingPost, Transport, TurnStream, drive};
+use crate::transport::{
+    Classify, ClassifyError, Lift, StreamingPost, Transport, TurnStream, drive,
+};
 
 /// How an endpoint's key travels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,12 +127,12 @@ impl Endpoint {
             url: format!("{}{}", self.base_url, post.path),
             headers: self.headers(&ctx, post.extra_headers)?,
             body: Bytes::from(post.body.to_string()),
-            classify: post.classify,
+            classify: Classify::Body(post.classify),
             ctx,
         };
         let reader = self
             .transport
-            .open(request)
+            .open::<SseFraming>(request)
             .await
             .map_err(|e| redactor.error(e))?;
         Ok(redactor.stream(drive(reader, post.lift)))

@@ -51,7 +51,10 @@ impl ProviderKind {
     pub fn has_adapter(self) -> bool {
         matches!(
             self,
-            ProviderKind::Anthropic | ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses
+            ProviderKind::Anthropic
+                | ProviderKind::OpenAiChat
+                | ProviderKind::OpenAiResponses
+                | ProviderKind::Bedrock
         )
     }
 }
@@ -108,6 +111,9 @@ pub struct ProviderSpec {
     /// `None` for an endpoint that takes no key, or one whose credentials come from another
     /// chain (Bedrock's AWS chain, Vertex's bearer token).
     pub api_key_env: Option<String>,
+    /// The cloud region, for kinds whose endpoint is regional (Bedrock); `None` leaves it to
+    /// the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
+    pub region: Option<String>,
 }
 
 fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
@@ -116,6 +122,7 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         kind,
         base_url: base_url.map(str::to_owned),
         api_key_env: key.map(str::to_owned),
+        region: None,
     }
 }
 
