@@ -66,6 +66,13 @@ fn is_env_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+fn is_region_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
 fn apply_provider(
     providers: &mut Vec<CatalogProvider>,
     name: &str,
@@ -111,6 +118,20 @@ fn apply_provider(
             }
         })
         .transpose()?;
+    let region = t
+        .region
+        .as_ref()
+        .map(|r| {
+            let r = r.get_ref();
+            if is_region_name(r) {
+                Ok(r.clone())
+            } else {
+                Err(anyhow!(
+                    "[providers.{name}] ({at}): region `{r}` is not a region name (lowercase letters, digits and `-`, like \"us-east-1\")"
+                ))
+            }
+        })
+        .transpose()?;
     let source_origin = at.clone();
     match providers.iter_mut().find(|p| p.spec.name == name) {
         Some(existing) => {
@@ -122,6 +143,9 @@ fn apply_provider(
             }
             if let Some(var) = api_key_env {
                 existing.spec.api_key_env = Some(var);
+            }
+            if let Some(region) = region {
+                existing.spec.region = Some(region);
             }
             existing.source = match existing.source {
                 EntrySource::BuiltIn => EntrySource::Override(source_origin),
@@ -135,17 +159,19 @@ fn apply_provider(
                     UnknownKind::valid().join(", ")
                 );
             };
-            let Some(base_url) = base_url else {
+            // Bedrock's URL follows from its region.
+            if base_url.is_none() && kind != ProviderKind::Bedrock {
                 bail!(
                     "[providers.{name}] ({at}) needs base_url (for example \"http://127.0.0.1:8080/v1\")"
                 );
-            };
+            }
             providers.push(CatalogProvider {
                 spec: tackle_llm::catalog::ProviderSpec {
                     name: name.to_owned(),
                     kind,
-                    base_url: Some(base_url),
+                    base_url,
                     api_key_env,
+                    region,
                 },
                 source: EntrySource::User(source_origin),
             });

@@ -31,6 +31,9 @@ pub struct ProviderSection {
     pub base_url: Option<Spanned<String>>,
     /// The environment variable the key is read from (the key itself is never in a file).
     pub api_key_env: Option<Spanned<String>>,
+    /// The cloud region of a regional endpoint (Bedrock: `us-east-1`); without it the
+    /// environment's `AWS_REGION`/`AWS_DEFAULT_REGION` applies.
+    pub region: Option<Spanned<String>>,
 }
 
 /// `[models."<provider:model>"]`: a catalog entry, or an override of a built-in one.
