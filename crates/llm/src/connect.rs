@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::anthropic::{Anthropic, AnthropicConfig};
+use crate::bedrock::{Bedrock, BedrockAuth, BedrockConfig};
 use crate::catalog::{ProviderKind, ProviderSpec};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
@@ -109,6 +110,16 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
                 transport,
             )?)
         }
+        ProviderKind::Bedrock => {
+            let mut config = BedrockConfig::standard();
+            config.name = spec.name.clone();
+            config.region = spec.region.clone();
+            config.base_url = spec.base_url.clone();
+            if let Some(key) = key {
+                config.auth = BedrockAuth::ApiKey(key);
+            }
+            Arc::new(Bedrock::new(config, transport)?)
+        }
         kind => {
             let ready: Vec<&str> = ProviderKind::ALL
                 .iter()
@@ -153,6 +164,7 @@ mod tests {
             location: Some("us-central1".into()),
             // A command is run at the first turn, so connecting needs no token.
             token_command: Some(vec!["true".into()]),
+            region: Some("us-east-1".into()),
         }
     }
 
@@ -190,6 +202,7 @@ mod tests {
             project: project.map(str::to_owned),
             location: location.map(str::to_owned),
             token_command: None,
+            region: None,
         };
         for (spec, named) in [
             (vertex(None, Some("global")), "project"),

@@ -14,8 +14,11 @@ use serde_json::Value;
 
 use crate::credentials::{ApiKey, KeySource};
 use crate::error::{ErrorContext, LlmError};
+use crate::framing::{SseFraming, UnframedSseFraming};
 use crate::redact::Redactor;
-use crate::transport::{ClassifyError, Lift, StreamingPost, Transport, TurnStream, drive};
+use crate::transport::{
+    Classify, ClassifyError, Lift, StreamingPost, Transport, TurnStream, drive,
+};
 
 /// How an endpoint's key travels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,16 +138,25 @@ impl Endpoint {
             url: format!("{}{}", self.base_url, post.path),
             headers: self.headers(key, &ctx, post.extra_headers)?,
             body: Bytes::from(post.body.to_string()),
-            classify: post.classify,
-            reads_unframed: L::READS_UNFRAMED,
+            classify: Classify::Body(post.classify),
             ctx,
         };
-        let reader = self
-            .transport
-            .open(request)
-            .await
-            .map_err(|e| redactor.error(e))?;
-        Ok(redactor.stream(drive(reader, post.lift)))
+        let stream = if L::READS_UNFRAMED {
+            let reader = self
+                .transport
+                .open::<UnframedSseFraming>(request)
+                .await
+                .map_err(|e| redactor.error(e))?;
+            drive(reader, post.lift)
+        } else {
+            let reader = self
+                .transport
+                .open::<SseFraming>(request)
+                .await
+                .map_err(|e| redactor.error(e))?;
+            drive(reader, post.lift)
+        };
+        Ok(redactor.stream(stream))
     }
 }
 

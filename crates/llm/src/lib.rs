@@ -6,8 +6,9 @@
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages),
 //! [`openai_chat`] (Chat Completions) and [`openai_responses`] (Responses), the last two also for
-//! compatible servers by base URL, and [`gemini`] (`streamGenerateContent`, on the Gemini API
-//! and on Vertex AI). What every adapter shares about its endpoint (key, headers,
+//! compatible servers by base URL, [`gemini`] (`streamGenerateContent`, on the Gemini API
+//! and on Vertex AI) and [`bedrock`] (Converse, binary event-stream frames, SigV4). What
+//! every adapter shares about its endpoint (key, headers,
 //! redaction) is one module, `endpoint`.
 //! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
 //! written by hand), for offline, deterministic tests of whatever drives a model.
@@ -24,13 +25,16 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod bedrock;
 pub mod catalog;
 mod connect;
 mod credentials;
 mod endpoint;
 mod error;
 mod event;
+mod framing;
 pub mod gemini;
+mod lift;
 pub mod media;
 mod media_note;
 pub mod openai_chat;

@@ -13,7 +13,7 @@ use crate::transport::TurnStream;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Redactor {
-    key: Option<String>,
+    secrets: Vec<String>,
 }
 
 const REDACTED: &str = "<redacted>";
@@ -21,15 +21,23 @@ const REDACTED: &str = "<redacted>";
 impl Redactor {
     pub fn new(key: Option<&ApiKey>) -> Self {
         Self {
-            key: key.map(|k| k.expose().to_owned()),
+            secrets: key.map(|k| k.expose().to_owned()).into_iter().collect(),
         }
     }
 
+    /// Also scrubs `secret` (an AWS secret key or session token); an empty one is ignored.
+    pub fn with_secret(mut self, secret: &str) -> Self {
+        if !secret.is_empty() {
+            self.secrets.push(secret.to_owned());
+        }
+        self
+    }
+
     pub fn text(&self, text: &str) -> String {
-        let mut text = match &self.key {
-            Some(key) if !key.is_empty() => text.replace(key.as_str(), REDACTED),
-            _ => text.to_owned(),
-        };
+        let mut text = text.to_owned();
+        for secret in self.secrets.iter().filter(|s| !s.is_empty()) {
+            text = text.replace(secret.as_str(), REDACTED);
+        }
         if text.contains("sk-") {
             text = text
                 .split(' ')

@@ -1,5 +1,6 @@
-//! The HTTP side every adapter shares: one POST with retries, then the response body read as
-//! server-sent events under an idle timeout per read and an overall deadline.
+//! The HTTP side every adapter shares: one POST with retries, then the response body cut into
+//! frames (server-sent events for most families, a [`Framing`] of the adapter's own otherwise)
+//! under an idle timeout per read and an overall deadline.
 //!
 //! Provider endpoints are operator-configured (a base URL in the user's configuration, never a
 //! URL the model chose), so they go through `reqwest` with rustls, HTTP/2 and the environment's
@@ -17,11 +18,13 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use http::HeaderMap;
-use tackle_net::{Attempt, RetryDecision, RetryHints, RetryPolicy, SseDecoder, SseEvent};
+use tackle_net::{Attempt, RetryDecision, RetryHints, RetryPolicy};
 use tokio::time::Instant;
 
 use crate::error::{ErrorContext, ErrorKind, LlmError};
 use crate::event::StreamEvent;
+use crate::framing::Framing;
+pub(crate) use crate::lift::{Lift, LiftFailure, Lifted, drive};
 
 /// The events of one turn as they arrive.
 pub type TurnStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
@@ -34,7 +37,7 @@ pub struct TransportLimits {
     pub idle_timeout: Duration,
     /// The whole turn, retries and streaming included.
     pub deadline: Duration,
-    /// The largest single server-sent event accepted.
+    /// The largest single server-sent event (or other frame) accepted.
     pub max_event_bytes: usize,
     /// The most of an error response's body that is read to classify it.
     pub max_error_body: usize,
@@ -71,17 +74,25 @@ pub(crate) struct ErrorBody {
 /// Reads a vendor's error body (the only vendor-specific part of the retry loop).
 pub(crate) type ClassifyError = fn(status: u16, body: &[u8]) -> ErrorBody;
 
+/// Reads a vendor's error response where the body alone does not say its class (AWS puts the
+/// error's type in `x-amzn-errortype`).
+pub(crate) type ClassifyErrorResponse =
+    fn(status: u16, headers: &HeaderMap, body: &[u8]) -> ErrorBody;
+
+/// How an error response is read.
+#[derive(Clone, Copy)]
+pub(crate) enum Classify {
+    Body(ClassifyError),
+    Response(ClassifyErrorResponse),
+}
+
 /// One streaming POST.
 pub(crate) struct StreamingPost {
     pub ctx: ErrorContext,
     pub url: String,
     pub headers: HeaderMap,
     pub body: Bytes,
-    pub classify: ClassifyError,
-    /// The family may answer a failure with a bare JSON body, even with a 200 (Gemini): a
-    /// `application/json` success is read rather than refused, and lines outside the event
-    /// framing are kept for [`Lift::unframed`].
-    pub reads_unframed: bool,
+    pub classify: Classify,
 }
 
 impl Transport {
@@ -105,9 +116,12 @@ impl Transport {
         Ok(Self { client, limits })
     }
 
-    /// Sends the POST, retrying as the policy says, and returns the event reader of the first
+    /// Sends the POST, retrying as the policy says, and returns the frame reader of the first
     /// successful response.
-    pub(crate) async fn open(&self, post: StreamingPost) -> Result<SseReader, LlmError> {
+    pub(crate) async fn open<F: Framing>(
+        &self,
+        post: StreamingPost,
+    ) -> Result<FrameReader<F>, LlmError> {
         let started = Instant::now();
         let deadline_at = started + self.limits.deadline;
         let mut attempt = 1;
@@ -134,13 +148,7 @@ impl Transport {
                     },
                 ),
                 Ok(Ok(response)) if response.status().is_success() => {
-                    return self.reader(
-                        post.ctx,
-                        response,
-                        deadline_at,
-                        attempt,
-                        post.reads_unframed,
-                    );
+                    return self.reader(post.ctx, response, deadline_at, attempt);
                 }
                 Ok(Ok(response)) => self.failed(&post, response, deadline_at).await,
             };
@@ -168,6 +176,8 @@ impl Transport {
         let status = response.status().as_u16();
         let hints = RetryHints::from_headers(response.headers(), SystemTime::now());
         let request_id = request_id(response.headers());
+        let headers = response.headers().clone();
+        let response_headers = &headers;
         let mut body = Vec::new();
         let mut chunks = response.bytes_stream();
         let read = async {
@@ -185,7 +195,10 @@ impl Transport {
             read,
         )
         .await;
-        let classified = (post.classify)(status, &body);
+        let classified = match post.classify {
+            Classify::Body(classify) => classify(status, &body),
+            Classify::Response(classify) => classify(status, response_headers, &body),
+        };
         let mut error = post.ctx.error(classified.kind, classified.message);
         error.status = Some(status);
         error.request_id = request_id;
@@ -197,14 +210,13 @@ impl Transport {
         (error, failure)
     }
 
-    fn reader(
+    fn reader<F: Framing>(
         &self,
         ctx: ErrorContext,
         response: reqwest::Response,
         deadline_at: Instant,
         attempts: u32,
-        reads_unframed: bool,
-    ) -> Result<SseReader, LlmError> {
+    ) -> Result<FrameReader<F>, LlmError> {
         let status = response.status().as_u16();
         let request_id = request_id(response.headers());
         let content_type = response
@@ -213,25 +225,20 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let mut decoder = SseDecoder::new(self.limits.max_event_bytes);
-        if reads_unframed {
-            decoder.keep_unframed();
-        }
-        let reader = SseReader {
+        let reader = FrameReader {
             ctx,
             status,
             request_id,
             attempts,
             body: Box::pin(response.bytes_stream()),
-            decoder: Some(decoder),
+            decoder: Some(F::new(self.limits.max_event_bytes)),
             unframed: String::new(),
             pending: VecDeque::new(),
             idle_timeout: self.limits.idle_timeout,
             deadline_at,
             deadline: self.limits.deadline,
         };
-        let json_read_as_unframed = reads_unframed && content_type.contains("application/json");
-        if !content_type.contains("text/event-stream") && !json_read_as_unframed {
+        if !F::accepts(&content_type) {
             return Err(reader.error(
                 ErrorKind::InvalidResponse,
                 format!(
@@ -263,9 +270,9 @@ fn with_attempts(mut error: LlmError, attempts: u32) -> LlmError {
     error
 }
 
-/// The request id header of either family.
+/// The request id header of any family (AWS's is `x-amzn-requestid`).
 fn request_id(headers: &HeaderMap) -> Option<String> {
-    ["request-id", "x-request-id"]
+    ["request-id", "x-request-id", "x-amzn-requestid"]
         .iter()
         .find_map(|name| headers.get(*name)?.to_str().ok().map(str::to_owned))
 }
@@ -292,24 +299,25 @@ fn transport_message(error: &reqwest::Error) -> String {
     }
 }
 
-/// The events of a successful response.
-pub(crate) struct SseReader {
+/// The frames of a successful response.
+pub(crate) struct FrameReader<F: Framing> {
     ctx: ErrorContext,
     status: u16,
     request_id: Option<String>,
     attempts: u32,
     body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
     /// `None` once the body has ended.
-    decoder: Option<SseDecoder>,
-    /// The text outside the event framing, once the body has ended (see `reads_unframed`).
-    unframed: String,
-    pending: VecDeque<SseEvent>,
+    decoder: Option<F>,
+    /// Text outside the framing, once the body has ended (a family that answers failures with
+    /// bare JSON: [`Framing::take_unframed`]).
+    pub(crate) unframed: String,
+    pending: VecDeque<F::Frame>,
     idle_timeout: Duration,
     deadline_at: Instant,
     deadline: Duration,
 }
 
-impl SseReader {
+impl<F: Framing> FrameReader<F> {
     /// An error about this response, stamped with its status and request id.
     pub fn error(&self, kind: ErrorKind, message: impl Into<String>) -> LlmError {
         let mut error = self.ctx.error(kind, message);
@@ -319,9 +327,9 @@ impl SseReader {
         error
     }
 
-    /// The next event; `None` at a clean end of the body (the caller decides whether the
+    /// The next frame; `None` at a clean end of the body (the caller decides whether the
     /// stream's terminal event came).
-    pub async fn next(&mut self) -> Result<Option<SseEvent>, LlmError> {
+    pub async fn next(&mut self) -> Result<Option<F::Frame>, LlmError> {
         let mut events = Vec::new();
         loop {
             if let Some(event) = self.pending.pop_front() {
@@ -354,11 +362,12 @@ impl SseReader {
                     if let Some(decoder) = self.decoder.as_mut() {
                         self.unframed = decoder.take_unframed();
                     }
-                    let tail = self.decoder.take().map(SseDecoder::finish);
                     if !self.unframed.trim().is_empty() {
+                        self.decoder = None;
                         return Ok(None);
                     }
-                    if tail.is_some_and(|t| t.incomplete_event) {
+                    let incomplete = self.decoder.take().is_some_and(F::finish);
+                    if incomplete {
                         return Err(self.error(
                             ErrorKind::StreamCut,
                             "the stream ended in the middle of an event; the connection was cut, try again",
@@ -376,104 +385,8 @@ impl SseReader {
             };
             decoder
                 .feed(&chunk, &mut events)
-                .map_err(|e| self.error(ErrorKind::InvalidResponse, e.to_string()))?;
+                .map_err(|e| self.error(ErrorKind::InvalidResponse, e))?;
             self.pending.extend(events.drain(..));
         }
     }
-}
-
-/// Whether a lifted event ended the turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lifted {
-    More,
-    Done,
-}
-
-/// A vendor event that is an error, or not what the family sends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct LiftFailure {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-/// Lifts one family's server-sent events into neutral events.
-pub(crate) trait Lift: Send + 'static {
-    /// Whether the family sends failures as bare JSON outside the event framing.
-    const READS_UNFRAMED: bool = false;
-
-    fn lift(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>)
-    -> Result<Lifted, LiftFailure>;
-
-    /// The body ended cleanly: a family whose streams end with the connection (Gemini) emits
-    /// its terminal events here and says `true`; `false` means the stream was cut.
-    fn end(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
-        false
-    }
-
-    /// The body ended with text outside the event framing (only when `READS_UNFRAMED`).
-    fn unframed(&mut self, _text: &str) -> LiftFailure {
-        LiftFailure {
-            kind: ErrorKind::InvalidResponse,
-            message: "the stream carried text outside its events".into(),
-        }
-    }
-}
-
-struct Drive<L> {
-    reader: SseReader,
-    lift: L,
-    buffer: VecDeque<StreamEvent>,
-    finished: bool,
-}
-
-/// The turn's events: lifted until the terminal event, an error, or a cut.
-pub(crate) fn drive<L: Lift>(reader: SseReader, lift: L) -> TurnStream {
-    let state = Drive {
-        reader,
-        lift,
-        buffer: VecDeque::new(),
-        finished: false,
-    };
-    Box::pin(futures::stream::unfold(state, |mut s| async move {
-        loop {
-            if let Some(event) = s.buffer.pop_front() {
-                return Some((Ok(event), s));
-            }
-            if s.finished {
-                return None;
-            }
-            let next = s.reader.next().await;
-            s.finished = true;
-            let failure = match next {
-                Ok(Some(event)) => {
-                    let mut out = Vec::new();
-                    match s.lift.lift(&event, &mut out) {
-                        Ok(lifted) => {
-                            s.finished = lifted == Lifted::Done;
-                            s.buffer.extend(out);
-                            continue;
-                        }
-                        Err(failure) => s.reader.error(failure.kind, failure.message),
-                    }
-                }
-                Ok(None) if !s.reader.unframed.trim().is_empty() => {
-                    let failure = s.lift.unframed(&s.reader.unframed);
-                    s.reader.error(failure.kind, failure.message)
-                }
-                Ok(None) => {
-                    let mut out = Vec::new();
-                    if s.lift.end(&mut out) {
-                        s.buffer.extend(out);
-                        continue;
-                    }
-                    s.reader.error(
-                        ErrorKind::StreamCut,
-                        "the stream ended before its terminal event; the connection was cut, try again",
-                    )
-                }
-                Err(e) => e,
-            };
-            return Some((Err(failure), s));
-        }
-    }))
 }

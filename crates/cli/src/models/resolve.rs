@@ -66,6 +66,13 @@ fn is_env_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+fn is_region_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
 fn apply_provider(
     providers: &mut Vec<CatalogProvider>,
     name: &str,
@@ -122,6 +129,20 @@ fn apply_provider(
             "[providers.{name}] ({at}): token_command is empty; name a program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-access-token\"]"
         );
     }
+    let region = t
+        .region
+        .as_ref()
+        .map(|r| {
+            let r = r.get_ref();
+            if is_region_name(r) {
+                Ok(r.clone())
+            } else {
+                Err(anyhow!(
+                    "[providers.{name}] ({at}): region `{r}` is not a region name (lowercase letters, digits and `-`, like \"us-east-1\")"
+                ))
+            }
+        })
+        .transpose()?;
     let source_origin = at.clone();
     match providers.iter_mut().find(|p| p.spec.name == name) {
         Some(existing) => {
@@ -143,6 +164,9 @@ fn apply_provider(
             if token_command.is_some() {
                 existing.spec.token_command = token_command;
             }
+            if let Some(region) = region {
+                existing.spec.region = Some(region);
+            }
             existing.source = match existing.source {
                 EntrySource::BuiltIn => EntrySource::Override(source_origin),
                 _ => EntrySource::User(source_origin),
@@ -155,8 +179,8 @@ fn apply_provider(
                     UnknownKind::valid().join(", ")
                 );
             };
-            // Vertex derives its host from the location.
-            if base_url.is_none() && kind != ProviderKind::Vertex {
+            // Vertex derives its host from the location, Bedrock its URL from the region.
+            if base_url.is_none() && kind != ProviderKind::Vertex && kind != ProviderKind::Bedrock {
                 bail!(
                     "[providers.{name}] ({at}) needs base_url (for example \"http://127.0.0.1:8080/v1\")"
                 );
@@ -170,6 +194,7 @@ fn apply_provider(
                     project,
                     location,
                     token_command,
+                    region,
                 },
                 source: EntrySource::User(source_origin),
             });

@@ -39,6 +39,9 @@ pub struct ProviderSection {
     /// (`["gcloud", "auth", "print-access-token"]`); without it the token is read from
     /// `api_key_env` (default `VERTEX_ACCESS_TOKEN`).
     pub token_command: Option<Spanned<Vec<String>>>,
+    /// The cloud region of a regional endpoint (Bedrock: `us-east-1`); without it the
+    /// environment's `AWS_REGION`/`AWS_DEFAULT_REGION` applies.
+    pub region: Option<Spanned<String>>,
 }
 
 /// `[models."<provider:model>"]`: a catalog entry, or an override of a built-in one.

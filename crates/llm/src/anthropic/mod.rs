@@ -6,6 +6,7 @@ pub(crate) mod request;
 mod stream;
 
 pub use request::request_body;
+pub(crate) use request::tool_use_id;
 
 use async_trait::async_trait;
 use http::{HeaderName, HeaderValue};

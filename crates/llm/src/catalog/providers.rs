@@ -56,6 +56,7 @@ impl ProviderKind {
                 | ProviderKind::OpenAiResponses
                 | ProviderKind::Gemini
                 | ProviderKind::Vertex
+                | ProviderKind::Bedrock
         )
     }
 }
@@ -120,6 +121,9 @@ pub struct ProviderSpec {
     /// (`["gcloud", "auth", "print-access-token"]`), run without a shell, again after a 401.
     /// Without it the token is read from the `api_key_env` variable.
     pub token_command: Option<Vec<String>>,
+    /// The cloud region, for kinds whose endpoint is regional (Bedrock); `None` leaves it to
+    /// the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
+    pub region: Option<String>,
 }
 
 fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
@@ -131,6 +135,7 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         project: None,
         location: None,
         token_command: None,
+        region: None,
     }
 }
 

@@ -271,7 +271,7 @@ impl Lift for GeminiLift {
         Ok(Lifted::More)
     }
 
-    fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+    fn end_of_body(&mut self, out: &mut Vec<StreamEvent>) -> bool {
         if self.finish.is_none() {
             return false;
         }
@@ -328,11 +328,11 @@ mod tests {
             l.finish = Some(raw.into());
             l.calls = calls;
             let mut out = Vec::new();
-            assert!(l.end(&mut out), "{raw}");
+            assert!(l.end_of_body(&mut out), "{raw}");
             assert_eq!(out, vec![StreamEvent::Stop(want)], "{raw}");
         }
         let mut unfinished = GeminiLift::new(ToolNameMap::default(), "m");
-        assert!(!unfinished.end(&mut Vec::new()));
+        assert!(!unfinished.end_of_body(&mut Vec::new()));
     }
 
     #[test]

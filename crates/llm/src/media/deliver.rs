@@ -241,17 +241,14 @@ fn lay_out(messages: &[Message], mut decisions: HashMap<Position, Decision>) -> 
     }
 }
 
-/// `7.5 MiB`, `512 KiB`, `300 bytes`.
+/// `7.5 MiB`, `3.75 MiB`, `512 KiB`, `300 bytes`.
 fn size_text(n: u64) -> String {
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
     if n >= MIB {
-        let tenths = (n * 10 + MIB / 2) / MIB;
-        if tenths.is_multiple_of(10) {
-            format!("{} MiB", tenths / 10)
-        } else {
-            format!("{}.{} MiB", tenths / 10, tenths % 10)
-        }
+        let hundredths = (n * 100 + MIB / 2) / MIB;
+        let text = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+        format!("{} MiB", text.trim_end_matches('0').trim_end_matches('.'))
     } else if n >= KIB {
         format!("{} KiB", (n + KIB / 2) / KIB)
     } else {

@@ -105,6 +105,7 @@ fn body(family: DeliveryFamily) -> Value {
             &request,
             &names,
         ),
+        DeliveryFamily::BedrockConverse => crate::bedrock::request::request_body(&request, &names),
         DeliveryFamily::Gemini | DeliveryFamily::VertexGemini => {
             crate::gemini::request::request_body(&request, &names).expect("the golden tools lower")
         }
@@ -128,6 +129,7 @@ fn every_family_with_an_adapter_lays_media_out_as_its_golden_body() {
         ("openai_chat", DeliveryFamily::OpenAiChat),
         ("azure_chat", DeliveryFamily::AzureChat),
         ("compatible_chat", DeliveryFamily::CompatibleChat),
+        ("bedrock", DeliveryFamily::BedrockConverse),
         ("gemini", DeliveryFamily::Gemini),
         ("vertex_gemini", DeliveryFamily::VertexGemini),
     ];

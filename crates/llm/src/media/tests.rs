@@ -98,6 +98,7 @@ fn the_family_follows_the_kind_and_whether_the_url_is_the_vendors() {
         project: None,
         location: None,
         token_command: None,
+        region: None,
     };
     let cases = [
         (
@@ -509,4 +510,5 @@ fn sizes_read_as_people_write_them() {
     assert_eq!(size_text(2048), "2 KiB");
     assert_eq!(size_text(15 * MIB / 2), "7.5 MiB");
     assert_eq!(size_text(14 * MIB), "14 MiB");
+    assert_eq!(size_text(15 * MIB / 4), "3.75 MiB");
 }

@@ -36,11 +36,20 @@ impl<P: Provider + std::fmt::Debug> Family<P> {
 
     /// Each `<name>.sse` assembles into `<name>.turn.json`, whole, in 7-byte and 1-byte writes.
     pub async fn assert_recorded_streams(&self, names: &[&str]) {
+        self.assert_recorded_bodies(names, |path| {
+            Scripted::stream(fixture(&format!("{path}.sse")))
+        })
+        .await;
+    }
+
+    /// Each `<name>` served as `body("<dir>/<name>")` makes assembles into `<name>.turn.json`,
+    /// whole, in 7-byte and 1-byte writes (for families whose bodies are not SSE files).
+    pub async fn assert_recorded_bodies(&self, names: &[&str], body: fn(&str) -> Scripted) {
         for name in names {
             let want = expected_turn(&format!("{}/{name}.turn.json", self.dir));
             for chunk in [0, 7, 1] {
-                let body = fixture(&format!("{}/{name}.sse", self.dir));
-                let (got, requests) = self.run(vec![Scripted::stream(body).chunked(chunk)]).await;
+                let scripted = body(&format!("{}/{name}", self.dir)).chunked(chunk);
+                let (got, requests) = self.run(vec![scripted]).await;
                 let got = got.unwrap_or_else(|e| panic!("{name} (chunk {chunk}): {e}"));
                 assert_eq!(got, want, "{name} (chunk {chunk})");
                 assert_eq!(requests, 1, "{name}");
@@ -51,13 +60,24 @@ impl<P: Provider + std::fmt::Debug> Family<P> {
     /// Each `<name>.sse` fails with its kind, stamped with provider, model and request id, and
     /// is never re-sent.
     pub async fn assert_broken_streams(&self, cases: &[(&str, ErrorKind)]) {
+        self.assert_broken_bodies(cases, |path| {
+            Scripted::stream(fixture(&format!("{path}.sse")))
+        })
+        .await;
+    }
+
+    /// As [`Self::assert_broken_streams`], each body made by `body("<dir>/<name>")`.
+    pub async fn assert_broken_bodies(
+        &self,
+        cases: &[(&str, ErrorKind)],
+        body: fn(&str) -> Scripted,
+    ) {
         let model = (self.request)().model;
         for (name, kind) in cases {
             for chunk in [0, 3] {
-                let body = fixture(&format!("{}/{name}.sse", self.dir));
                 let (got, requests) = self
                     .run(vec![
-                        Scripted::stream(body)
+                        body(&format!("{}/{name}", self.dir))
                             .chunked(chunk)
                             .header(self.request_id_header, "req_broken"),
                     ])

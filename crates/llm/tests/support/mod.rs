@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+pub mod eventstream;
 mod family;
 pub use family::Family;
 
