@@ -3,12 +3,16 @@
 //!
 //! The spec's key variable is read now (by the adapter's constructor), so a missing key is a
 //! `configuration` error before any turn, naming the variable; a kind with no adapter in this
-//! version is the same kind of error, naming the kinds that have one.
+//! version is the same kind of error, naming the kinds that have one. Cohere and Azure always
+//! need a key: without `api_key_env` theirs is read from `COHERE_API_KEY` or
+//! `AZURE_OPENAI_API_KEY`.
 
 use std::sync::Arc;
 
 use crate::anthropic::{Anthropic, AnthropicConfig};
+use crate::azure::{self, AZURE_KEY_ENV};
 use crate::catalog::{ProviderKind, ProviderSpec};
+use crate::cohere::{COHERE_KEY_ENV, Cohere, CohereConfig};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
 use crate::openai_chat::{OpenAiChat, OpenAiChatConfig};
@@ -46,6 +50,32 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             config.key = key;
             Arc::new(Anthropic::new(config, transport)?)
         }
+        ProviderKind::Cohere => Arc::new(Cohere::new(
+            CohereConfig {
+                name: spec.name.clone(),
+                base_url: base_url()?,
+                key: Some(key.unwrap_or_else(|| KeySource::env(COHERE_KEY_ENV))),
+            },
+            transport,
+        )?),
+        ProviderKind::AzureChat => Arc::new(OpenAiChat::new(
+            azure::chat_config(
+                spec.name.clone(),
+                base_url()?,
+                spec.api_version.as_deref(),
+                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+            ),
+            transport,
+        )?),
+        ProviderKind::AzureResponses => Arc::new(OpenAiResponses::new(
+            azure::responses_config(
+                spec.name.clone(),
+                base_url()?,
+                spec.api_version.as_deref(),
+                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+            ),
+            transport,
+        )?),
         ProviderKind::OpenAiChat => {
             let url = base_url()?;
             let mut config = if is_openai(&url) {
@@ -110,14 +140,17 @@ mod tests {
             kind,
             base_url: base_url.map(str::to_owned),
             api_key_env: key.map(str::to_owned),
+            api_version: None,
         }
     }
 
     #[test]
     fn every_kind_with_an_adapter_connects_and_names_itself() {
         for kind in ProviderKind::ALL.into_iter().filter(|k| k.has_adapter()) {
+            // Cohere and Azure always read a key; PATH is set in every test process, and its
+            // value goes nowhere since no turn is sent.
             let p = connect(
-                &spec(kind, Some("http://127.0.0.1:9/v1"), None),
+                &spec(kind, Some("http://127.0.0.1:9/v1"), Some("PATH")),
                 transport(),
             )
             .unwrap_or_else(|e| panic!("{kind}: {e}"));
@@ -162,12 +195,19 @@ mod tests {
         assert!(e.message.contains(var), "{e}");
     }
 
+    /// Azure's endpoint is the user's resource, so the built-in `azure` also needs a base_url.
     #[test]
-    fn the_builtin_providers_with_adapters_need_only_their_key() {
+    fn the_builtin_providers_with_adapters_need_only_their_key_and_azure_its_endpoint() {
         for p in builtin_providers()
             .into_iter()
             .filter(|p| p.kind.has_adapter())
         {
+            if p.base_url.is_none() {
+                let e = connect(&p, transport()).err().unwrap();
+                assert_eq!(p.kind, ProviderKind::AzureResponses, "{}", p.name);
+                assert!(e.message.contains("[providers.azure]"), "{e}");
+                continue;
+            }
             let e = connect(
                 &ProviderSpec {
                     api_key_env: Some(format!("TACKLE_CONNECT_TEST_UNSET_{}", p.name)),

@@ -5,9 +5,10 @@
 //! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages),
-//! [`openai_chat`] (Chat Completions) and [`openai_responses`] (Responses), the last two also for
-//! compatible servers by base URL. What every adapter shares about its endpoint (key, headers,
-//! redaction) is one module, `endpoint`.
+//! [`openai_chat`] (Chat Completions), [`openai_responses`] (Responses), the last two also for
+//! compatible servers by base URL and for Azure ([`azure`]: only where Azure serves them), and
+//! [`cohere`] (Cohere v2 Chat). What every adapter shares about its endpoint (key, headers,
+//! route, redaction) is one module, `endpoint`.
 //! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
 //! written by hand), for offline, deterministic tests of whatever drives a model.
 //!
@@ -23,7 +24,9 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod azure;
 pub mod catalog;
+pub mod cohere;
 mod connect;
 mod credentials;
 mod endpoint;
@@ -43,6 +46,7 @@ mod transport;
 pub use assemble::{AssembleError, TurnAssembler};
 pub use connect::connect;
 pub use credentials::{ApiKey, KeySource};
+pub use endpoint::{KeyHeader, Route};
 pub use error::{ErrorContext, ErrorKind, LlmError};
 pub use event::StreamEvent;
 pub use provider::{Provider, complete};

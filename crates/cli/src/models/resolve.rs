@@ -111,6 +111,20 @@ fn apply_provider(
             }
         })
         .transpose()?;
+    let api_version = t
+        .api_version
+        .as_ref()
+        .map(|v| {
+            let v = v.get_ref();
+            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+                Ok(v.clone())
+            } else {
+                Err(anyhow!(
+                    "[providers.{name}] ({at}): api_version `{v}` is not an api version; use letters, digits, `-` and `.` (for example \"2024-10-21\")"
+                ))
+            }
+        })
+        .transpose()?;
     let source_origin = at.clone();
     match providers.iter_mut().find(|p| p.spec.name == name) {
         Some(existing) => {
@@ -122,6 +136,9 @@ fn apply_provider(
             }
             if let Some(var) = api_key_env {
                 existing.spec.api_key_env = Some(var);
+            }
+            if let Some(version) = api_version {
+                existing.spec.api_version = Some(version);
             }
             existing.source = match existing.source {
                 EntrySource::BuiltIn => EntrySource::Override(source_origin),
@@ -146,6 +163,7 @@ fn apply_provider(
                     kind,
                     base_url: Some(base_url),
                     api_key_env,
+                    api_version,
                 },
                 source: EntrySource::User(source_origin),
             });

@@ -31,6 +31,7 @@ fn provider_json(p: &CatalogProvider) -> Value {
         "kind": p.spec.kind.as_str(),
         "base_url": p.spec.base_url,
         "api_key_env": p.spec.api_key_env,
+        "api_version": p.spec.api_version,
         "key_set": p.spec.api_key_env.as_deref().map(key_set),
         "adapter": p.spec.kind.has_adapter(),
         "from": p.source.to_string(),

@@ -31,6 +31,9 @@ pub struct ProviderSection {
     pub base_url: Option<Spanned<String>>,
     /// The environment variable the key is read from (the key itself is never in a file).
     pub api_key_env: Option<Spanned<String>>,
+    /// Azure's `api-version` query parameter (`azure-chat` defaults to
+    /// `tackle_llm::azure::AZURE_CHAT_API_VERSION`; `azure-responses` sends none by default).
+    pub api_version: Option<Spanned<String>>,
 }
 
 /// `[models."<provider:model>"]`: a catalog entry, or an override of a built-in one.

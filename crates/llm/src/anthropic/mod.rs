@@ -92,6 +92,7 @@ impl Provider for Anthropic {
         self.endpoint
             .stream(TurnPost {
                 path: "/v1/messages",
+                query: &[],
                 model: &request.model,
                 extra_headers: self.extra_headers(),
                 body,

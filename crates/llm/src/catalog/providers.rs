@@ -51,7 +51,12 @@ impl ProviderKind {
     pub fn has_adapter(self) -> bool {
         matches!(
             self,
-            ProviderKind::Anthropic | ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses
+            ProviderKind::Anthropic
+                | ProviderKind::OpenAiChat
+                | ProviderKind::OpenAiResponses
+                | ProviderKind::Cohere
+                | ProviderKind::AzureChat
+                | ProviderKind::AzureResponses
         )
     }
 }
@@ -108,6 +113,9 @@ pub struct ProviderSpec {
     /// `None` for an endpoint that takes no key, or one whose credentials come from another
     /// chain (Bedrock's AWS chain, Vertex's bearer token).
     pub api_key_env: Option<String>,
+    /// Azure's `api-version` query parameter; `None` takes the default of the kind (see
+    /// [`crate::azure`]). Other kinds ignore it.
+    pub api_version: Option<String>,
 }
 
 fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
@@ -116,6 +124,7 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         kind,
         base_url: base_url.map(str::to_owned),
         api_key_env: key.map(str::to_owned),
+        api_version: None,
     }
 }
 
