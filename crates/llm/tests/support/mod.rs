@@ -18,6 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 mod family;
+#[allow(unused_imports)] // the binaries that build providers through `connect` have no family
 pub use family::Family;
 
 /// How a scripted body ends.
