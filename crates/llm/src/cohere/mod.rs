@@ -9,6 +9,7 @@
 mod error;
 mod request;
 mod stream;
+mod wire;
 
 pub use request::request_body;
 

@@ -19,93 +19,15 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use tackle_net::SseEvent;
 use tackle_protocol::{CallId, StopReason, Usage};
 
+use super::wire::{Delta, Event, Tokens, WireUsage};
 use crate::assemble::synthetic_call_id;
 use crate::error::ErrorKind;
 use crate::event::StreamEvent;
 use crate::tool_names::ToolNameMap;
 use crate::transport::{Lift, LiftFailure, Lifted};
-
-#[derive(Deserialize)]
-struct Event {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    index: Option<usize>,
-    #[serde(default)]
-    delta: Option<Delta>,
-    /// An error object sent in place of an event.
-    #[serde(default)]
-    message: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct Delta {
-    #[serde(default)]
-    message: Option<DeltaMessage>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct DeltaMessage {
-    #[serde(default)]
-    content: Option<Content>,
-    #[serde(default)]
-    tool_plan: Option<String>,
-    /// One call per event, despite the plural.
-    #[serde(default)]
-    tool_calls: Option<ToolCallDelta>,
-}
-
-#[derive(Deserialize, Default)]
-struct Content {
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    thinking: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct ToolCallDelta {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    function: Option<FunctionDelta>,
-}
-
-#[derive(Deserialize, Default)]
-struct FunctionDelta {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    billed_units: Option<Tokens>,
-    #[serde(default)]
-    tokens: Option<Tokens>,
-}
-
-#[derive(Deserialize)]
-struct Tokens {
-    #[serde(default)]
-    input_tokens: Option<f64>,
-    #[serde(default)]
-    output_tokens: Option<f64>,
-}
 
 pub(crate) struct CohereLift {
     names: ToolNameMap,
@@ -310,5 +232,103 @@ impl Lift for CohereLift {
             _ => {}
         }
         Ok(Lifted::More)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lift(lines: &[&str]) -> (Vec<StreamEvent>, Result<Lifted, LiftFailure>) {
+        let mut lift = CohereLift::new(ToolNameMap::new(["mcp.fs.list"]), "command-x".into());
+        let mut out = Vec::new();
+        let mut last = Ok(Lifted::More);
+        for data in lines {
+            let event = SseEvent {
+                event: "message".into(),
+                data: (*data).into(),
+                id: None,
+            };
+            last = lift.lift(&event, &mut out);
+            if last.is_err() {
+                break;
+            }
+        }
+        (out, last)
+    }
+
+    #[test]
+    fn finish_reasons_map_to_stops_or_errors() {
+        let cases: &[(&str, Result<StopReason, ErrorKind>)] = &[
+            ("COMPLETE", Ok(StopReason::EndTurn)),
+            ("TOOL_CALL", Ok(StopReason::ToolUse)),
+            ("MAX_TOKENS", Ok(StopReason::MaxTokens)),
+            ("STOP_SEQUENCE", Ok(StopReason::StopSequence)),
+            (
+                "USER_CANCEL",
+                Ok(StopReason::Unknown {
+                    raw: "USER_CANCEL".into(),
+                }),
+            ),
+            ("ERROR", Err(ErrorKind::Server)),
+            ("TIMEOUT", Err(ErrorKind::Timeout)),
+        ];
+        for (reason, want) in cases {
+            let end = format!(r#"{{"type":"message-end","delta":{{"finish_reason":"{reason}"}}}}"#);
+            let (out, last) = lift(&[&end]);
+            match want {
+                Ok(stop) => {
+                    assert_eq!(last, Ok(Lifted::Done), "{reason}");
+                    assert_eq!(
+                        out.last(),
+                        Some(&StreamEvent::Stop(stop.clone())),
+                        "{reason}"
+                    );
+                }
+                Err(kind) => assert_eq!(last.map_err(|f| f.kind), Err(*kind), "{reason}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_without_an_id_gets_one_and_wire_names_map_back() {
+        let (out, last) = lift(&[
+            r#"{"type":"tool-call-start","index":4,"delta":{"message":{"tool_calls":{"function":{"name":"mcp_fs_list","arguments":"{}"}}}}}"#,
+            r#"{"type":"tool-call-end","index":4}"#,
+            r#"{"type":"message-end","delta":{"finish_reason":"TOOL_CALL","usage":{"tokens":{"input_tokens":-3,"output_tokens":1e30}}}}"#,
+        ]);
+        assert_eq!(last, Ok(Lifted::Done));
+        assert_eq!(
+            out[1],
+            StreamEvent::ToolCallStart {
+                index: 0,
+                id: synthetic_call_id(0),
+                name: "mcp.fs.list".into(),
+            }
+        );
+        assert_eq!(
+            out[2],
+            StreamEvent::ToolCallArgumentsDelta {
+                index: 0,
+                fragment: "{}".into(),
+            }
+        );
+        assert_eq!(out[3], StreamEvent::ToolCallEnd { index: 0 });
+        let StreamEvent::Usage(usage) = &out[4] else {
+            panic!("{out:?}");
+        };
+        assert_eq!(usage.input_tokens, 0, "a negative count is no count");
+        assert_eq!(usage.output_tokens, u64::MAX, "a huge count saturates");
+    }
+
+    #[test]
+    fn events_without_a_type_are_ignored_unless_they_are_errors() {
+        let (out, last) = lift(&[r#"{"note":"x"}"#, r#"[1,2]"#]);
+        assert!(out.is_empty());
+        assert_eq!(last.map_err(|f| f.kind), Err(ErrorKind::InvalidResponse));
+        let (_, last) = lift(&[r#"{"message":"boom"}"#]);
+        let failure = last.unwrap_err();
+        assert_eq!(failure.kind, ErrorKind::Server);
+        assert!(failure.message.contains("boom"));
     }
 }
