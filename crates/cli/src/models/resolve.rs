@@ -175,6 +175,17 @@ fn apply_provider(
         .map(|p| p.spec.clone());
     if let Some(spec) = spec {
         check_key_transport(name, at, spec)?;
+        if spec.api_version.is_some()
+            && !matches!(
+                spec.kind,
+                ProviderKind::AzureChat | ProviderKind::AzureResponses
+            )
+        {
+            bail!(
+                "[providers.{name}] ({at}): api_version applies only to kinds azure-chat and azure-responses, not {}; remove it",
+                spec.kind
+            );
+        }
     }
     Ok(())
 }

@@ -171,6 +171,10 @@ fn bad_tables_are_refused_naming_the_fix() {
             &["not an api version"],
         ),
         (
+            "[providers.openai]\napi_version = \"2024-10-21\"\n",
+            &["api_version applies only to", "azure-chat"],
+        ),
+        (
             "[models.\"nowhere:m\"]\ncontext_window = 10\nmax_output = 5\n",
             &["no provider `nowhere`", "[providers.nowhere]"],
         ),
