@@ -276,6 +276,7 @@ In $XDG_CONFIG_HOME/tackle/config.toml (else ~/.config/tackle/config.toml):
                               # bedrock | cohere | azure-chat | azure-responses
   base_url = \"http://127.0.0.1:8095/v1\"
   api_key_env = \"LOCAL_KEY\"   # optional: the variable holding the key, never the key
+  # api_version = \"2024-10-21\"  # azure-chat, azure-responses: the api-version query
 
   [models.\"local:qwen\"]       # a new entry, or an override of a built-in one
   context_window = 32768

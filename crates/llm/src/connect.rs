@@ -2,14 +2,17 @@
 //! [`ProviderKind`], so adding a family is one arm here plus its module.
 //!
 //! The spec's key variable is read now (by the adapter's constructor), so a missing key is a
-//! `configuration` error before any turn, naming the variable; a kind with no adapter in this
-//! version is the same kind of error, naming the kinds that have one.
+//! `configuration` error before any turn, naming the variable. Cohere and Azure always
+//! need a key: without `api_key_env` theirs is read from `COHERE_API_KEY` or
+//! `AZURE_OPENAI_API_KEY`.
 
 use std::sync::Arc;
 
 use crate::anthropic::{Anthropic, AnthropicConfig};
+use crate::azure::{self, AZURE_KEY_ENV};
 use crate::bedrock::{Bedrock, BedrockAuth, BedrockConfig};
 use crate::catalog::{ProviderKind, ProviderSpec};
+use crate::cohere::{COHERE_KEY_ENV, Cohere, CohereConfig};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
 use crate::gemini::vertex::DEFAULT_TOKEN_ENV;
@@ -49,6 +52,32 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             config.key = key;
             Arc::new(Anthropic::new(config, transport)?)
         }
+        ProviderKind::Cohere => Arc::new(Cohere::new(
+            CohereConfig {
+                name: spec.name.clone(),
+                base_url: base_url()?,
+                key: Some(key.unwrap_or_else(|| KeySource::env(COHERE_KEY_ENV))),
+            },
+            transport,
+        )?),
+        ProviderKind::AzureChat => Arc::new(OpenAiChat::new(
+            azure::chat_config(
+                spec.name.clone(),
+                base_url()?,
+                spec.api_version.as_deref(),
+                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+            ),
+            transport,
+        )?),
+        ProviderKind::AzureResponses => Arc::new(OpenAiResponses::new(
+            azure::responses_config(
+                spec.name.clone(),
+                base_url()?,
+                spec.api_version.as_deref(),
+                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+            ),
+            transport,
+        )?),
         ProviderKind::OpenAiChat => {
             let url = base_url()?;
             let mut config = if is_openai(&url) {
@@ -120,22 +149,6 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             }
             Arc::new(Bedrock::new(config, transport)?)
         }
-        kind => {
-            let ready: Vec<&str> = ProviderKind::ALL
-                .iter()
-                .filter(|k| k.has_adapter())
-                .map(|k| k.as_str())
-                .collect();
-            return Err(ctx.error(
-                ErrorKind::Configuration,
-                format!(
-                    "provider `{}` has kind {kind}, which this version cannot send turns to yet \
-                     (kinds with an adapter: {}); pick a model of another provider with --model",
-                    spec.name,
-                    ready.join(", ")
-                ),
-            ));
-        }
     };
     Ok(provider)
 }
@@ -165,30 +178,21 @@ mod tests {
             // A command is run at the first turn, so connecting needs no token.
             token_command: Some(vec!["true".into()]),
             region: Some("us-east-1".into()),
+            api_version: None,
         }
     }
 
     #[test]
-    fn every_kind_with_an_adapter_connects_and_names_itself() {
-        for kind in ProviderKind::ALL.into_iter().filter(|k| k.has_adapter()) {
+    fn every_kind_connects_and_names_itself() {
+        for kind in ProviderKind::ALL {
+            // Cohere and Azure always read a key; PATH is set in every test process, and its
+            // value goes nowhere since no turn is sent.
             let p = connect(
-                &spec(kind, Some("http://127.0.0.1:9/v1"), None),
+                &spec(kind, Some("http://127.0.0.1:9/v1"), Some("PATH")),
                 transport(),
             )
             .unwrap_or_else(|e| panic!("{kind}: {e}"));
             assert_eq!(p.name(), "local", "{kind}");
-        }
-    }
-
-    #[test]
-    fn a_kind_without_an_adapter_is_a_configuration_error_naming_the_ones_with() {
-        for kind in ProviderKind::ALL.into_iter().filter(|k| !k.has_adapter()) {
-            let e = connect(&spec(kind, Some("https://example.test"), None), transport())
-                .err()
-                .unwrap_or_else(|| panic!("{kind} connected"));
-            assert_eq!(e.kind, ErrorKind::Configuration, "{kind}");
-            assert!(e.message.contains(kind.as_str()), "{e}");
-            assert!(e.message.contains("anthropic"), "{e}");
         }
     }
 
@@ -203,6 +207,7 @@ mod tests {
             location: location.map(str::to_owned),
             token_command: None,
             region: None,
+            api_version: None,
         };
         for (spec, named) in [
             (vertex(None, Some("global")), "project"),
@@ -248,18 +253,24 @@ mod tests {
         assert!(e.message.contains(var), "{e}");
     }
 
+    /// Azure's endpoint is the user's resource, so the built-in `azure` also needs a base_url;
+    /// Vertex and Bedrock derive theirs from the project, location and region.
     #[test]
-    fn the_builtin_providers_with_adapters_need_only_their_key() {
-        for p in builtin_providers()
-            .into_iter()
-            .filter(|p| p.kind.has_adapter())
-        {
+    fn the_builtin_providers_need_only_their_key_and_azure_its_endpoint() {
+        for p in builtin_providers() {
+            if p.kind == ProviderKind::AzureResponses {
+                let e = connect(&p, transport()).err().unwrap();
+                assert!(e.message.contains("[providers.azure]"), "{e}");
+                continue;
+            }
             let e = connect(
                 &ProviderSpec {
                     api_key_env: Some(format!("TACKLE_CONNECT_TEST_UNSET_{}", p.name)),
                     // Vertex's project and location are the account's, never built in.
                     project: p.project.clone().or(Some("proj".into())),
                     location: p.location.clone().or(Some("global".into())),
+                    // Bedrock's region is the account's too.
+                    region: Some("us-east-1".into()),
                     ..p.clone()
                 },
                 transport(),

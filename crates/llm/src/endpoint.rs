@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use crate::credentials::{ApiKey, KeySource};
-use crate::error::{ErrorContext, LlmError};
+use crate::error::{ErrorContext, ErrorKind, LlmError};
 use crate::framing::{SseFraming, UnframedSseFraming};
 use crate::redact::Redactor;
 use crate::transport::{
@@ -22,18 +22,45 @@ use crate::transport::{
 
 /// How an endpoint's key travels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum KeyHeader {
+pub enum KeyHeader {
     /// `Authorization: Bearer <key>` (OpenAI and the compatible servers).
     Bearer,
     /// The key alone in a named header (`x-api-key` for Anthropic, `api-key` for Azure).
     Named(&'static str),
 }
 
+/// Where on an endpoint a family's turns are posted and how its key travels: the family's
+/// own default, or a host's variant of it (Azure serves the OpenAI formats at its own paths,
+/// with an `api-version` query and the key in `api-key`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Appended to the base URL, one segment at a time; a `{model}` segment is replaced by the
+    /// request's model, percent-encoded (Azure's deployment).
+    pub path: String,
+    /// Query parameters added to every request (`api-version`).
+    pub query: Vec<(String, String)>,
+    pub key_header: KeyHeader,
+}
+
+impl Route {
+    /// `path` with no query and the key as a bearer token.
+    pub fn bearer(path: &str) -> Self {
+        Self {
+            path: path.to_owned(),
+            query: Vec::new(),
+            key_header: KeyHeader::Bearer,
+        }
+    }
+}
+
+/// The segment of a [`Route::path`] that stands for the request's model.
+const MODEL_SEGMENT: &str = "{model}";
+
 /// One configured endpoint with its credential loaded.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     name: String,
-    base_url: String,
+    base_url: reqwest::Url,
     key: Option<ApiKey>,
     key_header: KeyHeader,
     transport: Transport,
@@ -41,8 +68,11 @@ pub(crate) struct Endpoint {
 
 /// One streaming request to an endpoint.
 pub(crate) struct TurnPost<'a, L> {
-    /// Appended to the base URL (`/v1/messages`, `/chat/completions`, `/responses`).
-    pub path: String,
+    /// Appended to the base URL (`/v1/messages`, `/chat/completions`, `/responses`), with
+    /// `{model}` segments replaced (see [`Route::path`]).
+    pub path: &'a str,
+    /// Query parameters (see [`Route::query`]).
+    pub query: &'a [(String, String)],
     pub model: &'a str,
     /// Headers the family adds to the common ones (`anthropic-version`).
     pub extra_headers: Vec<(HeaderName, HeaderValue)>,
@@ -65,9 +95,20 @@ impl Endpoint {
             model: "-".into(),
         };
         let key = key.map(|k| k.load(&ctx)).transpose()?;
+        let base_url = reqwest::Url::parse(base_url.trim_end_matches('/'))
+            .ok()
+            .filter(|u| !u.cannot_be_a_base())
+            .ok_or_else(|| {
+                ctx.error(
+                    ErrorKind::Configuration,
+                    format!(
+                        "provider `{name}`: base_url `{base_url}` is not an http url; set it to the api root, for example https://api.example.com/v1"
+                    ),
+                )
+            })?;
         Ok(Self {
             name: name.to_owned(),
-            base_url: base_url.trim_end_matches('/').to_owned(),
+            base_url,
             key,
             key_header,
             transport,
@@ -84,6 +125,25 @@ impl Endpoint {
             provider: self.name.clone(),
             model: model.to_owned(),
         }
+    }
+
+    /// The base URL with `path`'s segments (the model's in place of `{model}`) and `query`.
+    fn url(&self, path: &str, model: &str, query: &[(String, String)]) -> String {
+        let mut url = self.base_url.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty();
+            for segment in path.split('/').filter(|s| !s.is_empty()) {
+                segments.push(if segment == MODEL_SEGMENT {
+                    model
+                } else {
+                    segment
+                });
+            }
+        }
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        url.into()
     }
 
     /// The headers of a streaming JSON POST: content type, accept, the key (sensitive), then
@@ -135,7 +195,7 @@ impl Endpoint {
         let ctx = self.context(post.model);
         let redactor = Redactor::new(key);
         let request = StreamingPost {
-            url: format!("{}{}", self.base_url, post.path),
+            url: self.url(post.path, post.model, post.query),
             headers: self.headers(key, &ctx, post.extra_headers)?,
             body: Bytes::from(post.body.to_string()),
             classify: Classify::Body(post.classify),
@@ -164,4 +224,61 @@ impl Endpoint {
 /// left out rather than the turn failing on a cosmetic field).
 pub(crate) fn header_value(text: &str) -> Option<HeaderValue> {
     HeaderValue::try_from(text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::TransportLimits;
+
+    fn endpoint(base: &str) -> Endpoint {
+        let transport = Transport::new(TransportLimits::default()).unwrap();
+        Endpoint::new("p", base, None, KeyHeader::Bearer, transport).unwrap()
+    }
+
+    #[test]
+    fn urls_join_segments_encode_the_model_and_add_the_query() {
+        let query = [("api-version".to_owned(), "2024-10-21".to_owned())];
+        // (base url, path, model, query, the url posted to)
+        type Case<'a> = (&'a str, &'a str, &'a str, &'a [(String, String)], &'a str);
+        let cases: &[Case] = &[
+            (
+                "https://api.openai.com/v1",
+                "/chat/completions",
+                "gpt-4.1",
+                &[],
+                "https://api.openai.com/v1/chat/completions",
+            ),
+            (
+                "https://api.anthropic.com/",
+                "/v1/messages",
+                "claude",
+                &[],
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                "https://r.openai.azure.com",
+                "/openai/deployments/{model}/chat/completions",
+                "my deploy/x",
+                &query,
+                "https://r.openai.azure.com/openai/deployments/my%20deploy%2Fx/chat/completions?api-version=2024-10-21",
+            ),
+        ];
+        for (base, path, model, query, want) in cases {
+            assert_eq!(
+                endpoint(base).url(path, model, query),
+                *want,
+                "{base} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_base_url_that_is_not_one_is_a_configuration_error() {
+        let transport = Transport::new(TransportLimits::default()).unwrap();
+        let e =
+            Endpoint::new("p", "api.example.com", None, KeyHeader::Bearer, transport).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Configuration);
+        assert!(e.message.contains("base_url"), "{e}");
+    }
 }

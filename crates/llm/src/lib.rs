@@ -5,11 +5,11 @@
 //! building from the neutral conversation plus the catalog's [`tackle_protocol::ToolSpec`]s,
 //! per-family schema shaping and tool-name mapping, classified errors and the HTTP transport
 //! (retries, idle timeout, deadline). One module per wire format: [`anthropic`] (Messages),
-//! [`openai_chat`] (Chat Completions) and [`openai_responses`] (Responses), the last two also for
-//! compatible servers by base URL, [`gemini`] (`streamGenerateContent`, on the Gemini API
-//! and on Vertex AI) and [`bedrock`] (Converse, binary event-stream frames, SigV4). What
-//! every adapter shares about its endpoint (key, headers,
-//! redaction) is one module, `endpoint`.
+//! [`openai_chat`] (Chat Completions), [`openai_responses`] (Responses), the last two also for
+//! compatible servers by base URL and for Azure ([`azure`]: only where Azure serves them),
+//! [`gemini`] (`streamGenerateContent`, on the Gemini API and on Vertex AI), [`bedrock`]
+//! (Converse, binary event-stream frames, SigV4) and [`cohere`] (Cohere v2 Chat). What every
+//! adapter shares about its endpoint (key, headers, route, redaction) is one module, `endpoint`.
 //! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
 //! written by hand), for offline, deterministic tests of whatever drives a model.
 //!
@@ -25,8 +25,10 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod azure;
 pub mod bedrock;
 pub mod catalog;
+pub mod cohere;
 mod connect;
 mod credentials;
 mod endpoint;
@@ -50,6 +52,7 @@ mod transport;
 pub use assemble::{AssembleError, TurnAssembler};
 pub use connect::connect;
 pub use credentials::{ApiKey, KeySource};
+pub use endpoint::{KeyHeader, Route};
 pub use error::{ErrorContext, ErrorKind, LlmError};
 pub use event::StreamEvent;
 pub use provider::{Provider, complete};

@@ -3,7 +3,8 @@
 //! Vendors quote what they were sent when they reject it ("Incorrect API key provided: sk-…"),
 //! sometimes masked, sometimes not. Every error leaving an adapter passes through here: the
 //! exact key is replaced, and so is any word that looks like an API key (`sk-…`, `sk-ant-…`),
-//! since even a masked one identifies the account.
+//! since even a masked one identifies the account. The request id, which comes from a response
+//! header a proxy may have filled, is scrubbed the same way.
 
 use futures::StreamExt;
 
@@ -59,6 +60,7 @@ impl Redactor {
 
     pub fn error(&self, mut error: LlmError) -> LlmError {
         error.message = self.text(&error.message);
+        error.request_id = error.request_id.map(|id| self.text(&id));
         error
     }
 
@@ -91,5 +93,18 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(r.text(input), want, "{input}");
         }
+    }
+
+    #[test]
+    fn the_request_id_is_scrubbed_too() {
+        let key = ApiKey::for_test("local-secret-value");
+        let ctx = crate::error::ErrorContext {
+            provider: "p".into(),
+            model: "m".into(),
+        };
+        let mut e = ctx.error(crate::error::ErrorKind::Auth, "bad key");
+        e.request_id = Some("req-local-secret-value".into());
+        let e = Redactor::new(Some(&key)).error(e);
+        assert_eq!(e.request_id.as_deref(), Some("req-<redacted>"));
     }
 }

@@ -143,6 +143,20 @@ fn apply_provider(
             }
         })
         .transpose()?;
+    let api_version = t
+        .api_version
+        .as_ref()
+        .map(|v| {
+            let v = v.get_ref();
+            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
+                Ok(v.clone())
+            } else {
+                Err(anyhow!(
+                    "[providers.{name}] ({at}): api_version `{v}` is not an api version; use letters, digits, `-` and `.` (for example \"2024-10-21\")"
+                ))
+            }
+        })
+        .transpose()?;
     let source_origin = at.clone();
     match providers.iter_mut().find(|p| p.spec.name == name) {
         Some(existing) => {
@@ -166,6 +180,9 @@ fn apply_provider(
             }
             if let Some(region) = region {
                 existing.spec.region = Some(region);
+            }
+            if let Some(version) = api_version {
+                existing.spec.api_version = Some(version);
             }
             existing.source = match existing.source {
                 EntrySource::BuiltIn => EntrySource::Override(source_origin),
@@ -195,6 +212,7 @@ fn apply_provider(
                     location,
                     token_command,
                     region,
+                    api_version,
                 },
                 source: EntrySource::User(source_origin),
             });
@@ -206,6 +224,17 @@ fn apply_provider(
         .map(|p| p.spec.clone());
     if let Some(spec) = spec {
         check_key_transport(name, at, spec)?;
+        if spec.api_version.is_some()
+            && !matches!(
+                spec.kind,
+                ProviderKind::AzureChat | ProviderKind::AzureResponses
+            )
+        {
+            bail!(
+                "[providers.{name}] ({at}): api_version applies only to kinds azure-chat and azure-responses, not {}; remove it",
+                spec.kind
+            );
+        }
     }
     Ok(())
 }

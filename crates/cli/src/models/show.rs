@@ -31,8 +31,8 @@ fn provider_json(p: &CatalogProvider) -> Value {
         "kind": p.spec.kind.as_str(),
         "base_url": p.spec.base_url,
         "api_key_env": p.spec.api_key_env,
+        "api_version": p.spec.api_version,
         "key_set": p.spec.api_key_env.as_deref().map(key_set),
-        "adapter": p.spec.kind.has_adapter(),
         "from": p.source.to_string(),
     })
 }
@@ -103,8 +103,8 @@ pub fn to_text(catalog: &ModelCatalog) -> String {
     out.push_str(&choice_line(catalog, "small", &catalog.small));
     out.push_str("\nproviders:\n");
     out.push_str(&format!(
-        "  {:<10} {:<17} {:<8} {:<45} {:<30} {}\n",
-        "NAME", "KIND", "ADAPTER", "BASE URL", "KEY", "FROM"
+        "  {:<10} {:<17} {:<45} {:<30} {}\n",
+        "NAME", "KIND", "BASE URL", "KEY", "FROM"
     ));
     for p in &catalog.providers {
         let key = match &p.spec.api_key_env {
@@ -112,16 +112,10 @@ pub fn to_text(catalog: &ModelCatalog) -> String {
             Some(var) => format!("{var} (unset)"),
             None => "-".to_owned(),
         };
-        let adapter = if p.spec.kind.has_adapter() {
-            "yes"
-        } else {
-            "not yet"
-        };
         out.push_str(&format!(
-            "  {:<10} {:<17} {:<8} {:<45} {:<30} {}\n",
+            "  {:<10} {:<17} {:<45} {:<30} {}\n",
             p.spec.name,
             p.spec.kind.as_str(),
-            adapter,
             p.spec.base_url.as_deref().unwrap_or("(configure base_url)"),
             key,
             p.source

@@ -42,6 +42,9 @@ pub struct ProviderSection {
     /// The cloud region of a regional endpoint (Bedrock: `us-east-1`); without it the
     /// environment's `AWS_REGION`/`AWS_DEFAULT_REGION` applies.
     pub region: Option<Spanned<String>>,
+    /// Azure's `api-version` query parameter (`azure-chat` defaults to
+    /// `tackle_llm::azure::AZURE_CHAT_API_VERSION`; `azure-responses` sends none by default).
+    pub api_version: Option<Spanned<String>>,
 }
 
 /// `[models."<provider:model>"]`: a catalog entry, or an override of a built-in one.

@@ -99,7 +99,8 @@ impl Provider for Anthropic {
         let body = request_body(request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/v1/messages".into(),
+                path: "/v1/messages",
+                query: &[],
                 model: &request.model,
                 extra_headers: self.extra_headers(),
                 body,

@@ -45,20 +45,6 @@ impl ProviderKind {
             ProviderKind::AzureResponses => "azure-responses",
         }
     }
-
-    /// Whether this version has an adapter for the kind (the others are accepted in
-    /// configuration, listed by `tackle models`, and refused when a turn is sent).
-    pub fn has_adapter(self) -> bool {
-        matches!(
-            self,
-            ProviderKind::Anthropic
-                | ProviderKind::OpenAiChat
-                | ProviderKind::OpenAiResponses
-                | ProviderKind::Gemini
-                | ProviderKind::Vertex
-                | ProviderKind::Bedrock
-        )
-    }
 }
 
 impl fmt::Display for ProviderKind {
@@ -124,6 +110,9 @@ pub struct ProviderSpec {
     /// The cloud region, for kinds whose endpoint is regional (Bedrock); `None` leaves it to
     /// the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
     pub region: Option<String>,
+    /// Azure's `api-version` query parameter; `None` takes the default of the kind (see
+    /// [`crate::azure`]). Other kinds ignore it.
+    pub api_version: Option<String>,
 }
 
 fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str>) -> ProviderSpec {
@@ -136,6 +125,7 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         location: None,
         token_command: None,
         region: None,
+        api_version: None,
     }
 }
 

@@ -73,14 +73,14 @@ impl Provider for Gemini {
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
         let ctx = self.endpoint.context(&request.model);
         let path = format!(
-            "/v1beta/models/{}:streamGenerateContent?alt=sse",
+            "/v1beta/models/{}:streamGenerateContent",
             model_segment(&ctx, &request.model)?
         );
         send(&self.endpoint, path, request, None).await
     }
 }
 
-/// Builds the body and streams it to `path`, with `key` in place of the endpoint's own when set.
+/// Builds the body and streams it to `path` (`?alt=sse` added), with `key` in place of the endpoint's own when set.
 pub(crate) async fn send(
     endpoint: &Endpoint,
     path: String,
@@ -98,8 +98,10 @@ pub(crate) async fn send(
             ),
         )
     })?;
+    let query = [("alt".to_owned(), "sse".to_owned())];
     let post = TurnPost {
-        path,
+        path: &path,
+        query: &query,
         model: &request.model,
         extra_headers: Vec::new(),
         body,

@@ -107,7 +107,7 @@ impl Vertex {
 
     fn path(&self, model: &str) -> String {
         format!(
-            "/v1/projects/{}/locations/{}/publishers/google/models/{model}:streamGenerateContent?alt=sse",
+            "/v1/projects/{}/locations/{}/publishers/google/models/{model}:streamGenerateContent",
             self.project, self.location
         )
     }

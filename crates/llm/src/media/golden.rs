@@ -105,6 +105,7 @@ fn body(family: DeliveryFamily) -> Value {
             &request,
             &names,
         ),
+        DeliveryFamily::Cohere => crate::cohere::request::request_body(&request, &names),
         DeliveryFamily::BedrockConverse => crate::bedrock::request::request_body(&request, &names),
         DeliveryFamily::Gemini | DeliveryFamily::VertexGemini => {
             crate::gemini::request::request_body(&request, &names).expect("the golden tools lower")
@@ -116,7 +117,6 @@ fn body(family: DeliveryFamily) -> Value {
                 &names,
             )
         }
-        other => panic!("{other} has no adapter in this build"),
     }
 }
 
@@ -132,6 +132,7 @@ fn every_family_with_an_adapter_lays_media_out_as_its_golden_body() {
         ("bedrock", DeliveryFamily::BedrockConverse),
         ("gemini", DeliveryFamily::Gemini),
         ("vertex_gemini", DeliveryFamily::VertexGemini),
+        ("cohere", DeliveryFamily::Cohere),
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media");
     let bless = std::env::var_os("TACKLE_BLESS").is_some();

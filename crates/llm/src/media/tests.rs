@@ -99,6 +99,7 @@ fn the_family_follows_the_kind_and_whether_the_url_is_the_vendors() {
         location: None,
         token_command: None,
         region: None,
+        api_version: None,
     };
     let cases = [
         (

@@ -10,7 +10,7 @@ pub use request::request_body;
 use async_trait::async_trait;
 
 use crate::credentials::KeySource;
-use crate::endpoint::{Endpoint, KeyHeader, TurnPost};
+use crate::endpoint::{Endpoint, Route, TurnPost};
 use crate::error::LlmError;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
@@ -26,6 +26,9 @@ pub struct OpenAiChatConfig {
     pub base_url: String,
     /// `None` for a local endpoint that takes no key.
     pub key: Option<KeySource>,
+    /// Where turns are posted under `base_url` and how the key travels: `/chat/completions` with a bearer
+    /// token, except on hosts that serve the format elsewhere (see [`crate::azure`]).
+    pub route: Route,
     /// Lower tool schemas to strict mode and send `strict: true`.
     pub strict_tools: bool,
     /// Ask for a final usage chunk (`stream_options.include_usage`).
@@ -41,6 +44,7 @@ impl OpenAiChatConfig {
             name: "openai".into(),
             base_url: "https://api.openai.com/v1".into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
+            route: Route::bearer("/chat/completions"),
             strict_tools: false,
             include_usage: true,
             max_tokens_field: "max_completion_tokens".into(),
@@ -53,6 +57,7 @@ impl OpenAiChatConfig {
             name: name.into(),
             base_url: base_url.into(),
             key: None,
+            route: Route::bearer("/chat/completions"),
             strict_tools: false,
             include_usage: true,
             max_tokens_field: "max_tokens".into(),
@@ -74,7 +79,7 @@ impl OpenAiChat {
             &config.name,
             &config.base_url,
             config.key.as_ref(),
-            KeyHeader::Bearer,
+            config.route.key_header,
             transport,
         )?;
         Ok(Self { config, endpoint })
@@ -99,7 +104,8 @@ impl Provider for OpenAiChat {
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/chat/completions".into(),
+                path: &self.config.route.path,
+                query: &self.config.route.query,
                 model: &request.model,
                 extra_headers: Vec::new(),
                 body,

@@ -15,7 +15,7 @@ pub use request::request_body;
 use async_trait::async_trait;
 
 use crate::credentials::KeySource;
-use crate::endpoint::{Endpoint, KeyHeader, TurnPost};
+use crate::endpoint::{Endpoint, Route, TurnPost};
 use crate::error::LlmError;
 use crate::openai_chat::error::classify;
 use crate::provider::Provider;
@@ -32,6 +32,9 @@ pub struct OpenAiResponsesConfig {
     pub base_url: String,
     /// `None` for a local endpoint that takes no key.
     pub key: Option<KeySource>,
+    /// Where turns are posted under `base_url` and how the key travels: `/responses` with a bearer
+    /// token, except on hosts that serve the format elsewhere (see [`crate::azure`]).
+    pub route: Route,
     /// Lower tool schemas to strict mode and send `strict: true`.
     pub strict_tools: bool,
     /// Ask for reasoning items' encrypted content, so they can be replayed.
@@ -45,6 +48,7 @@ impl OpenAiResponsesConfig {
             name: "openai".into(),
             base_url: "https://api.openai.com/v1".into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
+            route: Route::bearer("/responses"),
             strict_tools: false,
             include_reasoning: true,
         }
@@ -56,6 +60,7 @@ impl OpenAiResponsesConfig {
             name: name.into(),
             base_url: base_url.into(),
             key: None,
+            route: Route::bearer("/responses"),
             strict_tools: false,
             include_reasoning: false,
         }
@@ -76,7 +81,7 @@ impl OpenAiResponses {
             &config.name,
             &config.base_url,
             config.key.as_ref(),
-            KeyHeader::Bearer,
+            config.route.key_header,
             transport,
         )?;
         Ok(Self { config, endpoint })
@@ -101,7 +106,8 @@ impl Provider for OpenAiResponses {
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {
-                path: "/responses".into(),
+                path: &self.config.route.path,
+                query: &self.config.route.query,
                 model: &request.model,
                 extra_headers: Vec::new(),
                 body,

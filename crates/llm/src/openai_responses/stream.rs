@@ -394,6 +394,7 @@ fn failure(code: Option<serde_json::Value>, message: String) -> LiftFailure {
         message,
         kind: None,
         code,
+        innererror: None,
     };
     LiftFailure {
         kind: kind_of(None, &error),
@@ -421,6 +422,7 @@ impl Lift for ResponsesLift {
                     message: error.to_string(),
                     kind: None,
                     code: None,
+                    innererror: None,
                 });
             return Err(failure(error.code, error.message));
         }
@@ -486,6 +488,7 @@ impl Lift for ResponsesLift {
                     message: "the response failed without an error".into(),
                     kind: None,
                     code: None,
+                    innererror: None,
                 });
                 return Err(failure(error.code, error.message));
             }

@@ -19,6 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 pub mod eventstream;
 mod family;
+#[allow(unused_imports)] // the binaries that build providers through `connect` have no family
 pub use family::Family;
 
 /// How a scripted body ends.
