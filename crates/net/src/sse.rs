@@ -209,7 +209,12 @@ impl SseDecoder {
         };
         match name {
             b"data" => {
-                self.data.push_str(&String::from_utf8_lossy(value));
+                // Valid UTF-8 (every well-behaved stream) takes the fast check; only a stream
+                // with broken bytes pays for the replacement characters.
+                match std::str::from_utf8(value) {
+                    Ok(text) => self.data.push_str(text),
+                    Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
+                }
                 self.data.push('\n');
             }
             b"event" => self.event_type = String::from_utf8_lossy(value).into_owned(),
