@@ -459,7 +459,7 @@ pub enum McpCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ArtifactsCommand {
-    /// List artifacts with size and age.
+    /// List artifacts with size, age and the label their producers gave them.
     Ls {
         #[arg(long)]
         json: bool,

@@ -23,6 +23,8 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
             let mut list = store.list().context("listing artifacts")?;
             list.sort_by_key(|a| std::cmp::Reverse(a.modified));
             let now = SystemTime::now();
+            // Each artifact's label is its producers', from the event logs, as a read would get.
+            let labels = tackle_runtime::ProducerLabels::scan(&store);
             if json {
                 let rows: Vec<_> = list
                     .iter()
@@ -31,6 +33,7 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
                             "id": a.id.to_hex(),
                             "bytes": a.bytes,
                             "age_s": now.duration_since(a.modified).map_or(0, |d| d.as_secs()),
+                            "label": labels.label_of(a.id),
                         })
                     })
                     .collect();
@@ -39,9 +42,13 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
             } else {
                 for a in &list {
                     let age = now.duration_since(a.modified).map_or(0, |d| d.as_secs());
+                    let trust = match labels.label_of(a.id).trust {
+                        tackle_protocol::Trust::Trusted => "trusted",
+                        tackle_protocol::Trust::Untrusted => "untrusted",
+                    };
                     writeln!(
                         out,
-                        "{}  {:>12} bytes  {:>8}s old",
+                        "{}  {:>12} bytes  {:>8}s old  {trust}",
                         a.id.to_hex(),
                         a.bytes,
                         age

@@ -106,6 +106,7 @@ fn artifacts_ls_text_and_json() {
         .run()
         .success()
         .stdout_contains(&digest)
+        .stdout_contains("s old  trusted\n")
         .stdout_contains("1 artifacts");
     let out = p.tackle(["artifacts", "ls", "--json"]).run();
     out.success();
@@ -114,6 +115,11 @@ fn artifacts_ls_text_and_json() {
     assert_eq!(rows[0]["id"], digest.as_str());
     assert_eq!(rows[0]["bytes"], full.len());
     assert!(rows[0]["age_s"].as_u64().unwrap() < 3600);
+    // list_dir's output: local, as its producer's call_finished says.
+    assert_eq!(
+        rows[0]["label"],
+        json!({"trust": "trusted", "privacy": "private"})
+    );
 }
 
 #[test]

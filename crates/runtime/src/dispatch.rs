@@ -56,6 +56,8 @@ struct Ready {
     tool: Arc<dyn DynTool>,
     plan: ErasedPlan,
     dispatched: Instant,
+    /// The call's own view of the store, which keeps the label of what it reads back.
+    artifacts: Arc<StoreArtifacts>,
 }
 
 /// A call that passed resolve, parse and prepare, and that the gate allowed or wants approved
@@ -163,8 +165,6 @@ impl Runtime {
             drop(guard);
         }
 
-        let artifacts: Arc<dyn tackle_tool::ArtifactSource> =
-            Arc::new(StoreArtifacts::new(session.store.clone()));
         let turn = session.turn_for_batch();
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut ready: Vec<Option<Ready>> = Vec::with_capacity(calls.len());
@@ -172,6 +172,7 @@ impl Runtime {
 
         // Resolve, parse strictly, prepare (every call before any executes), gate.
         for (index, call) in calls.iter().enumerate() {
+            let artifacts = Arc::new(StoreArtifacts::new(session.store.clone()));
             let admitted = match self.admit(session, &turn, call, artifacts.as_ref()) {
                 Ok((tool, prepared, Some((keys, message)))) => {
                     match self
@@ -196,14 +197,16 @@ impl Runtime {
                         tool,
                         plan: prepared.plan,
                         dispatched: Instant::now(),
+                        artifacts,
                     }));
                 }
                 Err((status, err)) => {
                     ready.push(None);
-                    let label = self
-                        .catalog
-                        .get(&call.name)
-                        .map_or(Label::LOCAL, |t| t.label());
+                    let label = artifacts.label_with_reads(
+                        self.catalog
+                            .get(&call.name)
+                            .map_or(Label::LOCAL, |t| t.label()),
+                    );
                     let result = error_result(call, status, &err, label);
                     // Refused before it ran: nothing happened that a power loss could hide.
                     self.record_finished(session, &result, None, None, Durability::Written)
@@ -225,15 +228,12 @@ impl Runtime {
                 .iter()
                 .filter_map(|&i| ready[i].take().map(|r| (i, r)))
                 .collect();
-            let artifacts = artifacts.clone();
             let cancel = cancel.clone();
             let calls = &calls;
             async move {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {
-                    let res = self
-                        .execute(session, &calls[i], r, artifacts.clone(), &cancel, alone)
-                        .await;
+                    let res = self.execute(session, &calls[i], r, &cancel, alone).await;
                     done.push((i, res));
                 }
                 done
@@ -248,10 +248,7 @@ impl Runtime {
         }
         for &i in &plan.exclusive {
             if let Some(r) = ready[i].take() {
-                results[i] = Some(
-                    self.execute(session, &calls[i], r, artifacts.clone(), &cancel, alone)
-                        .await?,
-                );
+                results[i] = Some(self.execute(session, &calls[i], r, &cancel, alone).await?);
             }
         }
         Ok(results.into_iter().flatten().collect())
@@ -372,7 +369,6 @@ impl Runtime {
         session: &Session,
         call: &ToolCall,
         ready: Ready,
-        artifacts: Arc<dyn tackle_tool::ArtifactSource>,
         batch_cancel: &CancellationToken,
         alone: bool,
     ) -> Result<ToolResult, RuntimeError> {
@@ -380,6 +376,7 @@ impl Runtime {
             tool,
             plan,
             dispatched,
+            artifacts,
         } = ready;
         let label = tool.label();
         // The end of a call with effects is durable before it is acknowledged; a read-only
@@ -433,12 +430,17 @@ impl Runtime {
             root: session.root.clone(),
             session: session.id.clone(),
             call_id: call.id.clone(),
-            artifacts,
+            artifacts: artifacts.clone(),
             output: OutputSink::new(output.clone()),
             cancel: cancel.clone(),
             read_scope: self.gate.read_scope(),
             calls: if tool.calls_tools() {
-                SessionCalls::new(self.clone(), session.clone(), call.id.clone())
+                SessionCalls::new(
+                    self.clone(),
+                    session.clone(),
+                    call.id.clone(),
+                    artifacts.clone(),
+                )
             } else {
                 Arc::new(NoToolCalls)
             },
@@ -484,10 +486,11 @@ impl Runtime {
         let survey = tool.survey() && self.config.digests;
         let timeout = self.config.call_timeout;
         let store = session.store.clone();
+        // What the call read back (artifacts, other calls' results) comes out with it.
         let shaping = Shaping {
             truncation,
             survey,
-            label,
+            label: artifacts.label_with_reads(label),
             timeout,
         };
         let result = if durability == Durability::Written && output.in_memory() {

@@ -25,6 +25,7 @@ mod gate;
 mod plan_gate;
 mod policy_gate;
 mod progress;
+mod provenance;
 mod recorder;
 pub mod retention;
 pub mod schedule;
@@ -47,6 +48,7 @@ pub use gate::{AllowAll, GateHook, GateRequest, GateVerdict};
 pub use plan_gate::{PLAN_REQUIRED_RULE, PlanGate};
 pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
+pub use provenance::ProducerLabels;
 pub use session::Session;
 pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
 

@@ -16,6 +16,7 @@ use tackle_protocol::{CallId, ErrorCode, ToolCall};
 use tackle_tool::{CallFuture, CallTarget, ToolCalls, ToolError};
 use tokio_util::sync::CancellationToken;
 
+use crate::artifact_source::StoreArtifacts;
 use crate::dispatch::Runtime;
 use crate::session::Session;
 
@@ -24,15 +25,24 @@ pub(crate) struct SessionCalls {
     session: Session,
     caller: CallId,
     made: AtomicU64,
+    /// The caller's reads: each result handed back folds its label in, so the caller's result
+    /// is no more trusted than what it was told.
+    reads: Arc<StoreArtifacts>,
 }
 
 impl SessionCalls {
-    pub(crate) fn new(runtime: Runtime, session: Session, caller: CallId) -> Arc<Self> {
+    pub(crate) fn new(
+        runtime: Runtime,
+        session: Session,
+        caller: CallId,
+        reads: Arc<StoreArtifacts>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             runtime,
             session,
             caller,
             made: AtomicU64::new(0),
+            reads,
         })
     }
 }
@@ -56,6 +66,7 @@ impl ToolCalls for SessionCalls {
         let task =
             tokio::spawn(async move { runtime.run_batch(&session, vec![call], cancel).await });
         let tool = tool.to_owned();
+        let reads = self.reads.clone();
         Box::pin(async move {
             let results = task.await.map_err(|e| {
                 ToolError::new(
@@ -69,12 +80,14 @@ impl ToolCalls for SessionCalls {
                     format!("{tool}: the call could not be recorded: {e}"),
                 )
             })?;
-            results.pop().ok_or_else(|| {
+            let result = results.pop().ok_or_else(|| {
                 ToolError::new(
                     ErrorCode::INTERNAL,
                     format!("{tool}: the call returned no result"),
                 )
-            })
+            })?;
+            reads.fold(result.label);
+            Ok(result)
         })
     }
 }

@@ -39,6 +39,7 @@ struct Flip {
     fail_on: Vec<u32>,
     /// Told the count after every poll.
     seen: watch::Sender<u32>,
+    label: tackle_protocol::Label,
 }
 
 impl Flip {
@@ -47,11 +48,16 @@ impl Flip {
     }
 
     fn failing(ready_at: u32, fail_on: Vec<u32>) -> Arc<Self> {
+        Self::labelled(ready_at, fail_on, tackle_protocol::Label::LOCAL)
+    }
+
+    fn labelled(ready_at: u32, fail_on: Vec<u32>, label: tackle_protocol::Label) -> Arc<Self> {
         Arc::new(Self {
             polls: AtomicU32::new(0),
             ready_at,
             fail_on,
             seen: watch::channel(0).0,
+            label,
         })
     }
 }
@@ -70,6 +76,9 @@ impl Tool for Flip {
     }
     fn read_only(&self) -> bool {
         true
+    }
+    fn label(&self) -> tackle_protocol::Label {
+        self.label
     }
     fn prepare(&self, _: FlipArgs, _: &PrepareContext<'_>) -> Result<Prepared<()>, ToolError> {
         Ok(Prepared::new(Routing::default(), ()))
@@ -166,6 +175,31 @@ fn poll_ends(h: &Harness) -> Vec<Value> {
         .into_iter()
         .filter(|e| e["call_id"].as_str().unwrap().starts_with("w1.poll-"))
         .collect()
+}
+
+/// What the polls returned comes out with the wait: polling a remote tool never yields a
+/// trusted report.
+#[tokio::test]
+async fn the_report_carries_the_label_of_what_it_polled() {
+    use tackle_protocol::Label;
+    for label in [Label::LOCAL, Label::REMOTE] {
+        let h = harness(Flip::labelled(2, Vec::new(), label), gate(false));
+        let r = h
+            .run(vec![wait(json!({
+                "tool": "flip",
+                "expect_jq": ".ready",
+                "interval_seconds": 0.01,
+                "timeout_seconds": 30,
+            }))])
+            .await;
+        assert_eq!(report(&r[0])["verified"], true);
+        assert_eq!(r[0].label, label, "polling a {label:?} tool");
+        let ends = h.finished_events();
+        assert_eq!(
+            ends.last().unwrap()["label"],
+            serde_json::to_value(label).unwrap()
+        );
+    }
 }
 
 #[tokio::test]

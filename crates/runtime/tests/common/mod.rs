@@ -22,7 +22,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tackle_protocol::{
-    CallId, Concurrency, ErrorCode, OutputDeclaration, StreamName, ToolCall, ToolResult, Truncation,
+    CallId, Concurrency, ErrorCode, Label, OutputDeclaration, StreamName, ToolCall, ToolResult,
+    Truncation,
 };
 use tackle_runtime::{
     AllowAll, CancellationToken, Catalog, PreviewLimits, ProgressObserver, Runtime, RuntimeConfig,
@@ -547,6 +548,7 @@ pub struct Scripted {
     pub output: OutputDeclaration,
     pub truncation: Truncation,
     pub scripts: Scripts,
+    pub label: Label,
 }
 
 impl Scripted {
@@ -556,6 +558,7 @@ impl Scripted {
             output: OutputDeclaration::Single,
             truncation: Truncation::Bounded,
             scripts: scripts.clone(),
+            label: Label::LOCAL,
         })
     }
 
@@ -567,6 +570,35 @@ impl Scripted {
             output,
             truncation: Truncation::Bounded,
             scripts: scripts.clone(),
+            label: Label::LOCAL,
+        })
+    }
+
+    /// Single bounded output labelled as if it came from the network.
+    pub fn remote(name: &'static str, scripts: &Scripts) -> Arc<dyn DynTool> {
+        Arc::new(Self {
+            name,
+            output: OutputDeclaration::Single,
+            truncation: Truncation::Bounded,
+            scripts: scripts.clone(),
+            label: Label::REMOTE,
+        })
+    }
+
+    /// Named bounded output labelled as if it came from the network.
+    pub fn remote_named(
+        name: &'static str,
+        streams: &[&str],
+        scripts: &Scripts,
+    ) -> Arc<dyn DynTool> {
+        let output = OutputDeclaration::named(streams.iter().map(|s| stream(s)).collect())
+            .expect("declaration");
+        Arc::new(Self {
+            name,
+            output,
+            truncation: Truncation::Bounded,
+            scripts: scripts.clone(),
+            label: Label::REMOTE,
         })
     }
 
@@ -576,6 +608,7 @@ impl Scripted {
             output: OutputDeclaration::Single,
             truncation: Truncation::OptOut,
             scripts: scripts.clone(),
+            label: Label::LOCAL,
         })
     }
 }
@@ -600,6 +633,9 @@ impl Tool for Scripted {
     }
     fn truncation(&self) -> Truncation {
         self.truncation
+    }
+    fn label(&self) -> Label {
+        self.label
     }
     fn prepare(
         &self,
