@@ -177,6 +177,24 @@ fn main() -> BenchResult<()> {
             "{name:>12}: deliver + lower + serialize: {stats}  ({} KiB body)",
             bytes / 1024
         );
+        // Where the time goes: each stage on its own, on the same input.
+        let (delivered_stats, _) = time(|| deliver(&messages, &model, family, &store).delivered);
+        let delivered = deliver(&messages, &model, family, &store);
+        let mut request = TurnRequest::new("model", delivered.messages, 4096);
+        request.system = Some("You are a coding agent.".into());
+        request.tools = tools.clone();
+        let lower = || match family {
+            DeliveryFamily::Anthropic => anthropic.body(&request),
+            DeliveryFamily::OpenAiChat => chat.body(&request),
+            _ => responses.body(&request),
+        };
+        let (lower_stats, _) = time(|| lower().as_object().map_or(0, |o| o.len()));
+        let body = lower();
+        let (ser_stats, _) = time(|| serde_json::to_vec(&body).map(|v| v.len()).unwrap_or(0));
+        println!(
+            "{:>12}  deliver {:.0?}, lower {:.0?}, serialize {:.0?} (medians)",
+            "", delivered_stats.median, lower_stats.median, ser_stats.median
+        );
     }
     let finished = serde_json::to_value(&messages)?;
     let (floor, _) = time(|| serde_json::to_vec(&finished).map(|v| v.len()).unwrap_or(0));
