@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::anthropic::{Anthropic, AnthropicConfig};
 use crate::azure::{self, AZURE_KEY_ENV};
 use crate::bedrock::{Bedrock, BedrockAuth, BedrockConfig};
-use crate::catalog::{ProviderKind, ProviderSpec};
+use crate::catalog::{OPENAI_API, ProviderKind, ProviderSpec};
 use crate::cohere::{COHERE_KEY_ENV, Cohere, CohereConfig};
 use crate::credentials::KeySource;
 use crate::error::{ErrorContext, ErrorKind, LlmError};
@@ -21,10 +21,6 @@ use crate::openai_chat::{OpenAiChat, OpenAiChatConfig};
 use crate::openai_responses::{OpenAiResponses, OpenAiResponsesConfig};
 use crate::provider::Provider;
 use crate::transport::Transport;
-
-/// OpenAI's own API root: requests to it use OpenAI's field names and features; any other
-/// base URL is a compatible server and gets the fields those servers read.
-const OPENAI_API: &str = "https://api.openai.com/v1";
 
 /// The adapter for `spec`, with its key loaded.
 pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Provider>, LlmError> {
@@ -80,7 +76,9 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
         )?),
         ProviderKind::OpenAiChat => {
             let url = base_url()?;
-            let mut config = if is_openai(&url) {
+            // OpenAI's own API gets OpenAI's field names and features; any other URL is a
+            // compatible server and gets the fields those servers read.
+            let mut config = if spec.is_at(OPENAI_API) {
                 OpenAiChatConfig::official()
             } else {
                 OpenAiChatConfig::compatible(spec.name.clone(), url.clone())
@@ -92,7 +90,9 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
         }
         ProviderKind::OpenAiResponses => {
             let url = base_url()?;
-            let mut config = if is_openai(&url) {
+            // OpenAI's own API gets OpenAI's field names and features; any other URL is a
+            // compatible server and gets the fields those servers read.
+            let mut config = if spec.is_at(OPENAI_API) {
                 OpenAiResponsesConfig::official()
             } else {
                 OpenAiResponsesConfig::compatible(spec.name.clone(), url.clone())
@@ -151,10 +151,6 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
         }
     };
     Ok(provider)
-}
-
-fn is_openai(base_url: &str) -> bool {
-    base_url.trim_end_matches('/') == OPENAI_API
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 
 use tackle_protocol::{Message, ToolSpec};
 
+use crate::tool_names::ToolNameMap;
+
 /// One model turn: the conversation so far, the tools on offer and the bounds of the answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TurnRequest {
@@ -37,6 +39,11 @@ impl TurnRequest {
             thinking_budget: None,
             prompt_cache: true,
         }
+    }
+
+    /// The wire names of this request's tools, which its body and the lift of its answer share.
+    pub(crate) fn tool_names(&self) -> ToolNameMap {
+        ToolNameMap::new(self.tools.iter().map(|t| t.name.as_str()))
     }
 }
 

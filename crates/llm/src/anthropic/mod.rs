@@ -16,7 +16,6 @@ use crate::endpoint::{Endpoint, KeyHeader, TurnPost, header_value};
 use crate::error::LlmError;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Messages API endpoint.
@@ -39,7 +38,7 @@ impl AnthropicConfig {
     pub fn official() -> Self {
         Self {
             name: "anthropic".into(),
-            base_url: "https://api.anthropic.com".into(),
+            base_url: crate::catalog::ANTHROPIC_API.into(),
             key: Some(KeySource::env("ANTHROPIC_API_KEY")),
             version: "2023-06-01".into(),
             betas: Vec::new(),
@@ -70,7 +69,7 @@ impl Anthropic {
     /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
     /// inspection and the request-build benchmark.
     pub fn body(&self, request: &TurnRequest) -> serde_json::Value {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         request_body(request, &names)
     }
 
@@ -95,7 +94,7 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         let body = request_body(request, &names);
         self.endpoint
             .stream(TurnPost {

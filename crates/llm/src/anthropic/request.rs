@@ -83,6 +83,16 @@ fn ephemeral() -> Value {
 }
 
 fn message(message: &Message, names: &ToolNameMap) -> Option<Value> {
+    results_first(message, |p| block(p, message.role, names))
+}
+
+/// A message as `{role, content: [blocks]}` with its tool results first (Messages and
+/// Converse both require the results to open the turn that answers the calls); `None` when no
+/// part gives a block.
+pub(crate) fn results_first(
+    message: &Message,
+    block: impl Fn(&Part) -> Option<Value>,
+) -> Option<Value> {
     let (results, others): (Vec<&Part>, Vec<&Part>) = message
         .content
         .iter()
@@ -90,7 +100,7 @@ fn message(message: &Message, names: &ToolNameMap) -> Option<Value> {
     let blocks: Vec<Value> = results
         .into_iter()
         .chain(others)
-        .filter_map(|p| block(p, message.role, names))
+        .filter_map(block)
         .collect();
     if blocks.is_empty() {
         return None;

@@ -27,7 +27,6 @@ use crate::lift::drive;
 use crate::provider::Provider;
 use crate::redact::Redactor;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Classify, StreamingPost, Transport, TurnStream};
 
 /// Where and how to reach Bedrock.
@@ -153,7 +152,7 @@ impl Provider for Bedrock {
             provider: self.name.clone(),
             model: request.model.clone(),
         };
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         let body = Bytes::from(request_body(request, &names).to_string());
         let url = format!("{}{}", self.base_url, model_path(&request.model));
         let mut headers = HeaderMap::new();

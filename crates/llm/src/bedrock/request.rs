@@ -11,6 +11,7 @@
 use serde_json::{Value, json};
 use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role, ToolResultPart};
 
+use crate::anthropic::request::results_first;
 use crate::anthropic::tool_use_id;
 use crate::media::MediaKind;
 use crate::request::{ToolChoice, TurnRequest};
@@ -96,23 +97,7 @@ fn cache_point() -> Value {
 }
 
 fn message(message: &Message, names: &ToolNameMap) -> Option<Value> {
-    let (results, others): (Vec<&Part>, Vec<&Part>) = message
-        .content
-        .iter()
-        .partition(|p| matches!(p, Part::ToolResult(_)));
-    let blocks: Vec<Value> = results
-        .into_iter()
-        .chain(others)
-        .filter_map(|p| block(p, message.role, names))
-        .collect();
-    if blocks.is_empty() {
-        return None;
-    }
-    let role = match message.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    };
-    Some(json!({"role": role, "content": blocks}))
+    results_first(message, |p| block(p, message.role, names))
 }
 
 fn block(part: &Part, role: Role, names: &ToolNameMap) -> Option<Value> {

@@ -17,7 +17,9 @@ mod providers;
 
 pub use builtin::builtin_models;
 pub use model_id::{ModelId, ModelIdError};
-pub use providers::{ProviderKind, ProviderSpec, UnknownKind, builtin_providers};
+pub use providers::{
+    ANTHROPIC_API, OPENAI_API, ProviderKind, ProviderSpec, UnknownKind, builtin_providers,
+};
 
 use std::fmt;
 use std::str::FromStr;

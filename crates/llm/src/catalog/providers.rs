@@ -88,6 +88,20 @@ impl FromStr for ProviderKind {
     }
 }
 
+/// Anthropic's own API root (a Messages endpoint at any other URL is a compatible one).
+pub const ANTHROPIC_API: &str = "https://api.anthropic.com";
+/// OpenAI's own API root (Chat or Responses at any other URL is a compatible server).
+pub const OPENAI_API: &str = "https://api.openai.com/v1";
+
+impl ProviderSpec {
+    /// Whether the spec's base URL is `root`, the vendor's own API (a trailing `/` aside).
+    pub fn is_at(&self, root: &str) -> bool {
+        self.base_url
+            .as_deref()
+            .is_some_and(|b| b.trim_end_matches('/') == root)
+    }
+}
+
 /// Where a provider's requests go and which variable holds its key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProviderSpec {
@@ -136,13 +150,13 @@ pub fn builtin_providers() -> Vec<ProviderSpec> {
         spec(
             "anthropic",
             K::Anthropic,
-            Some("https://api.anthropic.com"),
+            Some(ANTHROPIC_API),
             Some("ANTHROPIC_API_KEY"),
         ),
         spec(
             "openai",
             K::OpenAiResponses,
-            Some("https://api.openai.com/v1"),
+            Some(OPENAI_API),
             Some("OPENAI_API_KEY"),
         ),
         spec(

@@ -20,7 +20,6 @@ use crate::endpoint::{Endpoint, KeyHeader, TurnPost};
 use crate::error::LlmError;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Transport, TurnStream};
 
 /// The variable Cohere's key is read from when the provider names none.
@@ -74,7 +73,7 @@ impl Provider for Cohere {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         let body = request_body(request, &names);
         self.endpoint
             .stream(TurnPost {

@@ -15,10 +15,10 @@
 //! a tool, so [`ToolChoice::Tool`] offers only that tool and requires a call.
 
 use serde_json::{Value, json};
-use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role};
+use tackle_protocol::{MediaPart, Message, Part, Role};
 
 use crate::media::{MediaKind, data_url};
-use crate::media_note::attachment_note;
+use crate::openai_chat::request::{function_call, tool_message};
 use crate::request::{ToolChoice, TurnRequest};
 use crate::schema::object_root;
 use crate::tool_names::ToolNameMap;
@@ -75,16 +75,7 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
             let text = message.text();
             let calls: Vec<Value> = message
                 .tool_calls()
-                .map(|call| {
-                    json!({
-                        "id": call.id.0,
-                        "type": "function",
-                        "function": {
-                            "name": names.wire(&call.name),
-                            "arguments": call.arguments.to_wire_string(),
-                        },
-                    })
-                })
+                .map(|call| function_call(call, names))
                 .collect();
             if text.is_empty() && calls.is_empty() {
                 return;
@@ -115,21 +106,7 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
             let mut media_parts: Vec<Value> = Vec::new();
             for part in &message.content {
                 match part {
-                    Part::ToolResult(result) => {
-                        let content: Vec<String> = result
-                            .content
-                            .iter()
-                            .map(|block| match block {
-                                ContentBlock::Text { text } => text.clone(),
-                                ContentBlock::Attachment { .. } => attachment_note(block),
-                            })
-                            .collect();
-                        out.push(json!({
-                            "role": "tool",
-                            "tool_call_id": result.call_id.0,
-                            "content": content.join("\n"),
-                        }));
-                    }
+                    Part::ToolResult(result) => out.push(tool_message(result)),
                     Part::Text { text } if !text.is_empty() => texts.push(text.as_str()),
                     Part::Media(media) => {
                         // A label before each item keeps it tied to its call.

@@ -20,7 +20,6 @@ use crate::endpoint::{Endpoint, KeyHeader, TurnPost};
 use crate::error::{ErrorContext, ErrorKind, LlmError};
 use crate::provider::Provider;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach the Gemini API.
@@ -88,7 +87,7 @@ pub(crate) async fn send(
     key: Option<&ApiKey>,
 ) -> Result<TurnStream, LlmError> {
     let ctx = endpoint.context(&request.model);
-    let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+    let names = request.tool_names();
     let body = request_body(request, &names).map_err(|e| {
         ctx.error(
             ErrorKind::InvalidRequest,

@@ -101,57 +101,51 @@ fn decide(
     let Some(placement) = family.placement(kind) else {
         return Decision::Note(super::Refusal::Family { family, kind }.to_string());
     };
-    let limit = model
-        .media_limit(kind.modality())
-        .map(|l| l.max_bytes)
-        .unwrap_or(0)
+    // admit checked the modality, which a consistent entry gives a limit.
+    let model_limit = model.media_limit(kind.modality());
+    let limit = model_limit
+        .map_or(0, |l| l.max_bytes)
         .min(family.inline_limit(kind));
-    let too_large = |n: u64| {
-        Decision::Note(format!(
-            "it is {}, larger than the {} one {kind} item may be for {} through {family}; \
-             read a smaller version (a downscaled copy, some pages) or inspect it with other tools",
-            size_text(n),
-            size_text(limit),
-            model.id
-        ))
+    let max_count = model_limit.map_or(0, |l| l.max_count);
+    // Judged on the recorded size before the bytes are read (a file too large is never
+    // loaded), then on the bytes the store really holds.
+    let unfit = |n: u64| {
+        if n > limit {
+            Some(Decision::Note(format!(
+                "it is {}, larger than the {} one {kind} item may be for {} through {family}; \
+                 read a smaller version (a downscaled copy, some pages) or inspect it with other tools",
+                size_text(n),
+                size_text(limit),
+                model.id
+            )))
+        } else if counts.get(&kind).copied().unwrap_or(0) >= max_count {
+            Some(Decision::Note(format!(
+                "this request already carries the {max_count} {kind} items {} takes; \
+                 re-read the file when it is needed again",
+                model.id
+            )))
+        } else if *spent + n > budget {
+            Some(Decision::Note(format!(
+                "the request's media budget for {family} ({}) is spent by newer attachments; \
+                 re-read the file when it is needed again",
+                size_text(budget)
+            )))
+        } else {
+            None
+        }
     };
-    if size > limit {
-        return too_large(size);
-    }
-    let max_count = model
-        .media_limit(kind.modality())
-        .map_or(0, |l| l.max_count);
-    let count = counts.entry(kind).or_insert(0);
-    if *count >= max_count {
-        return Decision::Note(format!(
-            "this request already carries the {max_count} {kind} items {} takes; \
-             re-read the file when it is needed again",
-            model.id
-        ));
-    }
-    if *spent + size > budget {
-        return Decision::Note(format!(
-            "the request's media budget for {family} ({}) is spent by newer attachments; \
-             re-read the file when it is needed again",
-            size_text(budget)
-        ));
+    if let Some(note) = unfit(size) {
+        return note;
     }
     let data = match bytes.read(artifact) {
         Ok(data) => data,
         Err(e) => return Decision::Note(format!("it could not be read back from the store: {e}")),
     };
     let actual = data.len() as u64;
-    if actual > limit {
-        return too_large(actual);
+    if let Some(note) = unfit(actual) {
+        return note;
     }
-    if *spent + actual > budget {
-        return Decision::Note(format!(
-            "the request's media budget for {family} ({}) is spent by newer attachments; \
-             re-read the file when it is needed again",
-            size_text(budget)
-        ));
-    }
-    *count += 1;
+    *counts.entry(kind).or_insert(0) += 1;
     *spent += actual;
     Decision::Deliver {
         part: MediaPart {
@@ -242,7 +236,7 @@ fn lay_out(messages: &[Message], mut decisions: HashMap<Position, Decision>) -> 
 }
 
 /// `7.5 MiB`, `3.75 MiB`, `512 KiB`, `300 bytes`.
-fn size_text(n: u64) -> String {
+pub(super) fn size_text(n: u64) -> String {
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
     if n >= MIB {
@@ -254,9 +248,4 @@ fn size_text(n: u64) -> String {
     } else {
         format!("{n} bytes")
     }
-}
-
-#[cfg(test)]
-pub(super) fn size_text_for_tests(n: u64) -> String {
-    size_text(n)
 }

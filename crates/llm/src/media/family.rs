@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::catalog::{ProviderKind, ProviderSpec};
+use crate::catalog::{ANTHROPIC_API, OPENAI_API, ProviderKind, ProviderSpec};
 
 use super::MediaKind;
 
@@ -41,22 +41,14 @@ pub enum Placement {
     UserTurn,
 }
 
-const ANTHROPIC_API: &str = "https://api.anthropic.com";
-const OPENAI_API: &str = "https://api.openai.com/v1";
-
 impl DeliveryFamily {
     /// The family of a configured provider: its kind, and for the two kinds that vendors and
     /// compatible servers share, whether the base URL is the vendor's own.
     pub fn of(spec: &ProviderSpec) -> Self {
-        let own = |url: &str| {
-            spec.base_url
-                .as_deref()
-                .is_some_and(|b| b.trim_end_matches('/') == url)
-        };
         match spec.kind {
-            ProviderKind::Anthropic if own(ANTHROPIC_API) => Self::Anthropic,
+            ProviderKind::Anthropic if spec.is_at(ANTHROPIC_API) => Self::Anthropic,
             ProviderKind::Anthropic => Self::AnthropicCompatible,
-            ProviderKind::OpenAiChat if own(OPENAI_API) => Self::OpenAiChat,
+            ProviderKind::OpenAiChat if spec.is_at(OPENAI_API) => Self::OpenAiChat,
             ProviderKind::OpenAiChat => Self::CompatibleChat,
             ProviderKind::OpenAiResponses | ProviderKind::AzureResponses => Self::Responses,
             ProviderKind::AzureChat => Self::AzureChat,

@@ -1,6 +1,6 @@
 use tackle_protocol::{CallId, ContentBlock, MediaPart, Message, Part, Role, ToolResultPart};
 
-use super::deliver::size_text_for_tests as size_text;
+use super::deliver::size_text;
 use super::*;
 use crate::catalog::{MediaLimit, ModelEntry};
 

@@ -14,7 +14,6 @@ use crate::endpoint::{Endpoint, Route, TurnPost};
 use crate::error::LlmError;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Chat Completions endpoint.
@@ -42,7 +41,7 @@ impl OpenAiChatConfig {
     pub fn official() -> Self {
         Self {
             name: "openai".into(),
-            base_url: "https://api.openai.com/v1".into(),
+            base_url: crate::catalog::OPENAI_API.into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
             route: Route::bearer("/chat/completions"),
             strict_tools: false,
@@ -88,7 +87,7 @@ impl OpenAiChat {
     /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
     /// inspection and the request-build benchmark.
     pub fn body(&self, request: &TurnRequest) -> serde_json::Value {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         request_body(&self.config, request, &names)
     }
 }
@@ -100,7 +99,7 @@ impl Provider for OpenAiChat {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {

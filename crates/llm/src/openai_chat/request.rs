@@ -8,7 +8,7 @@
 //! no field for it.
 
 use serde_json::{Value, json};
-use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role};
+use tackle_protocol::{ContentBlock, MediaPart, Message, Part, Role, ToolCallPart, ToolResultPart};
 
 use super::OpenAiChatConfig;
 use crate::media::{MediaKind, data_url, file_name};
@@ -79,16 +79,7 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
             let text = message.text();
             let calls: Vec<Value> = message
                 .tool_calls()
-                .map(|call| {
-                    json!({
-                        "id": call.id.0,
-                        "type": "function",
-                        "function": {
-                            "name": names.wire(&call.name),
-                            "arguments": call.arguments.to_wire_string(),
-                        },
-                    })
-                })
+                .map(|call| function_call(call, names))
                 .collect();
             if text.is_empty() && calls.is_empty() {
                 return;
@@ -106,27 +97,7 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
             let mut texts = Vec::new();
             for part in &message.content {
                 match part {
-                    Part::ToolResult(result) => {
-                        let content: Vec<String> = result
-                            .content
-                            .iter()
-                            .map(|block| match block {
-                                ContentBlock::Text { text } => text.clone(),
-                                ContentBlock::Attachment { .. } => attachment_note(block),
-                            })
-                            .chain(result.media.iter().map(|m| {
-                                format!(
-                                    "[{} kept as {}; a tool message cannot carry it]",
-                                    m.mime_type, m.artifact
-                                )
-                            }))
-                            .collect();
-                        out.push(json!({
-                            "role": "tool",
-                            "tool_call_id": result.call_id.0,
-                            "content": content.join("\n"),
-                        }));
-                    }
+                    Part::ToolResult(result) => out.push(tool_message(result)),
                     Part::Text { text } if !text.is_empty() => {
                         texts.push(json!({"type": "text", "text": text}));
                     }
@@ -139,6 +110,42 @@ fn lower(message: &Message, names: &ToolNameMap, out: &mut Vec<Value>) {
             }
         }
     }
+}
+
+/// An assistant tool call as Chat Completions (and Cohere v2, which copied its shape) write it.
+pub(crate) fn function_call(call: &ToolCallPart, names: &ToolNameMap) -> Value {
+    json!({
+        "id": call.id.0,
+        "type": "function",
+        "function": {
+            "name": names.wire(&call.name),
+            "arguments": call.arguments.to_wire_string(),
+        },
+    })
+}
+
+/// A tool result as a `tool` message: its text joined, attachments as notes (a tool message
+/// carries text only; delivered media goes in the user turn after it).
+pub(crate) fn tool_message(result: &ToolResultPart) -> Value {
+    let content: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Attachment { .. } => attachment_note(block),
+        })
+        .chain(result.media.iter().map(|m| {
+            format!(
+                "[{} kept as {}; a tool message cannot carry it]",
+                m.mime_type, m.artifact
+            )
+        }))
+        .collect();
+    json!({
+        "role": "tool",
+        "tool_call_id": result.call_id.0,
+        "content": content.join("\n"),
+    })
 }
 
 /// Media in a user message: images as `image_url`, PDFs as `file` data, video as `video_url`

@@ -20,7 +20,6 @@ use crate::error::LlmError;
 use crate::openai_chat::error::classify;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
-use crate::tool_names::ToolNameMap;
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Responses endpoint.
@@ -46,7 +45,7 @@ impl OpenAiResponsesConfig {
     pub fn official() -> Self {
         Self {
             name: "openai".into(),
-            base_url: "https://api.openai.com/v1".into(),
+            base_url: crate::catalog::OPENAI_API.into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
             route: Route::bearer("/responses"),
             strict_tools: false,
@@ -90,7 +89,7 @@ impl OpenAiResponses {
     /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
     /// inspection and the request-build benchmark.
     pub fn body(&self, request: &TurnRequest) -> serde_json::Value {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         request_body(&self.config, request, &names)
     }
 }
@@ -102,7 +101,7 @@ impl Provider for OpenAiResponses {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = ToolNameMap::new(request.tools.iter().map(|t| t.name.as_str()));
+        let names = request.tool_names();
         let body = request_body(&self.config, request, &names);
         self.endpoint
             .stream(TurnPost {
