@@ -2,7 +2,7 @@
 //! Streamable HTTP, the HTTP front door's refusals, and stdio hygiene (nothing but protocol on
 //! stdout, exit on stdin EOF).
 //!
-//! The Python SDK lives in a venv at `target/mcp-venv` (`scripts/test` builds it). Under `CI` a
+//! The Python SDK lives in a venv at `target/mcp-venv` (`scripts/install-test-deps` builds it). Under `CI` a
 //! missing venv fails the test with the command to fix it; elsewhere the test builds it on first
 //! use. Progress and cancellation are tested at the Rust level with test-only tools
 //! (`crates/mcp/tests/server.rs`), so the shipped binary carries no test tools.

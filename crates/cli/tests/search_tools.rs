@@ -55,7 +55,9 @@ fn run(p: &Project, program: &str, args: &[&str]) -> String {
         .current_dir(p.path())
         .output()
         .unwrap_or_else(|e| {
-            panic!("{program} is required for this test (scripts/test installs it): {e}")
+            panic!(
+                "{program} is required for this test (scripts/install-test-deps installs it): {e}"
+            )
         });
     String::from_utf8(out.stdout).unwrap()
 }

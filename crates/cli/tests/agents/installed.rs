@@ -60,10 +60,12 @@ impl Installed {
                 bin: dest.join("node_modules/.bin"),
             }),
             Err(problem) if std::env::var_os("CI").is_some() => {
-                panic!("{problem}; run scripts/{script} (scripts/test runs it)")
+                panic!("{problem}; run scripts/{script} (scripts/install-test-deps runs it)")
             }
             Err(problem) => {
-                eprintln!("skipped: {problem}; run scripts/{script} (scripts/test runs it)");
+                eprintln!(
+                    "skipped: {problem}; run scripts/{script} (scripts/install-test-deps runs it)"
+                );
                 None
             }
         }

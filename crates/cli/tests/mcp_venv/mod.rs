@@ -1,4 +1,4 @@
-//! The MCP Python SDK venv at `target/mcp-venv` (`scripts/test` builds it), shared by the MCP tests.
+//! The MCP Python SDK venv at `target/mcp-venv` (`scripts/install-test-deps` builds it), shared by the MCP tests.
 //! Under `CI` a missing venv fails with the command to fix it; elsewhere it is built on first use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helper: a failure should panic loudly
@@ -25,7 +25,7 @@ pub fn venv_python() -> PathBuf {
             }
             if std::env::var_os("CI").is_some() {
                 panic!(
-                    "the MCP Python SDK venv is missing at {}; run scripts/test, which builds it",
+                    "the MCP Python SDK venv is missing at {}; run scripts/install-test-deps, which builds it",
                     venv.display()
                 );
             }
