@@ -14,6 +14,7 @@ mod plan;
 mod posture;
 mod root;
 mod serve;
+mod sessions;
 mod settings;
 mod show_config;
 mod task;
