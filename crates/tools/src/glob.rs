@@ -112,13 +112,12 @@ impl Tool for Glob {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
+        tackle_tool::run_tool_blocking("glob", move || {
             let root = open_root("glob", &cx.root)?;
             let (found, total, counts) = run(&root, &cx, &plan);
             Ok(render(&plan, found, total, &counts))
         })
-        .await
-        .map_err(|e| crate::worker_failed("glob", &e))?
+        .await?
     }
 }
 

@@ -154,13 +154,12 @@ impl Tool for Grep {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
+        tackle_tool::run_tool_blocking("grep", move || {
             let root = open_root("grep", &cx.root)?;
             let found = search(&root, &cx, &plan);
             Ok(render(&plan, found))
         })
-        .await
-        .map_err(|e| crate::worker_failed("grep", &e))?
+        .await?
     }
 }
 

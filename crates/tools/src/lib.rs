@@ -232,11 +232,6 @@ pub(crate) fn resolve_real(
     path_keys::ResolvedPath::new(tool, &*open_root(tool, root)?, input)
 }
 
-/// A blocking worker that panicked or was cancelled, as a tool result.
-pub(crate) fn worker_failed(tool: &str, e: &tokio::task::JoinError) -> ToolError {
-    ToolError::new(ErrorCode::INTERNAL, format!("{tool}: worker failed: {e}"))
-}
-
 /// A `tackle-fs` refusal as a tool result, keeping its code (`path_outside_root`, ...).
 pub(crate) fn fs_error(tool: &str, e: FsError) -> ToolError {
     ToolError::new(ErrorCode::new(e.code()), format!("{tool}: {e}"))

@@ -173,7 +173,7 @@ impl Tool for ReadManyFiles {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
+        tackle_tool::run_tool_blocking("read_many_files", move || {
             let root = open_root("read_many_files", &cx.root)?;
             let mut batch = Batch::default();
             match plan {
@@ -226,8 +226,7 @@ impl Tool for ReadManyFiles {
             }
             Ok(batch.finish())
         })
-        .await
-        .map_err(|e| crate::worker_failed("read_many_files", &e))?
+        .await?
     }
 }
 
