@@ -24,15 +24,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_fs::{ReadOptions, Root};
 use tackle_tool::protocol::Concurrency;
-use tackle_tool::{
-    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
-};
+use tackle_tool::{ExecuteContext, PrepareContext, Prepared, Tool, ToolCompletion, ToolError};
 
-use crate::walk::{
-    FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts, WalkStart, check_start,
-    walk_files,
-};
-use crate::{fs_error, open_root, path_keys};
+use crate::survey_walk::SurveyWalk;
+use crate::walk::{FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts};
 
 /// The most matching lines a result shows; all are counted.
 pub const MAX_GREP_MATCHES: usize = 1000;
@@ -60,7 +55,7 @@ pub struct GrepPlan {
     matcher: RegexMatcher,
     pattern: String,
     glob: Option<NamePattern>,
-    start: WalkStart,
+    walk: SurveyWalk,
 }
 
 pub struct Grep;
@@ -128,21 +123,14 @@ impl Tool for Grep {
             .as_deref()
             .map(|g| NamePattern::new("grep", g))
             .transpose()?;
-        let root = open_root("grep", cx.root)?;
-        let rel = root
-            .resolve(args.path.as_deref().unwrap_or("."))
-            .map_err(|e| fs_error("grep", e))?;
-        let start = check_start("grep", &root, &rel)?;
-        let routing = Routing {
-            resources: path_keys::resources(Action::Read, &start.rel, &start.real),
-        };
+        let walk = SurveyWalk::prepare("grep", cx.root, args.path.as_deref())?;
         Ok(Prepared::new(
-            routing,
+            walk.routing(),
             GrepPlan {
                 matcher,
                 pattern: args.pattern,
                 glob,
-                start,
+                walk,
             },
         ))
     }
@@ -155,8 +143,7 @@ impl Tool for Grep {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
         tackle_tool::run_tool_blocking("grep", move || {
-            let root = open_root("grep", &cx.root)?;
-            let found = search(&root, &cx, &plan);
+            let found = search(&cx, &plan)?;
             Ok(render(&plan, found))
         })
         .await?
@@ -298,9 +285,9 @@ fn searcher() -> Searcher {
         .build()
 }
 
-fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
-    let start = plan.start.rel.as_str();
-    let (parts, counts) = walk_files(root, &plan.start, &*cx.read_scope, || Worker {
+fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolError> {
+    let start = plan.walk.start_rel();
+    let walked = plan.walk.run("grep", cx, |root| Worker {
         root: Root::open(root.path()).ok(),
         searcher: searcher(),
         matcher: plan.matcher.clone(),
@@ -311,16 +298,16 @@ fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> 
         searched: 0,
         binary: 0,
         unreadable: 0,
-    });
+    })?;
     let mut found = SearchOutcome {
         files: Vec::new(),
         total_matches: 0,
         files_searched: 0,
         binary_files: 0,
         unreadable: 0,
-        counts,
+        counts: walked.counts,
     };
-    for (files, searched, binary, unreadable) in parts {
+    for (files, searched, binary, unreadable) in walked.parts {
         found.files.extend(files);
         found.files_searched += searched;
         found.binary_files += binary;
@@ -328,7 +315,7 @@ fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> 
     }
     found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     found.total_matches = found.files.iter().map(|f| f.lines.len() as u64).sum();
-    found
+    Ok(found)
 }
 
 fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
@@ -360,7 +347,7 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
         }
     }
     text.push_str(&found.counts.notes());
-    let path = plan.start.rel.as_str();
+    let path = plan.walk.start_rel();
     if total == 0 {
         let _ = writeln!(
             text,

@@ -34,6 +34,7 @@ pub mod record_plan;
 pub mod shell;
 pub mod stack;
 pub mod stat;
+pub mod survey_walk;
 pub mod todo;
 pub mod wait_and_verify;
 pub mod walk;

@@ -25,12 +25,11 @@ use tackle_tool::{
     ToolCompletion, ToolError,
 };
 
+use crate::open_root;
 use crate::page::looks_binary;
-use crate::path_keys::{self, ResolvedPath};
-use crate::walk::{
-    FileVisitor, Found, NamePattern, WalkCounts, WalkStart, check_start, walk_files,
-};
-use crate::{fs_error, open_root};
+use crate::path_keys::ResolvedPath;
+use crate::survey_walk::SurveyWalk;
+use crate::walk::{FileVisitor, Found, NamePattern, WalkCounts};
 
 pub const MAX_FILES: usize = 100;
 pub const MAX_FILE_LINES: usize = 1000;
@@ -53,7 +52,7 @@ pub enum ReadManyPlan {
     Paths(Vec<(String, Result<RelPath, String>)>),
     Pattern {
         pattern: NamePattern,
-        start: WalkStart,
+        walk: SurveyWalk,
     },
 }
 
@@ -143,16 +142,10 @@ impl Tool for ReadManyFiles {
             }
             (None, Some(pattern)) => {
                 let pattern = NamePattern::new("read_many_files", &pattern)?;
-                let rel = root
-                    .resolve(args.path.as_deref().unwrap_or("."))
-                    .map_err(|e| fs_error("read_many_files", e))?;
-                let start = check_start("read_many_files", &root, &rel)?;
-                let routing = Routing {
-                    resources: path_keys::resources(Action::Read, &start.rel, &start.real),
-                };
+                let walk = SurveyWalk::prepare("read_many_files", cx.root, args.path.as_deref())?;
                 Ok(Prepared::new(
-                    routing,
-                    ReadManyPlan::Pattern { pattern, start },
+                    walk.routing(),
+                    ReadManyPlan::Pattern { pattern, walk },
                 ))
             }
             (Some(_), Some(_)) => Err(invalid(
@@ -185,7 +178,7 @@ impl Tool for ReadManyFiles {
                         }
                     }
                 }
-                ReadManyPlan::Pattern { pattern, start } => {
+                ReadManyPlan::Pattern { pattern, walk } => {
                     struct Collect<'a> {
                         pattern: &'a NamePattern,
                         start: &'a str,
@@ -205,16 +198,15 @@ impl Tool for ReadManyFiles {
                             self.out
                         }
                     }
-                    let start_rel = start.rel.as_str();
-                    let (parts, counts) = walk_files(&root, &start, &*cx.read_scope, || Collect {
+                    let walked = walk.run("read_many_files", &cx, |_| Collect {
                         pattern: &pattern,
-                        start: start_rel,
+                        start: walk.start_rel(),
                         out: Vec::new(),
-                    });
-                    let mut all: Vec<Walked> = parts.into_iter().flatten().collect();
+                    })?;
+                    let mut all: Vec<Walked> = walked.parts.into_iter().flatten().collect();
                     all.sort_unstable();
                     batch.matched = Some(all.len());
-                    batch.counts = counts;
+                    batch.counts = walked.counts;
                     // Shown by name, opened by the real path the walk found (no link on it).
                     for Walked { shown, real } in all {
                         match root.resolve(&real) {
