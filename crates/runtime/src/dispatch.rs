@@ -570,9 +570,11 @@ fn shape(
         timeout,
     } = shaping;
     let mut attachments = Vec::new();
+    let mut listing = None;
     let (terminal, metadata, display, failure, summary) = match ending {
         Ending::Completed(c) => {
             attachments = c.attachments;
+            listing = c.survey;
             (Some(c.output), c.metadata, c.display, None, c.summary)
         }
         Ending::Failed(e) => {
@@ -637,7 +639,7 @@ fn shape(
     };
     let mut digested = false;
     if survey && failure.is_none() {
-        digested = apply_digest(call, &metadata, &mut rendered);
+        digested = apply_digest(call, listing.as_ref(), &metadata, &mut rendered);
     }
     let mut blocks = Vec::with_capacity(attachments.len());
     for a in attachments {
@@ -728,14 +730,21 @@ fn error_result(call: &ToolCall, status: CallStatus, err: &ToolError, label: Lab
 /// Replace a large survey result by its structural digest (seed 003, "Digested survey tools").
 /// Only single, retained output over the threshold is digested, and a digest that is not
 /// smaller than the output is discarded. Returns whether the model sees the digest.
-fn apply_digest(call: &ToolCall, metadata: &serde_json::Value, rendered: &mut Rendered) -> bool {
+fn apply_digest(
+    call: &ToolCall,
+    listing: Option<&tackle_tool::SurveyListing>,
+    metadata: &serde_json::Value,
+    rendered: &mut Rendered,
+) -> bool {
     let [raw] = rendered.retained.as_mut_slice() else {
         return false;
     };
     if raw.stream.is_some() || raw.bytes <= crate::digest::DIGEST_THRESHOLD_BYTES {
         return false;
     }
-    let digest = crate::digest::digest_text(&call.name, &call.id.0, metadata, raw.bytes, raw.lines);
+    let digest = crate::digest::digest_text(
+        &call.name, &call.id.0, listing, metadata, raw.bytes, raw.lines,
+    );
     if digest.len() as u64 >= raw.bytes {
         return false;
     }
@@ -796,18 +805,24 @@ mod tests {
             })
             .collect();
         let mut r = rendered(8_001);
-        assert!(!apply_digest(&call(), &metadata.into(), &mut r));
+        assert!(!apply_digest(&call(), None, &metadata.into(), &mut r));
         assert_eq!(r.text, "raw\n");
         assert!(!r.retained[0].truncated);
     }
 
     #[test]
     fn only_output_over_the_threshold_is_digested() {
-        let metadata = serde_json::json!({ "entries": ["a", "b/"] });
+        let listing = tackle_tool::SurveyListing::Entries(vec!["a".into(), "b/".into()]);
+        let metadata = serde_json::json!({ "entries": listing.to_json() });
         let mut small = rendered(crate::digest::DIGEST_THRESHOLD_BYTES);
-        assert!(!apply_digest(&call(), &metadata, &mut small));
+        assert!(!apply_digest(
+            &call(),
+            Some(&listing),
+            &metadata,
+            &mut small
+        ));
         let mut big = rendered(50_000);
-        assert!(apply_digest(&call(), &metadata, &mut big));
+        assert!(apply_digest(&call(), Some(&listing), &metadata, &mut big));
         assert!(big.text.contains("2 entries: 1 files, 1 directories"));
         assert!(big.retained[0].truncated);
     }

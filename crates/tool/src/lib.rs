@@ -22,6 +22,7 @@ pub mod plan_gate;
 mod portable_schema;
 mod prepared;
 mod schema;
+mod survey;
 pub mod time;
 mod tool_calls;
 
@@ -38,6 +39,7 @@ pub use plan_gate::{PlanMode, PlanRecords};
 pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
+pub use survey::{FileRead, FileReadOutcome, LineMatch, SurveyListing};
 pub use tool_calls::{CALLS_UNAVAILABLE, CallFuture, CallTarget, NoToolCalls, ToolCalls};
 
 pub use tackle_protocol as protocol;

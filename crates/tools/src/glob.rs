@@ -12,7 +12,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::Concurrency;
-use tackle_tool::{ExecuteContext, PrepareContext, Prepared, Tool, ToolCompletion, ToolError};
+use tackle_tool::{
+    ExecuteContext, PrepareContext, Prepared, SurveyListing, Tool, ToolCompletion, ToolError,
+};
 
 use crate::survey_walk::SurveyWalk;
 use crate::walk::{FileVisitor, Found, NamePattern, WalkCounts};
@@ -166,13 +168,16 @@ fn render(
             plan.pattern_text
         ));
     }
-    ToolCompletion::single(text).with_metadata(json!({
-        "pattern": plan.pattern_text,
-        "path": path,
-        "files": found,
-        "total": total,
-        "truncated": truncated,
-        "excluded_by_scope": counts.excluded_by_scope,
-        "skipped_ignore_files": counts.skipped_json(),
-    }))
+    let listing = SurveyListing::Paths(found);
+    ToolCompletion::single(text)
+        .with_metadata(json!({
+            "pattern": plan.pattern_text,
+            "path": path,
+            "files": listing.to_json(),
+            "total": total,
+            "truncated": truncated,
+            "excluded_by_scope": counts.excluded_by_scope,
+            "skipped_ignore_files": counts.skipped_json(),
+        }))
+        .with_survey(listing)
 }

@@ -24,7 +24,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_fs::{ReadOptions, Root};
 use tackle_tool::protocol::Concurrency;
-use tackle_tool::{ExecuteContext, PrepareContext, Prepared, Tool, ToolCompletion, ToolError};
+use tackle_tool::{
+    ExecuteContext, LineMatch, PrepareContext, Prepared, SurveyListing, Tool, ToolCompletion,
+    ToolError,
+};
 
 use crate::survey_walk::SurveyWalk;
 use crate::walk::{FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts};
@@ -342,7 +345,11 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             let line_text = String::from_utf8_lossy(bytes);
             let marker = if cut { "… [line cut]" } else { "" };
             let _ = writeln!(text, "{}:{line}:{line_text}{marker}", f.path);
-            matches.push(json!({ "path": f.path, "line": line, "text": line_text }));
+            matches.push(LineMatch {
+                path: f.path.clone(),
+                line,
+                text: line_text.into_owned(),
+            });
             shown += 1;
         }
     }
@@ -355,17 +362,20 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             plan.pattern, found.files_searched
         );
     }
-    ToolCompletion::single(text).with_metadata(json!({
-        "pattern": plan.pattern,
-        "path": path,
-        "matches": matches,
-        "total_matches": total,
-        "files_with_matches": found.files.len(),
-        "files_searched": found.files_searched,
-        "binary_files": found.binary_files,
-        "unreadable_files": found.unreadable,
-        "excluded_by_scope": found.counts.excluded_by_scope,
-        "skipped_ignore_files": found.counts.skipped_json(),
-        "truncated": truncated,
-    }))
+    let listing = SurveyListing::Matches(matches);
+    ToolCompletion::single(text)
+        .with_metadata(json!({
+            "pattern": plan.pattern,
+            "path": path,
+            "matches": listing.to_json(),
+            "total_matches": total,
+            "files_with_matches": found.files.len(),
+            "files_searched": found.files_searched,
+            "binary_files": found.binary_files,
+            "unreadable_files": found.unreadable,
+            "excluded_by_scope": found.counts.excluded_by_scope,
+            "skipped_ignore_files": found.counts.skipped_json(),
+            "truncated": truncated,
+        }))
+        .with_survey(listing)
 }

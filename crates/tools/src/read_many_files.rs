@@ -17,12 +17,12 @@ use std::io::Read;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tackle_fs::{FsError, ReadOptions, ReadTarget, RelPath, Root};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    Action, ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool,
-    ToolCompletion, ToolError,
+    Action, ExecuteContext, FileRead, FileReadOutcome, PermissionResource, PrepareContext,
+    Prepared, Routing, SurveyListing, Tool, ToolCompletion, ToolError,
 };
 
 use crate::open_root;
@@ -240,7 +240,7 @@ struct Walked {
 #[derive(Default)]
 struct Batch {
     text: String,
-    entries: Vec<Value>,
+    entries: Vec<FileRead>,
     files_read: usize,
     total_bytes: usize,
     limit_reached: bool,
@@ -252,8 +252,10 @@ impl Batch {
     fn skip(&mut self, path: &str, reason: String) {
         self.text
             .push_str(&format!("==> {path} <==\n[skipped: {reason}]\n\n"));
-        self.entries
-            .push(json!({ "path": path, "skipped": reason }));
+        self.entries.push(FileRead {
+            path: path.to_owned(),
+            outcome: FileReadOutcome::Skipped { skipped: reason },
+        });
     }
 
     /// Reads the file at `rel`, shown as `shown`.
@@ -323,19 +325,21 @@ impl Batch {
         self.text.push('\n');
         self.total_bytes += end;
         self.files_read += 1;
-        self.entries.push(json!({
-            "path": shown,
-            "lines": lines,
-            "bytes": meta.len(),
-            "truncated": cut,
-        }));
+        self.entries.push(FileRead {
+            path: shown.to_owned(),
+            outcome: FileReadOutcome::Read {
+                lines,
+                bytes: meta.len(),
+                truncated: cut,
+            },
+        });
     }
 
     fn finish(mut self) -> ToolCompletion {
         let skipped = self
             .entries
             .iter()
-            .filter(|e| e.get("skipped").is_some())
+            .filter(|e| matches!(e.outcome, FileReadOutcome::Skipped { .. }))
             .count();
         let notes = self.counts.notes();
         self.text.push_str(&notes);
@@ -349,20 +353,23 @@ impl Batch {
                 MAX_TOTAL_BYTES / 1024
             ));
         }
-        ToolCompletion::single(self.text).with_metadata(json!({
-            "files": self.entries,
-            "read": self.files_read,
-            "skipped": skipped,
-            "matched": self.matched,
-            "excluded_by_scope": self.counts.excluded_by_scope,
-            "skipped_ignore_files": self.counts.skipped_json(),
-            "truncated": self.limit_reached,
-            "limits": {
-                "files": MAX_FILES,
-                "file_lines": MAX_FILE_LINES,
-                "file_bytes": MAX_FILE_BYTES,
-                "total_bytes": MAX_TOTAL_BYTES,
-            },
-        }))
+        let listing = SurveyListing::Files(self.entries);
+        ToolCompletion::single(self.text)
+            .with_metadata(json!({
+                "files": listing.to_json(),
+                "read": self.files_read,
+                "skipped": skipped,
+                "matched": self.matched,
+                "excluded_by_scope": self.counts.excluded_by_scope,
+                "skipped_ignore_files": self.counts.skipped_json(),
+                "truncated": self.limit_reached,
+                "limits": {
+                    "files": MAX_FILES,
+                    "file_lines": MAX_FILE_LINES,
+                    "file_bytes": MAX_FILE_BYTES,
+                    "total_bytes": MAX_TOTAL_BYTES,
+                },
+            }))
+            .with_survey(listing)
     }
 }
