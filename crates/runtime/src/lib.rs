@@ -11,6 +11,7 @@
 //! declared concurrency only. Rejected: executing calls as they are parsed, which would let an
 //! early call change what a later call's prepare observes.
 
+mod admit;
 mod approval;
 mod argument_depth;
 mod artifact_source;
@@ -21,6 +22,7 @@ mod config;
 mod digest;
 mod dispatch;
 mod error;
+mod execute;
 mod gate;
 mod plan_gate;
 mod policy_gate;
@@ -31,6 +33,7 @@ pub mod retention;
 pub mod schedule;
 mod session;
 mod session_calls;
+mod shape;
 mod stored_arguments;
 pub mod unguessable;
 pub mod visible;
