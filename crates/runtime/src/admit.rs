@@ -80,14 +80,14 @@ impl Runtime {
         call: &ToolCall,
         artifacts: &dyn ArtifactSource,
     ) -> Result<Gated, Refusal> {
-        let Some(tool) = self.catalog().get(&call.name).cloned() else {
-            return Err(self.unknown_tool(call));
+        let Some(tool) = self.tool_for(session, &call.name).cloned() else {
+            return Err(self.unknown_tool(session, call));
         };
         let cx = PrepareContext {
             root: &session.root,
-            session: &session.id,
+            session: session.id(),
             turn,
-            agent: session.agent.as_deref(),
+            agent: session.context().agent(),
             call_id: &call.id,
             artifacts,
         };
@@ -100,7 +100,7 @@ impl Runtime {
         let mut keys = vec![format!("tool.{}", tool.gate_name())];
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
         let request = GateRequest {
-            session: &session.id,
+            session: session.context(),
             tool: &call.name,
             keys,
             resources: &prepared.routing.resources,
@@ -123,10 +123,19 @@ impl Runtime {
         })
     }
 
-    fn unknown_tool(&self, call: &ToolCall) -> Refusal {
-        let near = self.catalog().closest(&call.name, 3);
+    /// A tool the catalog lacks, or that the session is not offered: the hint names only what
+    /// the session could call instead.
+    fn unknown_tool(&self, session: &Session, call: &ToolCall) -> Refusal {
+        let context = session.context();
+        let near: Vec<String> = self
+            .catalog()
+            .closest_among(&call.name, 3, |name| context.offers(name));
         let hint = if near.is_empty() {
-            let all: Vec<&str> = self.catalog().names().collect();
+            let all: Vec<&str> = self
+                .catalog()
+                .names()
+                .filter(|name| context.offers(name))
+                .collect();
             format!("available tools: {}", all.join(", "))
         } else {
             format!("did you mean {}?", near.join(", "))
@@ -150,7 +159,7 @@ impl Runtime {
     ) -> Result<(), Refusal> {
         let Ask { keys, message } = ask;
         let request = ApprovalRequest {
-            session: &session.id,
+            session: session.id(),
             call_id: &call.id,
             tool: &call.name,
             read_only,
@@ -163,7 +172,7 @@ impl Runtime {
         match self.approver().approve(request).await {
             Approval::Once => Ok(()),
             Approval::Session => {
-                self.gate().grant_session(&session.id, keys);
+                self.gate().grant_session(session.context(), keys);
                 Ok(())
             }
             Approval::Deny { message: reason } => {

@@ -16,8 +16,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tackle_protocol::{Event, Label, ToolCall, ToolResult};
+use tackle_protocol::{Event, Label, ToolCall, ToolResult, ToolSpec};
 use tackle_store::Durability;
+use tackle_tool::DynTool;
 use tokio_util::sync::CancellationToken;
 
 use crate::admit::{Admitted, Refusal};
@@ -99,6 +100,25 @@ impl Runtime {
         &self.config
     }
 
+    /// The specs `session` is offered: the catalog's, narrowed by the session's tool filter,
+    /// in registration order.
+    pub fn offered(&self, session: &Session) -> Vec<ToolSpec> {
+        let context = session.context();
+        self.catalog
+            .specs()
+            .into_iter()
+            .filter(|spec| context.offers(&spec.name))
+            .collect()
+    }
+
+    /// The tool `name` as `session` sees it: absent when the catalog lacks it or the session's
+    /// tool filter leaves it out.
+    pub(crate) fn tool_for(&self, session: &Session, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.catalog
+            .get(name)
+            .filter(|_| session.context().offers(name))
+    }
+
     pub(crate) fn gate(&self) -> &dyn GateHook {
         self.gate.as_ref()
     }
@@ -119,6 +139,16 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: CancellationToken,
     ) -> Result<Vec<ToolResult>, RuntimeError> {
+        // A resumed session's stateful tools are rebuilt from its log before its first batch.
+        session
+            .restored
+            .get_or_try_init(|| {
+                let (catalog, session) = (self.catalog.clone(), session.clone());
+                async move {
+                    run_blocking(move || crate::restore::restore(&catalog, &session)).await?
+                }
+            })
+            .await?;
         // Arguments too deep for the recursive code below are replaced by a marker the strict
         // parser refuses (`invalid_arguments`).
         let calls: Vec<ToolCall> = calls
@@ -171,8 +201,7 @@ impl Runtime {
                 Err(Refusal { status, error }) => {
                     ready.push(None);
                     let label = artifacts.label_with_reads(
-                        self.catalog
-                            .get(&call.name)
+                        self.tool_for(session, &call.name)
                             .map_or(Label::LOCAL, |t| t.label()),
                     );
                     let result = error_result(call, status, &error, label);

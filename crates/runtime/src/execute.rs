@@ -132,7 +132,7 @@ impl Runtime {
         let cancel = batch_cancel.child_token();
         let cx = ExecuteContext {
             root: session.root.clone(),
-            session: session.id.clone(),
+            session: session.id().clone(),
             call_id: call.id.clone(),
             artifacts: artifacts.clone(),
             output: OutputSink::new(output.clone()),

@@ -29,12 +29,15 @@ mod policy_gate;
 mod progress;
 mod provenance;
 mod recorder;
+mod restore;
 pub mod retention;
 pub mod schedule;
 mod session;
 mod session_calls;
+mod session_context;
 mod shape;
 mod stored_arguments;
+mod tool_filter;
 pub mod unguessable;
 pub mod visible;
 
@@ -53,6 +56,9 @@ pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use provenance::ProducerLabels;
 pub use session::Session;
+pub use session_context::{SessionContext, SessionOptions};
 pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
+pub use tackle_protocol::Posture;
+pub use tool_filter::ToolFilter;
 
 pub use tackle_tool::CancellationToken;
