@@ -49,7 +49,7 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use serde::de::DeserializeOwned;
-use tackle_protocol::{Concurrency, Label, OutputDeclaration, Truncation};
+use tackle_protocol::{Concurrency, Label, OutputDeclaration, SessionId, Truncation};
 
 /// A tool, written against typed arguments.
 ///
@@ -112,6 +112,19 @@ pub trait Tool: Send + Sync + 'static {
     fn label(&self) -> Label {
         Label::LOCAL
     }
+
+    /// Whether the tool keeps state per session that its own successful calls build (todo's
+    /// list). A session's log is then the state's record: when the session is resumed, the
+    /// runtime hands the arguments of those calls back to [`Tool::restore`] before the
+    /// session's first batch runs.
+    fn session_state(&self) -> bool {
+        false
+    }
+
+    /// Rebuild `session`'s state from the arguments of its calls that ended `ok`, oldest first,
+    /// replacing whatever the tool holds for it. Only asked of tools that say
+    /// [`Tool::session_state`].
+    fn restore(&self, _session: &SessionId, _calls: Vec<Self::Args>) {}
 
     /// Resolve targets and stage work; no side effects on the project.
     fn prepare(
