@@ -10,6 +10,7 @@ mod leftovers;
 mod mcp;
 mod models;
 mod plan;
+mod run;
 mod serve;
 mod show_config;
 mod trust;

@@ -2,17 +2,32 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent_event::{
+    Checkpoint, ModelTurn, ModelTurnCancelled, RunFinished, RunStarted, ToolBatchFinished,
+    ToolBatchStarted, UserInput,
+};
 use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
 use crate::posture::Posture;
 
 /// One event-log record body. The store wraps it with a sequence number and checksum.
+/// Non-exhaustive: readers skip the kinds they do not handle (the agent's conversation
+/// records share the log with the runtime's call records).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     SessionStarted(SessionStarted),
     CallStarted(CallStarted),
     CallFinished(CallFinished),
+    UserInput(UserInput),
+    RunStarted(RunStarted),
+    ModelTurn(ModelTurn),
+    ModelTurnCancelled(ModelTurnCancelled),
+    ToolBatchStarted(ToolBatchStarted),
+    ToolBatchFinished(ToolBatchFinished),
+    Checkpoint(Checkpoint),
+    RunFinished(RunFinished),
 }
 
 /// Written first in every session's log. `parent`, `agent` and `tools` are absent from the

@@ -10,6 +10,7 @@
 //! Rejected alternative: one crate per concept (ids, events, specs). The types are small and
 //! always travel together; one dependency-free crate keeps the graph simple.
 
+mod agent_event;
 mod artifact_uri;
 mod call;
 mod conversation;
@@ -19,6 +20,10 @@ mod posture;
 mod spec;
 mod stream_name;
 
+pub use agent_event::{
+    BatchResult, Checkpoint, InstructionNote, ModelTurn, ModelTurnCancelled, RunFinished,
+    RunOutcome, RunStarted, ToolBatchFinished, ToolBatchStarted, UserInput,
+};
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{
     CallId, CallStatus, ContentBlock, ErrorCode, RetainedOutput, SessionId, ToolCall, ToolResult,

@@ -182,6 +182,21 @@ impl Session {
         crate::stored_arguments::recorded_arguments(&self.store, started)
     }
 
+    /// Appends an event that is not a call's (the agent's conversation records) and waits
+    /// until it is on the device. Call events are the dispatcher's alone: a `call_started` or
+    /// `call_finished` is refused, so every call keeps exactly one of each.
+    pub async fn append_event(&self, event: &Event) -> Result<u64, RuntimeError> {
+        let kind = match event {
+            Event::CallStarted(_) => Some("call_started"),
+            Event::CallFinished(_) => Some("call_finished"),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return Err(RuntimeError::CallEventRefused { kind });
+        }
+        self.recorder.append(event, Durability::Synced).await
+    }
+
     /// Waits until every event recorded so far is durable (events of read-only calls are
     /// acknowledged once written and synced in the background).
     pub fn sync(&self) -> Result<(), RuntimeError> {

@@ -319,7 +319,12 @@ mod tests {
         let listing = tackle_tool::SurveyListing::Entries(vec!["a".into(), "b/".into()]);
         let metadata = serde_json::json!({ "entries": listing.to_json() });
         let mut small = rendered(crate::digest::DIGEST_THRESHOLD_BYTES);
-        assert!(!apply_digest(&call(), Some(&listing), &metadata, &mut small));
+        assert!(!apply_digest(
+            &call(),
+            Some(&listing),
+            &metadata,
+            &mut small
+        ));
         let mut big = rendered(50_000);
         assert!(apply_digest(&call(), Some(&listing), &metadata, &mut big));
         assert!(big.text.contains("2 entries: 1 files, 1 directories"));

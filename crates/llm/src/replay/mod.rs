@@ -149,6 +149,14 @@ impl ReplayProvider {
         self
     }
 
+    /// Continues a conversation whose first `played` exchanges were answered before (a resumed
+    /// session): the next turn is answered with exchange `played + 1`, and its default call ids
+    /// are numbered from there.
+    pub fn starting_at(self, played: usize) -> Self {
+        *self.next.lock().unwrap_or_else(|p| p.into_inner()) = played;
+        self
+    }
+
     /// How many exchanges have been played.
     pub fn played(&self) -> usize {
         *self.next.lock().unwrap_or_else(|p| p.into_inner())

@@ -270,3 +270,18 @@ async fn a_recording_replays_to_the_same_turns() {
         "not a replay\n"
     );
 }
+
+#[tokio::test]
+async fn a_resumed_replay_answers_from_the_turn_after_those_played() {
+    let provider = replay(&[
+        json!({"turn": {"text": "first"}}),
+        json!({"turn": {"tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]}}),
+    ])
+    .starting_at(1);
+    let t = turn(&provider, &request("m", vec![Message::user_text("go")]))
+        .await
+        .unwrap();
+    let call = t.message.tool_calls().next().unwrap();
+    assert_eq!(call.id.0, "call_2_0", "ids count the turns played before");
+    assert_eq!(provider.played(), 2);
+}

@@ -1,0 +1,125 @@
+//! Compaction: when even an elided request does not fit, the model writes a summary of the
+//! task so far in fixed sections; it is recorded as a `checkpoint` and stands for every message
+//! before its `through` in later requests. Attachments are left out of the summary request.
+
+use tackle_protocol::{ContentBlock, Message, Part, Role};
+
+use crate::conversation::Conversation;
+
+/// The sections every summary has, in order.
+pub const SECTIONS: [&str; 5] = [
+    "Task",
+    "Done so far",
+    "Current state",
+    "Open questions",
+    "Next steps",
+];
+
+/// The system prompt of a summary request.
+pub const SUMMARY_SYSTEM: &str = "You write the working notes a coding agent continues from. \
+Be specific: name files, commands, decisions and exact error messages.";
+
+/// The user text that asks for the summary.
+pub fn summary_instruction() -> String {
+    let headings: Vec<String> = SECTIONS.iter().map(|s| format!("## {s}")).collect();
+    format!(
+        "The conversation no longer fits the context window. Summarize it so the work can \
+         continue from your summary alone, under exactly these headings:\n{}",
+        headings.join("\n")
+    )
+}
+
+/// How a summary leads later requests.
+pub fn summary_message(summary: &str) -> String {
+    format!("Summary of the conversation so far (older messages were compacted):\n{summary}")
+}
+
+/// The messages of a summary request: `view` with attachments as notes, then the instruction.
+pub fn summary_request(view: &[Message]) -> Vec<Message> {
+    let mut messages: Vec<Message> = view
+        .iter()
+        .map(|m| Message {
+            role: m.role,
+            content: m
+                .content
+                .iter()
+                .filter(|p| !matches!(p, Part::Media(_)))
+                .cloned()
+                .map(|p| match p {
+                    Part::ToolResult(mut r) => {
+                        r.media.clear();
+                        for block in &mut r.content {
+                            if let ContentBlock::Attachment {
+                                mime_type,
+                                artifact,
+                                ..
+                            } = block
+                            {
+                                *block = ContentBlock::Text {
+                                    text: format!("[attachment {mime_type} {artifact} left out]"),
+                                };
+                            }
+                        }
+                        Part::ToolResult(r)
+                    }
+                    other => other,
+                })
+                .collect(),
+        })
+        .filter(|m| !m.content.is_empty())
+        .collect();
+    let instruction = Part::Text {
+        text: summary_instruction(),
+    };
+    match messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(instruction),
+        _ => messages.push(Message {
+            role: Role::User,
+            content: vec![instruction],
+        }),
+    }
+    messages
+}
+
+/// Where a checkpoint written now starts keeping messages: at the model's last turn, so the
+/// request after it holds the summary, that turn and its results.
+pub fn through(conversation: &Conversation) -> usize {
+    conversation
+        .messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant)
+        .unwrap_or(conversation.messages.len())
+}
+
+/// Whether a summary has every section heading.
+pub fn has_sections(summary: &str) -> bool {
+    SECTIONS
+        .iter()
+        .all(|s| summary.contains(&format!("## {s}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instruction_names_every_section_and_joins_the_last_user_message() {
+        let view = vec![
+            Message::user_text("task"),
+            Message {
+                role: Role::Assistant,
+                content: vec![Part::Text { text: "ok".into() }],
+            },
+            Message::user_text("more"),
+        ];
+        let req = summary_request(&view);
+        assert_eq!(req.len(), 3);
+        let text = req[2].text();
+        assert!(text.starts_with("more"));
+        for s in SECTIONS {
+            assert!(text.contains(&format!("## {s}")), "{text}");
+        }
+        assert!(has_sections(&summary_instruction()));
+        assert!(!has_sections("## Task only"));
+    }
+}

@@ -1,0 +1,123 @@
+//! What front ends observe while a run goes on: one [`AgentEvent`] at a time, each with a
+//! `type` when serialized (`tackle run --json` prints them one a line). Never part of the
+//! model's history; the durable record is the session log.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use tackle_protocol::{CallId, CallStatus, ErrorCode, Event, RunOutcome, StopReason, Usage};
+use tackle_runtime::{ApprovalFuture, ApprovalRequest, Approver, EventObserver};
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    SessionStarted {
+        session: String,
+        resumed: bool,
+    },
+    TurnStarted {
+        turn: u32,
+    },
+    TextDelta {
+        turn: u32,
+        text: String,
+    },
+    ToolCallStarted {
+        call_id: CallId,
+        tool: String,
+        arguments: serde_json::Value,
+    },
+    ToolCallFinished {
+        call_id: CallId,
+        tool: String,
+        status: CallStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<ErrorCode>,
+    },
+    ApprovalRequested {
+        call_id: CallId,
+        tool: String,
+        keys: Vec<String>,
+        message: String,
+    },
+    Usage {
+        turn: u32,
+        usage: Usage,
+        /// This run's tokens so far.
+        total: Usage,
+        /// This run's cost so far, when the model's prices are known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    TurnFinished {
+        turn: u32,
+        stop_reason: StopReason,
+    },
+    /// Older tool results were left out of the next request to fit the context window.
+    ContextElided {
+        turn: u32,
+        results: usize,
+    },
+    /// A compaction checkpoint was recorded.
+    Checkpoint {
+        turn: u32,
+        through: usize,
+    },
+    RunFinished {
+        outcome: RunOutcome,
+        reason: String,
+    },
+}
+
+/// Receives the events of a run, in order.
+pub trait Observer: Send + Sync {
+    fn on_event(&self, event: &AgentEvent);
+}
+
+/// An observer that drops everything.
+pub struct Unobserved;
+
+impl Observer for Unobserved {
+    fn on_event(&self, _: &AgentEvent) {}
+}
+
+/// Turns the runtime's call records into `tool_call_started`/`tool_call_finished` as each is
+/// written; install it with [`tackle_runtime::Runtime::with_event_observer`].
+pub struct CallEvents(pub Arc<dyn Observer>);
+
+impl EventObserver for CallEvents {
+    fn on_recorded(&self, _seq: u64, event: &Event) {
+        match event {
+            Event::CallStarted(started) => self.0.on_event(&AgentEvent::ToolCallStarted {
+                call_id: started.call_id.clone(),
+                tool: started.tool.clone(),
+                arguments: started.arguments.clone(),
+            }),
+            Event::CallFinished(finished) => self.0.on_event(&AgentEvent::ToolCallFinished {
+                call_id: finished.call_id.clone(),
+                tool: finished.tool.clone(),
+                status: finished.status,
+                code: finished.code.clone(),
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// An approver that says `approval_requested` before asking the one it wraps.
+pub struct ObservedApprover {
+    pub inner: Arc<dyn Approver>,
+    pub observer: Arc<dyn Observer>,
+}
+
+impl Approver for ObservedApprover {
+    fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
+        self.observer.on_event(&AgentEvent::ApprovalRequested {
+            call_id: request.call_id.clone(),
+            tool: request.tool.to_owned(),
+            keys: request.keys.to_vec(),
+            message: request.message.to_owned(),
+        });
+        self.inner.approve(request)
+    }
+}

@@ -1,0 +1,40 @@
+//! The agent loop (`tackle-agent`): a session's conversation with a model, driven turn by turn
+//! through the runtime's catalog and gate, recorded in the session's own event log so that a
+//! crash or a Ctrl-C at any point can be resumed.
+//!
+//! Owns: the records of the conversation ([`record`], shapes in `tackle_protocol`), the
+//! rebuild of a conversation from them ([`rebuild`]), the turn ([`turn`]) and the loop
+//! ([`run`]), its bounds ([`bounds`]), the system prompt and project instructions
+//! ([`prompt`]), the context window ([`context`], [`checkpoint`]) and what front ends observe
+//! ([`events`]).
+//!
+//! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
+//! layers do, through `Runtime::run_batch`), to know a vendor's JSON (`tackle-llm`) or to read
+//! configuration files (the front end builds the runtime, the provider and the model entry).
+//!
+//! Key decision: the session log is the conversation. Every model turn and every batch is
+//! recorded before the loop acts on it, and [`rebuild`] applies the same records through the
+//! same functions the live loop uses; rejected: a separate transcript file, which a crash can
+//! leave disagreeing with the calls the log says ran.
+
+pub mod batch;
+pub mod bounds;
+pub mod checkpoint;
+pub mod context;
+pub mod conversation;
+mod error;
+pub mod events;
+pub mod model;
+pub mod prompt;
+pub mod rebuild;
+pub mod record;
+pub mod run;
+pub mod turn;
+
+pub use bounds::Bounds;
+pub use conversation::Conversation;
+pub use error::AgentError;
+pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved};
+pub use model::ModelSetup;
+pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
+pub use run::{Agent, AgentSetup, RunEnd, Steering};

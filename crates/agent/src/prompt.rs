@@ -1,0 +1,220 @@
+//! The system prompt: a base prompt, the catalog's tools, the project's instructions
+//! (`AGENTS.md` at the root, `CLAUDE.md` where there is none) and the environment (root, OS,
+//! date, posture line). Instructions of a directory a tool enters later are sent with that
+//! batch's results instead ([`Instructions::entered`]), so the system prompt, and the prompt
+//! cache behind it, stays the same for the whole session.
+
+use std::path::{Component, Path, PathBuf};
+
+use tackle_protocol::{InstructionNote, ToolSpec};
+
+/// The most of one instructions file sent; the rest is cut with a note.
+pub const INSTRUCTIONS_LIMIT_BYTES: usize = 32 * 1024;
+
+const BASE_PROMPT: &str = "You are tackle, a coding agent working in the user's project. \
+Use the tools to read, search, change and run what the task needs, then end your turn with a \
+short answer saying what you did. Prefer the dedicated tools (read_file, grep, glob, edit_file) \
+over shell commands that do the same. A result that says its output was truncated names the \
+artifact to read for the rest. Never guess a file's contents: read it.";
+
+/// Facts about where the agent runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Environment {
+    pub root: PathBuf,
+    pub os: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// The posture line the front end shows a person (`posture: standard …`).
+    pub posture: String,
+}
+
+/// The system prompt for a session rooted at `env.root`.
+pub fn system_prompt(tools: &[ToolSpec], env: &Environment) -> String {
+    let mut out = String::from(BASE_PROMPT);
+    if !tools.is_empty() {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        out.push_str(&format!("\n\nTools available: {}.", names.join(", ")));
+    }
+    if let Some(note) = root_instructions(&env.root) {
+        out.push_str(&format!(
+            "\n\nProject instructions ({}):\n{}",
+            note.path, note.text
+        ));
+    }
+    out.push_str(&format!(
+        "\n\nEnvironment:\n- project root: {}\n- OS: {}\n- date: {}\n- {}",
+        env.root.display(),
+        env.os,
+        env.date,
+        env.posture
+    ));
+    out
+}
+
+fn root_instructions(root: &Path) -> Option<InstructionNote> {
+    read_instructions(root, Path::new(""))
+}
+
+/// The instructions file of `dir` (relative to the root): `AGENTS.md`, else `CLAUDE.md`.
+fn read_instructions(root: &Path, dir: &Path) -> Option<InstructionNote> {
+    ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
+        let rel = dir.join(name);
+        let text = read_beneath(root, &rel)?;
+        Some(InstructionNote {
+            path: rel.display().to_string(),
+            text,
+        })
+    })
+}
+
+/// A regular file beneath the root, never through a link out of it; cut at the limit.
+fn read_beneath(root: &Path, rel: &Path) -> Option<String> {
+    let real = root.join(rel).canonicalize().ok()?;
+    if !real.starts_with(root) || !real.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(&real).ok()?;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.len() > INSTRUCTIONS_LIMIT_BYTES {
+        let mut cut = INSTRUCTIONS_LIMIT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n[cut: the file continues; read it with read_file]");
+    }
+    Some(text)
+}
+
+/// Which directories' instructions a session has been sent.
+pub struct Instructions {
+    root: PathBuf,
+    sent: Vec<String>,
+}
+
+impl Instructions {
+    /// `sent`: the files already sent (from the rebuilt conversation).
+    pub fn new(root: &Path, sent: Vec<String>) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            sent,
+        }
+    }
+
+    /// The instructions of directories beneath the root that `paths` (tool arguments, as the
+    /// model wrote them) lead into, each file once per session. The root's own went out with
+    /// the system prompt.
+    pub fn entered<'a>(&mut self, paths: impl Iterator<Item = &'a str>) -> Vec<InstructionNote> {
+        let mut notes = Vec::new();
+        for path in paths {
+            for dir in directories(&self.root, path) {
+                if let Some(note) = read_instructions(&self.root, &dir)
+                    && !self.sent.contains(&note.path)
+                {
+                    self.sent.push(note.path.clone());
+                    notes.push(note);
+                }
+            }
+        }
+        notes
+    }
+}
+
+/// The directories between the root (exclusive) and `path` (its directory, or itself when it
+/// is one), relative to the root; nothing for a path outside it.
+fn directories(root: &Path, path: &str) -> Vec<PathBuf> {
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        match p.strip_prefix(root) {
+            Ok(r) => r.to_path_buf(),
+            Err(_) => return Vec::new(),
+        }
+    } else {
+        p.to_path_buf()
+    };
+    if rel
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Vec::new();
+    }
+    let is_dir = root.join(&rel).is_dir();
+    let mut dirs = Vec::new();
+    let mut acc = PathBuf::new();
+    let components: Vec<_> = rel.components().collect();
+    let keep = if is_dir {
+        components.len()
+    } else {
+        components.len().saturating_sub(1)
+    };
+    for c in components.into_iter().take(keep) {
+        if let Component::Normal(name) = c {
+            acc.push(name);
+            dirs.push(acc.clone());
+        }
+    }
+    dirs
+}
+
+/// The string arguments a call names files or directories with.
+pub fn path_arguments(arguments: &serde_json::Value) -> Vec<&str> {
+    ["path", "file_path", "dir", "directory"]
+        .iter()
+        .filter_map(|k| arguments.get(*k).and_then(|v| v.as_str()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(root: &Path) -> Environment {
+        Environment {
+            root: root.to_path_buf(),
+            os: "linux".into(),
+            date: "2026-01-02".into(),
+            posture: "posture: standard".into(),
+        }
+    }
+
+    #[test]
+    fn the_prompt_holds_root_instructions_tools_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "fallback rules").unwrap();
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "d".into(),
+            input_schema: serde_json::json!({}),
+        }];
+        let p = system_prompt(&tools, &env(&root));
+        assert!(p.contains("fallback rules"), "{p}");
+        assert!(p.contains("Tools available: read_file."), "{p}");
+        assert!(p.contains("date: 2026-01-02") && p.contains("posture: standard"));
+        std::fs::write(root.join("AGENTS.md"), "agents rules").unwrap();
+        let p = system_prompt(&tools, &env(&root));
+        assert!(
+            p.contains("agents rules") && !p.contains("fallback rules"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn entered_directories_send_their_instructions_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/AGENTS.md"), "rules of a").unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        let mut seen = Instructions::new(&root, Vec::new());
+        let notes = seen.entered(["a/b/f.txt"].into_iter());
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].path, "a/AGENTS.md");
+        assert_eq!(notes[0].text, "rules of a");
+        assert!(seen.entered(["a"].into_iter()).is_empty(), "sent once");
+        assert!(
+            seen.entered(["../etc/passwd", "/etc"].into_iter())
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! The session log → the exact conversation. Records the runtime writes (`call_*`) and kinds
+//! this version does not know are skipped; an agent record that does not parse is an error
+//! naming its seq, never silently dropped.
+//!
+//! A batch the process stopped in (a `tool_batch_started` without its `tool_batch_finished`,
+//! or a model turn whose calls were never handed over) comes back as [`Rebuilt::interrupted`]:
+//! results for the model that say what happened to each call, from the `call_finished`
+//! records that follow the batch's start. A call without one is reported as interrupted and is
+//! never run again.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use tackle_protocol::{
+    BatchResult, CallFinished, CallId, CallStatus, ContentBlock, ErrorCode, Event,
+    ToolBatchFinished, ToolBatchStarted, ToolCallPart, ToolResultPart,
+};
+use tackle_store::EventLog;
+
+use crate::conversation::Conversation;
+use crate::error::AgentError;
+use crate::record::now_ms;
+
+/// The code of a result for a call that tackle stopped in.
+pub const INTERRUPTED: ErrorCode = ErrorCode::new("interrupted");
+
+/// A session's conversation, and the results owed for a batch it stopped in.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rebuilt {
+    pub conversation: Conversation,
+    /// To be recorded (and applied) before the conversation goes on.
+    pub interrupted: Option<ToolBatchFinished>,
+    /// The latest `run_started`'s model (`provider:model`).
+    pub model: Option<String>,
+    /// Whether the log holds any agent record (a session `tackle call` made holds none).
+    pub is_agent_session: bool,
+}
+
+/// Reads the log at `path` and rebuilds its conversation.
+pub fn rebuild(path: &Path) -> Result<Rebuilt, AgentError> {
+    let mut out = Rebuilt::default();
+    let mut open: Option<(ToolBatchStarted, HashMap<CallId, CallFinished>)> = None;
+    let mut failure = None;
+    EventLog::visit_records(path, |record| {
+        let kind = record
+            .event
+            .get("type")
+            .and_then(|t| t.as_str())
+            .unwrap_or("")
+            .to_owned();
+        if !is_agent_kind(&kind) && kind != "call_finished" {
+            return ControlFlow::Continue(());
+        }
+        let event = match serde_json::from_value::<Event>(record.event) {
+            Ok(e) => e,
+            Err(e) => {
+                failure = Some(AgentError::BadRecord {
+                    path: path.to_path_buf(),
+                    seq: record.seq,
+                    kind,
+                    problem: e.to_string(),
+                });
+                return ControlFlow::Break(());
+            }
+        };
+        if kind != "call_finished" {
+            out.is_agent_session = true;
+        }
+        apply(&mut out, &mut open, event);
+        ControlFlow::Continue(())
+    })
+    .map_err(|source| AgentError::Log {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let calls = out.conversation.unanswered_calls();
+    if !calls.is_empty() {
+        let (turn, finished) = match open {
+            Some((started, finished)) => (started.turn, finished),
+            None => (out.conversation.turns, HashMap::new()),
+        };
+        out.interrupted = Some(interrupted(turn, &calls, &finished));
+    }
+    Ok(out)
+}
+
+fn is_agent_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "user_input"
+            | "run_started"
+            | "model_turn"
+            | "model_turn_cancelled"
+            | "tool_batch_started"
+            | "tool_batch_finished"
+            | "checkpoint"
+            | "run_finished"
+    )
+}
+
+fn apply(
+    out: &mut Rebuilt,
+    open: &mut Option<(ToolBatchStarted, HashMap<CallId, CallFinished>)>,
+    event: Event,
+) {
+    let conversation = &mut out.conversation;
+    match event {
+        Event::UserInput(input) => conversation.push_user(&input.text),
+        Event::RunStarted(run) => out.model = Some(run.model),
+        Event::ModelTurn(turn) => conversation.push_turn(&turn),
+        Event::ModelTurnCancelled(cancelled) => {
+            conversation.turns = conversation.turns.max(cancelled.turn)
+        }
+        Event::ToolBatchStarted(started) => *open = Some((started, HashMap::new())),
+        Event::CallFinished(finished) => {
+            if let Some((started, seen)) = open.as_mut()
+                && started.calls.contains(&finished.call_id)
+            {
+                seen.insert(finished.call_id.clone(), finished);
+            }
+        }
+        Event::ToolBatchFinished(batch) => {
+            *open = None;
+            conversation.push_results(&batch);
+        }
+        Event::Checkpoint(checkpoint) => conversation.push_checkpoint(&checkpoint),
+        _ => {}
+    }
+}
+
+/// The results owed for `calls`, from what the log says happened to each.
+pub fn interrupted(
+    turn: u32,
+    calls: &[ToolCallPart],
+    finished: &HashMap<CallId, CallFinished>,
+) -> ToolBatchFinished {
+    let results = calls
+        .iter()
+        .map(|call| match finished.get(&call.id) {
+            Some(f) => {
+                let artifacts: Vec<String> = f
+                    .retained_output
+                    .iter()
+                    .map(|o| o.artifact.clone())
+                    .collect();
+                let where_ = if artifacts.is_empty() {
+                    "it retained no output".to_owned()
+                } else {
+                    format!(
+                        "its output is retained at {} (read it with read_file)",
+                        artifacts.join(", ")
+                    )
+                };
+                let text = format!(
+                    "{}: this call ran and ended `{}`{}, but tackle stopped before its result was \
+                     delivered; {where_}. It was not run again.",
+                    call.name,
+                    status_name(f.status),
+                    f.code
+                        .as_ref()
+                        .map(|c| format!(" ({c})"))
+                        .unwrap_or_default()
+                );
+                BatchResult {
+                    tool: call.name.clone(),
+                    status: f.status,
+                    code: f.code.clone(),
+                    result: part(&call.id, text, f.status != CallStatus::Ok),
+                    artifacts,
+                }
+            }
+            None => BatchResult {
+                tool: call.name.clone(),
+                status: CallStatus::Cancelled,
+                code: Some(INTERRUPTED),
+                result: part(
+                    &call.id,
+                    format!(
+                        "{}: interrupted: tackle stopped before this call finished, and it was not \
+                         run again. Check whether it took effect before repeating it.",
+                        call.name
+                    ),
+                    true,
+                ),
+                artifacts: Vec::new(),
+            },
+        })
+        .collect();
+    ToolBatchFinished {
+        turn,
+        results,
+        notes: Vec::new(),
+        cancelled: false,
+        interrupted: true,
+        at_ms: now_ms(),
+    }
+}
+
+fn part(id: &CallId, text: String, is_error: bool) -> ToolResultPart {
+    ToolResultPart {
+        call_id: id.clone(),
+        content: vec![ContentBlock::Text { text }],
+        is_error,
+        media: Vec::new(),
+    }
+}
+
+pub(crate) fn status_name(status: CallStatus) -> &'static str {
+    match status {
+        CallStatus::Ok => "ok",
+        CallStatus::Error => "error",
+        CallStatus::Denied => "denied",
+        CallStatus::TimedOut => "timed_out",
+        CallStatus::Cancelled => "cancelled",
+    }
+}

@@ -1,0 +1,521 @@
+//! The loop: model request (system prompt, tools, the conversation as the window allows) →
+//! streamed text and tool calls → one batch through the runtime → results (and media, laid
+//! out per family by `tackle_llm::media::deliver`) → the next request, until the model ends
+//! its turn, a bound is reached, the run is cancelled or the provider fails. Every step is
+//! recorded before the next begins ([`crate::record`]), so [`Agent::resume`] continues from any
+//! point a process was stopped at.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tackle_llm::{ErrorKind, Provider, ToolChoice, TurnRequest};
+use tackle_protocol::{
+    Checkpoint, Event, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted,
+    StopReason, ToolBatchFinished, ToolSpec, UserInput,
+};
+use tackle_runtime::{Runtime, Session};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::Batch;
+use crate::bounds::{self, Bounds, Spent};
+use crate::checkpoint;
+use crate::context::{self, Calibration};
+use crate::conversation::{Conversation, add_usage};
+use crate::error::AgentError;
+use crate::events::{AgentEvent, Observer};
+use crate::model::ModelSetup;
+use crate::prompt::Instructions;
+use crate::rebuild::rebuild;
+use crate::record::{Record, now_ms};
+use crate::turn::{self, Streamed};
+
+/// Everything a session's loop runs with.
+pub struct AgentSetup {
+    pub runtime: Arc<Runtime>,
+    pub session: Session,
+    pub provider: Arc<dyn Provider>,
+    pub model: ModelSetup,
+    /// The system prompt ([`crate::prompt::system_prompt`]).
+    pub system: String,
+    pub bounds: Bounds,
+    pub observer: Arc<dyn Observer>,
+}
+
+/// How a run ended, and the model's last words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunEnd {
+    pub outcome: RunOutcome,
+    pub reason: String,
+    pub last_message: Option<String>,
+}
+
+/// Sends input to a running loop; it joins the conversation at the next safe boundary (after
+/// the running turn's results, before the next request).
+#[derive(Clone)]
+pub struct Steering(mpsc::UnboundedSender<String>);
+
+impl Steering {
+    /// False once the loop is gone.
+    pub fn send(&self, text: impl Into<String>) -> bool {
+        self.0.send(text.into()).is_ok()
+    }
+}
+
+/// One session's conversation and the loop that continues it.
+pub struct Agent {
+    setup: AgentSetup,
+    tools: Vec<ToolSpec>,
+    record: Record,
+    conversation: Conversation,
+    interrupted: Option<ToolBatchFinished>,
+    instructions: Instructions,
+    calibration: Calibration,
+    steer_tx: mpsc::UnboundedSender<String>,
+    steer_rx: mpsc::UnboundedReceiver<String>,
+}
+
+struct Ended {
+    outcome: RunOutcome,
+    reason: String,
+}
+
+impl Ended {
+    fn new(outcome: RunOutcome, reason: impl Into<String>) -> Self {
+        Self {
+            outcome,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl Agent {
+    /// A new conversation in `setup.session` (whose log holds no agent records yet).
+    pub fn new(setup: AgentSetup) -> Self {
+        Self::with(setup, Conversation::default(), None)
+    }
+
+    /// The conversation recorded in `setup.session`'s log, continued. A batch the last
+    /// process stopped in is answered from the record (interrupted calls are never re-run).
+    pub fn resume(setup: AgentSetup) -> Result<Self, AgentError> {
+        let rebuilt = rebuild(&setup.session.event_log_path())?;
+        Ok(Self::with(setup, rebuilt.conversation, rebuilt.interrupted))
+    }
+
+    fn with(
+        setup: AgentSetup,
+        conversation: Conversation,
+        interrupted: Option<ToolBatchFinished>,
+    ) -> Self {
+        let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+        Self {
+            tools: setup.runtime.catalog().specs(),
+            record: Record::new(setup.session.clone()),
+            instructions: Instructions::new(
+                &setup.session.root,
+                conversation.instructions_sent.clone(),
+            ),
+            conversation,
+            interrupted,
+            calibration: Calibration::default(),
+            steer_tx,
+            steer_rx,
+            setup,
+        }
+    }
+
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.setup.session
+    }
+
+    pub fn steering(&self) -> Steering {
+        Steering(self.steer_tx.clone())
+    }
+
+    /// Runs until the model ends its turn or the run ends otherwise. `input` is the user's
+    /// next message (the task); `None` continues a resumed conversation. Cancelling `cancel`
+    /// stops the model stream or the running batch (and every process it started); the record
+    /// says which.
+    pub async fn run(&mut self, input: Option<&str>, cancel: CancellationToken) -> RunEnd {
+        let ended = match self.drive(input, &cancel).await {
+            Ok(ended) => ended,
+            Err(e) => Ended::new(RunOutcome::Error, e.to_string()),
+        };
+        let mut reason = ended.reason;
+        let recorded = self
+            .record
+            .append(Event::RunFinished(RunFinished {
+                outcome: ended.outcome,
+                reason: reason.clone(),
+                at_ms: now_ms(),
+            }))
+            .await;
+        let outcome = match recorded {
+            Ok(_) => ended.outcome,
+            Err(e) if ended.outcome == RunOutcome::Error => {
+                reason = format!("{reason}; recording the run's end also failed: {e}");
+                RunOutcome::Error
+            }
+            Err(e) => {
+                reason = format!("recording the run's end: {e}");
+                RunOutcome::Error
+            }
+        };
+        self.setup.observer.on_event(&AgentEvent::RunFinished {
+            outcome,
+            reason: reason.clone(),
+        });
+        RunEnd {
+            outcome,
+            reason,
+            last_message: self.conversation.last_assistant_text(),
+        }
+    }
+
+    async fn drive(
+        &mut self,
+        input: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Ended, AgentError> {
+        let started = Instant::now();
+        let deadline = self.setup.bounds.max_duration.map(|d| started + d);
+        self.append(Event::RunStarted(RunStarted {
+            model: self.setup.model.id(),
+            at_ms: now_ms(),
+        }))
+        .await?;
+        if let Some(batch) = self.interrupted.take() {
+            self.append(Event::ToolBatchFinished(batch.clone())).await?;
+            self.conversation.push_results(&batch);
+        }
+        if let Some(text) = input {
+            self.user_input(text).await?;
+        }
+        if self.conversation.messages.is_empty() {
+            return Ok(Ended::new(
+                RunOutcome::Error,
+                "nothing to do: the session holds no task; give one",
+            ));
+        }
+        let mut spent = Spent::default();
+        let mut retried_cut = false;
+        loop {
+            while let Ok(text) = self.steer_rx.try_recv() {
+                self.user_input(&text).await?;
+            }
+            if self
+                .conversation
+                .messages
+                .last()
+                .is_some_and(|m| m.role == tackle_protocol::Role::Assistant)
+            {
+                return Ok(Ended::new(
+                    RunOutcome::Finished,
+                    "the model had ended its turn; give a new task to go on",
+                ));
+            }
+            spent.elapsed = started.elapsed();
+            if let Some(reason) = self.setup.bounds.exceeded(&spent) {
+                return Ok(Ended::new(RunOutcome::BoundHit, reason));
+            }
+            let turn_no = self.conversation.turns + 1;
+            let fixed = context::estimate_fixed(&self.setup.system, &self.tools);
+            let window = self.setup.model.prompt_window();
+            let mut view = context::view(&self.conversation, fixed, window, self.calibration);
+            if !view.fits {
+                if let Some(ended) = self.compact(turn_no, cancel, &mut spent, deadline).await? {
+                    return Ok(ended);
+                }
+                view = context::view(&self.conversation, fixed, window, self.calibration);
+            }
+            if view.elided > 0 {
+                self.setup.observer.on_event(&AgentEvent::ContextElided {
+                    turn: turn_no,
+                    results: view.elided,
+                });
+            }
+            let store = self.setup.session.store.clone();
+            let read = move |uri: &str| {
+                let id = tackle_store::ArtifactId::from_internal_uri(uri)
+                    .ok_or_else(|| format!("`{uri}` is not an artifact reference"))?;
+                store.read(id).map_err(|e| e.to_string())
+            };
+            let delivered = tackle_llm::media::deliver(
+                &view.messages,
+                &self.setup.model.entry,
+                self.setup.model.family,
+                &read,
+            );
+            let request = self.request(delivered.messages);
+            let estimated = fixed
+                + request
+                    .messages
+                    .iter()
+                    .map(context::estimate_message)
+                    .sum::<u64>();
+            self.setup
+                .observer
+                .on_event(&AgentEvent::TurnStarted { turn: turn_no });
+            let turn_cancel = cancel.child_token();
+            let (streamed, late) = bounded(
+                turn::stream(
+                    self.setup.provider.as_ref(),
+                    &request,
+                    &turn_cancel,
+                    self.setup.observer.as_ref(),
+                    Some(turn_no),
+                ),
+                deadline,
+                &turn_cancel,
+            )
+            .await;
+            let answered = match streamed {
+                Streamed::Complete(t) => t,
+                Streamed::Cancelled { partial_text } => {
+                    self.append(Event::ModelTurnCancelled(ModelTurnCancelled {
+                        turn: turn_no,
+                        partial_text,
+                        at_ms: now_ms(),
+                    }))
+                    .await?;
+                    self.conversation.turns = turn_no;
+                    return Ok(self.stopped(late, "the model's turn"));
+                }
+                Streamed::Failed(e) if e.kind == ErrorKind::StreamCut && !retried_cut => {
+                    retried_cut = true;
+                    continue;
+                }
+                Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong && view.fits => {
+                    // The estimate was short: compact once, then ask again.
+                    if let Some(ended) = self.compact(turn_no, cancel, &mut spent, deadline).await?
+                    {
+                        return Ok(ended);
+                    }
+                    continue;
+                }
+                Streamed::Failed(e) => {
+                    return Ok(Ended::new(RunOutcome::ProviderFailed, e.to_string()));
+                }
+            };
+            retried_cut = false;
+            self.calibration = Calibration::learn(estimated, answered.usage.prompt_tokens());
+            let model_turn = ModelTurn {
+                turn: turn_no,
+                message: answered.message,
+                stop_reason: answered.stop_reason,
+                usage: answered.usage,
+                model: answered.model,
+                response_id: answered.response_id,
+                at_ms: now_ms(),
+            };
+            self.append(Event::ModelTurn(model_turn.clone())).await?;
+            self.conversation.push_turn(&model_turn);
+            spent.turns += 1;
+            self.spend(&mut spent, &model_turn.usage, turn_no);
+            self.setup.observer.on_event(&AgentEvent::TurnFinished {
+                turn: turn_no,
+                stop_reason: model_turn.stop_reason.clone(),
+            });
+            if model_turn.message.tool_calls().next().is_none() {
+                match ended_by(&model_turn.stop_reason) {
+                    Some(ended) => return Ok(ended),
+                    None => continue,
+                }
+            }
+            let batch_cancel = cancel.child_token();
+            let batch = Batch {
+                runtime: &self.setup.runtime,
+                session: &self.setup.session,
+                record: &self.record,
+                model: &self.setup.model,
+                instructions: &mut self.instructions,
+            };
+            let (finished, late) = bounded(
+                batch.run(
+                    turn_no,
+                    &model_turn.message,
+                    &model_turn.stop_reason,
+                    batch_cancel.clone(),
+                ),
+                deadline,
+                &batch_cancel,
+            )
+            .await;
+            let finished = finished?;
+            self.append(Event::ToolBatchFinished(finished.clone()))
+                .await?;
+            self.conversation.push_results(&finished);
+            if finished.cancelled {
+                return Ok(self.stopped(late, "the running tool calls"));
+            }
+        }
+    }
+
+    /// A cancelled turn or batch: the wall clock's, or the user's.
+    fn stopped(&self, late: bool, what: &str) -> Ended {
+        match (late, self.setup.bounds.max_duration) {
+            (true, Some(max)) => Ended::new(
+                RunOutcome::BoundHit,
+                format!("{}; {what} stopped", bounds::wall_clock_reason(max)),
+            ),
+            _ => Ended::new(RunOutcome::Cancelled, format!("cancelled {what}")),
+        }
+    }
+
+    fn request(&self, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
+        let mut request = TurnRequest::new(
+            self.setup.model.model.clone(),
+            messages,
+            self.setup.model.max_tokens,
+        );
+        request.system = Some(self.setup.system.clone());
+        request.tools = self.tools.clone();
+        request
+    }
+
+    fn spend(&self, spent: &mut Spent, usage: &tackle_protocol::Usage, turn: u32) {
+        add_usage(&mut spent.usage, usage);
+        spent.cost_usd = self
+            .setup
+            .model
+            .entry
+            .prices
+            .map(|p| bounds::cost(&spent.usage, &p));
+        self.setup.observer.on_event(&AgentEvent::Usage {
+            turn,
+            usage: *usage,
+            total: spent.usage,
+            cost_usd: spent.cost_usd,
+        });
+    }
+
+    async fn user_input(&mut self, text: &str) -> Result<(), AgentError> {
+        self.append(Event::UserInput(UserInput {
+            text: text.to_owned(),
+            at_ms: now_ms(),
+        }))
+        .await?;
+        self.conversation.push_user(text);
+        Ok(())
+    }
+
+    /// Writes a compaction checkpoint; `Some` when the run ends instead.
+    async fn compact(
+        &mut self,
+        turn: u32,
+        cancel: &CancellationToken,
+        spent: &mut Spent,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Ended>, AgentError> {
+        let through = checkpoint::through(&self.conversation);
+        let fixed = context::estimate_fixed(checkpoint::SUMMARY_SYSTEM, &[]);
+        let view = context::view(
+            &self.conversation,
+            fixed,
+            self.setup.model.prompt_window(),
+            self.calibration,
+        );
+        let mut request = TurnRequest::new(
+            self.setup.model.model.clone(),
+            checkpoint::summary_request(&view.messages),
+            self.setup.model.max_tokens,
+        );
+        request.system = Some(checkpoint::SUMMARY_SYSTEM.to_owned());
+        request.tool_choice = ToolChoice::None;
+        let summary_cancel = cancel.child_token();
+        let (streamed, late) = bounded(
+            turn::stream(
+                self.setup.provider.as_ref(),
+                &request,
+                &summary_cancel,
+                self.setup.observer.as_ref(),
+                None,
+            ),
+            deadline,
+            &summary_cancel,
+        )
+        .await;
+        let answered = match streamed {
+            Streamed::Complete(t) => t,
+            Streamed::Cancelled { .. } => {
+                return Ok(Some(self.stopped(late, "the compaction summary")));
+            }
+            Streamed::Failed(e) => {
+                return Ok(Some(Ended::new(
+                    RunOutcome::ProviderFailed,
+                    format!("writing the compaction summary: {e}"),
+                )));
+            }
+        };
+        let record = Checkpoint {
+            through,
+            summary: answered.message.text(),
+            usage: answered.usage,
+            at_ms: now_ms(),
+        };
+        self.append(Event::Checkpoint(record.clone())).await?;
+        self.conversation.push_checkpoint(&record);
+        self.spend(spent, &answered.usage, turn);
+        self.setup
+            .observer
+            .on_event(&AgentEvent::Checkpoint { turn, through });
+        Ok(None)
+    }
+
+    async fn append(&self, event: Event) -> Result<u64, AgentError> {
+        self.record.append(event).await
+    }
+}
+
+/// How a turn without tool calls ends the run; `None` when the loop goes on (a paused turn).
+fn ended_by(stop: &StopReason) -> Option<Ended> {
+    Some(match stop {
+        StopReason::PauseTurn => return None,
+        // `tool_use` without a call: nothing to answer, so the turn is over.
+        StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse => {
+            Ended::new(RunOutcome::Finished, "the model ended its turn")
+        }
+        StopReason::MaxTokens => Ended::new(
+            RunOutcome::Finished,
+            "the model's answer reached its output limit",
+        ),
+        StopReason::Refusal => Ended::new(RunOutcome::Error, "the model declined to answer"),
+        StopReason::ContentFilter => Ended::new(
+            RunOutcome::Error,
+            "the provider filtered the model's answer",
+        ),
+        StopReason::ContextWindowExceeded => Ended::new(
+            RunOutcome::Error,
+            "the conversation no longer fits the model's context window",
+        ),
+        StopReason::Unknown { raw } => {
+            Ended::new(RunOutcome::Finished, format!("the model stopped (`{raw}`)"))
+        }
+    })
+}
+
+/// Runs `work`; at `deadline` cancels `token` and lets `work` wind down. True when the
+/// deadline fired.
+async fn bounded<F: Future>(
+    work: F,
+    deadline: Option<Instant>,
+    token: &CancellationToken,
+) -> (F::Output, bool) {
+    let Some(deadline) = deadline else {
+        return (work.await, false);
+    };
+    tokio::pin!(work);
+    tokio::select! {
+        biased;
+        out = &mut work => (out, false),
+        () = tokio::time::sleep_until(deadline.into()) => {
+            token.cancel();
+            (work.await, true)
+        }
+    }
+}
