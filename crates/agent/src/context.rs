@@ -101,7 +101,12 @@ pub struct View {
 }
 
 /// The request view of `conversation` within `window` tokens for the prompt.
-pub fn view(conversation: &Conversation, fixed: u64, window: u64, calibration: Calibration) -> View {
+pub fn view(
+    conversation: &Conversation,
+    fixed: u64,
+    window: u64,
+    calibration: Calibration,
+) -> View {
     let (mut messages, offset) = sliced(conversation);
     let total = |messages: &[Message]| {
         calibration.scale(fixed + messages.iter().map(estimate_message).sum::<u64>())
@@ -308,7 +313,10 @@ mod tests {
         };
         let text = crate::conversation::result_text(&first.content);
         assert!(text.starts_with(ELIDED), "{text}");
-        assert!(text.contains(&format!("artifact://sha256/{:064}", 0)), "{text}");
+        assert!(
+            text.contains(&format!("artifact://sha256/{:064}", 0)),
+            "{text}"
+        );
         assert_eq!(v.messages[4], c.messages[4], "newer results stay");
     }
 

@@ -193,7 +193,10 @@ mod tests {
         assert!(p.contains("date: 2026-01-02") && p.contains("posture: standard"));
         std::fs::write(root.join("AGENTS.md"), "agents rules").unwrap();
         let p = system_prompt(&tools, &env(&root));
-        assert!(p.contains("agents rules") && !p.contains("fallback rules"), "{p}");
+        assert!(
+            p.contains("agents rules") && !p.contains("fallback rules"),
+            "{p}"
+        );
     }
 
     #[test]
@@ -209,6 +212,9 @@ mod tests {
         assert_eq!(notes[0].path, "a/AGENTS.md");
         assert_eq!(notes[0].text, "rules of a");
         assert!(seen.entered(["a"].into_iter()).is_empty(), "sent once");
-        assert!(seen.entered(["../etc/passwd", "/etc"].into_iter()).is_empty());
+        assert!(
+            seen.entered(["../etc/passwd", "/etc"].into_iter())
+                .is_empty()
+        );
     }
 }

@@ -142,8 +142,11 @@ pub fn interrupted(
         .iter()
         .map(|call| match finished.get(&call.id) {
             Some(f) => {
-                let artifacts: Vec<String> =
-                    f.retained_output.iter().map(|o| o.artifact.clone()).collect();
+                let artifacts: Vec<String> = f
+                    .retained_output
+                    .iter()
+                    .map(|o| o.artifact.clone())
+                    .collect();
                 let where_ = if artifacts.is_empty() {
                     "it retained no output".to_owned()
                 } else {

@@ -100,11 +100,7 @@ impl Agent {
     /// process stopped in is answered from the record (interrupted calls are never re-run).
     pub fn resume(setup: AgentSetup) -> Result<Self, AgentError> {
         let rebuilt = rebuild(&setup.session.event_log_path())?;
-        Ok(Self::with(
-            setup,
-            rebuilt.conversation,
-            rebuilt.interrupted,
-        ))
+        Ok(Self::with(setup, rebuilt.conversation, rebuilt.interrupted))
     }
 
     fn with(
@@ -256,8 +252,12 @@ impl Agent {
                 &read,
             );
             let request = self.request(delivered.messages);
-            let estimated =
-                fixed + request.messages.iter().map(context::estimate_message).sum::<u64>();
+            let estimated = fixed
+                + request
+                    .messages
+                    .iter()
+                    .map(context::estimate_message)
+                    .sum::<u64>();
             self.setup
                 .observer
                 .on_event(&AgentEvent::TurnStarted { turn: turn_no });
@@ -292,14 +292,15 @@ impl Agent {
                 }
                 Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong && view.fits => {
                     // The estimate was short: compact once, then ask again.
-                    if let Some(ended) =
-                        self.compact(turn_no, cancel, &mut spent, deadline).await?
+                    if let Some(ended) = self.compact(turn_no, cancel, &mut spent, deadline).await?
                     {
                         return Ok(ended);
                     }
                     continue;
                 }
-                Streamed::Failed(e) => return Ok(Ended::new(RunOutcome::ProviderFailed, e.to_string())),
+                Streamed::Failed(e) => {
+                    return Ok(Ended::new(RunOutcome::ProviderFailed, e.to_string()));
+                }
             };
             retried_cut = false;
             self.calibration = Calibration::learn(estimated, answered.usage.prompt_tokens());
@@ -484,17 +485,17 @@ fn ended_by(stop: &StopReason) -> Option<Ended> {
             "the model's answer reached its output limit",
         ),
         StopReason::Refusal => Ended::new(RunOutcome::Error, "the model declined to answer"),
-        StopReason::ContentFilter => {
-            Ended::new(RunOutcome::Error, "the provider filtered the model's answer")
-        }
+        StopReason::ContentFilter => Ended::new(
+            RunOutcome::Error,
+            "the provider filtered the model's answer",
+        ),
         StopReason::ContextWindowExceeded => Ended::new(
             RunOutcome::Error,
             "the conversation no longer fits the model's context window",
         ),
-        StopReason::Unknown { raw } => Ended::new(
-            RunOutcome::Finished,
-            format!("the model stopped (`{raw}`)"),
-        ),
+        StopReason::Unknown { raw } => {
+            Ended::new(RunOutcome::Finished, format!("the model stopped (`{raw}`)"))
+        }
     })
 }
 

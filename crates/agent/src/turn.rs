@@ -13,7 +13,9 @@ use crate::events::{AgentEvent, Observer};
 pub enum Streamed {
     Complete(AssistantTurn),
     /// Cancelled; the text streamed before that.
-    Cancelled { partial_text: String },
+    Cancelled {
+        partial_text: String,
+    },
     Failed(LlmError),
 }
 

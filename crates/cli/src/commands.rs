@@ -106,6 +106,18 @@ pub fn run(cli: Cli) -> ExitCode {
             .and_then(|cwd| Ok(crate::root::find(cli.root.as_deref(), &cwd)?))
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
+        Command::Chat { resume } => {
+            // A scripted model (`--model replay:<file>`) is no catalog entry: the chat
+            // connects it itself.
+            let mut flags = flags.clone();
+            let model = flags.model.take_if(|m| m.starts_with("replay:"));
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { model, resume }))
+        }
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },

@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::agent_event::{
     Checkpoint, ModelTurn, ModelTurnCancelled, RunFinished, RunStarted, ToolBatchFinished,
     ToolBatchStarted, UserInput,
 };
+use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
 
 /// One event-log record body. The store wraps it with a sequence number and checksum.

@@ -20,8 +20,8 @@ mod spec;
 mod stream_name;
 
 pub use agent_event::{
-    BatchResult, Checkpoint, InstructionNote, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted,
-    ToolBatchFinished, ToolBatchStarted, UserInput,
+    BatchResult, Checkpoint, InstructionNote, ModelTurn, ModelTurnCancelled, RunFinished,
+    RunOutcome, RunStarted, ToolBatchFinished, ToolBatchStarted, UserInput,
 };
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{

@@ -31,8 +31,6 @@ pub enum RuntimeError {
     },
     #[error("event log writer stopped unexpectedly: {0}")]
     Join(String),
-    #[error(
-        "`{kind}` events are written by the dispatcher only; append the agent's own records"
-    )]
+    #[error("`{kind}` events are written by the dispatcher only; append the agent's own records")]
     CallEventRefused { kind: &'static str },
 }
