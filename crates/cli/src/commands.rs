@@ -65,6 +65,15 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
+        Command::Run(args) => {
+            let (flags, model) = crate::run::model_flag(flags.clone());
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::run::run(&c, args, model, cli.policy.headless))
+        }
         Command::Models { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| {
                 crate::models::show::print(&c.models, json)?;

@@ -13,6 +13,7 @@ mod models;
 mod plan;
 mod posture;
 mod root;
+mod run;
 mod serve;
 mod settings;
 mod show_config;
