@@ -115,26 +115,25 @@ pub fn view(
     let mut elided = 0;
     if tokens > window {
         let last = messages.len().saturating_sub(1);
-        'outer: for mi in 0..last {
-            for pi in 0..messages[mi].content.len() {
-                let Part::ToolResult(result) = &messages[mi].content[pi] else {
+        'outer: for (mi, message) in messages.iter_mut().enumerate().take(last) {
+            for pi in 0..message.content.len() {
+                let before = estimate_message(message);
+                let Part::ToolResult(result) = &mut message.content[pi] else {
                     continue;
                 };
                 if is_elided(result) {
                     continue;
                 }
-                let before = estimate_message(&messages[mi]);
                 let artifacts = match mi.checked_sub(offset.skipped) {
                     Some(_) => conversation.artifacts_of(mi + offset.base - offset.skipped, pi),
                     None => &[],
                 };
-                let marker = marker(result, artifacts);
-                if let Part::ToolResult(result) = &mut messages[mi].content[pi] {
-                    result.content = vec![ContentBlock::Text { text: marker }];
-                    result.media.clear();
-                }
+                result.content = vec![ContentBlock::Text {
+                    text: marker(result, artifacts),
+                }];
+                result.media.clear();
                 elided += 1;
-                let after = estimate_message(&messages[mi]);
+                let after = estimate_message(message);
                 tokens = tokens.saturating_sub(calibration.scale(before.saturating_sub(after)));
                 if tokens <= window {
                     break 'outer;

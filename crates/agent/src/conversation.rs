@@ -4,9 +4,7 @@
 
 use std::collections::HashMap;
 
-use tackle_protocol::{
-    Checkpoint, ContentBlock, Message, ModelTurn, Part, Role, ToolBatchFinished, Usage,
-};
+use tackle_protocol::{Checkpoint, Message, ModelTurn, Part, Role, ToolBatchFinished, Usage};
 
 /// The latest compaction checkpoint: its summary stands for the messages before `through`.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,7 +128,8 @@ pub(crate) fn add_usage(total: &mut Usage, usage: &Usage) {
 
 /// Text blocks of a result as one string (attachments as their references).
 #[cfg(test)]
-pub(crate) fn result_text(content: &[ContentBlock]) -> String {
+pub(crate) fn result_text(content: &[tackle_protocol::ContentBlock]) -> String {
+    use tackle_protocol::ContentBlock;
     content
         .iter()
         .map(|b| match b {

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Examples:
   tackle tools                                  the catalog a model receives
+  tackle run \"fix the failing test\"               the agent: a model works on the task with these tools
   tackle call read_file '{\"path\":\"README.md\"}'  run one call through every layer
   echo '{\"path\":\"src\"}' | tackle call list_dir -
   tackle artifacts ls                           retained output in this project
@@ -131,6 +132,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the agent on a task until the model finishes it (headless; --json for events).
+    Run(crate::run::RunArgs),
     /// Run one tool call through the whole pipeline and print what the model would see.
     Call {
         /// Tool name, e.g. read_file.

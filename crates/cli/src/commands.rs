@@ -67,6 +67,15 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
+        Command::Run(args) => {
+            let (flags, model) = crate::run::model_flag(flags.clone());
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::run::run(&c, args, model, cli.policy.headless))
+        }
         Command::Models { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| {
                 crate::models::show::print(&c.models, json)?;
@@ -107,10 +116,8 @@ pub fn run(cli: Cli) -> ExitCode {
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
         Command::Chat { resume } => {
-            // A scripted model (`--model replay:<file>`) is no catalog entry: the chat
-            // connects it itself.
-            let mut flags = flags.clone();
-            let model = flags.model.take_if(|m| m.starts_with("replay:"));
+            // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
+            let (flags, model) = crate::run::model_flag(flags.clone());
             setup(
                 cli.root.as_deref(),
                 &flags,

@@ -11,6 +11,7 @@ mod leftovers;
 mod mcp;
 mod models;
 mod plan;
+mod run;
 mod serve;
 mod show_config;
 mod trust;

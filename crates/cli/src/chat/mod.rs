@@ -39,7 +39,7 @@ use worker::{Done, Work};
 
 /// What the command line asked for.
 pub struct ChatArgs {
-    /// `replay:<file>`; otherwise the configuration's model (`--model` or `[model] default`).
+    /// `--model` (`provider:model` or `replay:<file>`); without it `[model] default`.
     pub model: Option<String>,
     pub resume: Option<String>,
 }
