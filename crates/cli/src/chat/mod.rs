@@ -341,7 +341,7 @@ fn sessions(root: &std::path::Path) -> String {
     if found.is_empty() {
         return "no sessions yet".to_owned();
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut text = "recent sessions (/resume <id> continues one):".to_owned();
     for (_, id) in found.into_iter().take(10) {
         text.push_str(&format!("\n  {}", text::safe_line(&id)));
