@@ -225,6 +225,11 @@ fn a_chat_edits_with_approval_denies_with_a_message_cancels_and_quits() {
     assert!(screen.contains("write_file new.txt  denied"), "{screen}");
     chat.keys(&["s"]);
     chat.wait_for(&["bash sleep 60  running…", "steer (queued"]);
+    chat.type_line("use a shorter wait");
+    chat.wait_for(&[
+        "› use a shorter wait",
+        "(queued: joins the conversation at the next safe point)",
+    ]);
     chat.keys(&["C-c"]);
     let screen = chat.wait_for(&["cancelled the running tool calls", "· ready"]);
     assert!(screen.contains("bash sleep 60  cancelled"), "{screen}");
@@ -238,13 +243,39 @@ fn a_chat_edits_with_approval_denies_with_a_message_cancels_and_quits() {
 }
 
 #[test]
-fn ctrl_c_when_idle_quits() {
+fn slash_commands_when_idle_then_ctrl_c_quits() {
     let project = Project::new();
-    let script = replay(&project, &[serde_json::json!({"text": "hi"})]);
+    let script = replay(
+        &project,
+        &[
+            serde_json::json!({"text": "hi"}),
+            serde_json::json!({"text": "hello again"}),
+        ],
+    );
     let chat = Tmux::start(&project, &script);
-    chat.wait_for(&["new session"]);
+    let screen = chat.wait_for(&["new session"]);
+    let id = screen
+        .split("new session ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
     chat.type_line("hello");
     chat.wait_for(&["hi", "the model ended its turn", "· ready"]);
+    chat.type_line("/todo");
+    chat.wait_for(&["no todo list yet"]);
+    chat.type_line("/model");
+    chat.wait_for(&["· model replay:", "(window 200000 tokens)"]);
+    chat.type_line("/resume");
+    chat.wait_for(&[
+        "recent sessions (/resume <id> continues one):",
+        &format!("  {id}"),
+    ]);
+    // Resumed from its log, the conversation goes on where the replay left it.
+    chat.type_line(&format!("/resume {id}"));
+    chat.wait_for(&[&format!("session {id} with model replay:")]);
+    chat.type_line("once more");
+    chat.wait_for(&["hello again"]);
     chat.keys(&["C-c"]);
     chat.wait_gone();
 }

@@ -63,7 +63,7 @@ impl Approver for ChatApprover {
         let sent = self.asks.send(Ask { view, reply }).is_ok();
         Box::pin(async move {
             let gone = || Approval::Unavailable {
-                reason: "the chat closed before anyone answered".to_owned(),
+                reason: "nobody answered: the turn was cancelled or the chat closed".to_owned(),
             };
             if !sent {
                 return gone();

@@ -143,7 +143,10 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         if chat.app.quit {
             break Ok(());
         }
+        // Biased: what the loop sent before an ask (its text, the call starting) or before a
+        // run's end is on screen before them.
         tokio::select! {
+            biased;
             Some(event) = keys.recv() => chat.terminal_event(event),
             Some(update) = updates.recv() => chat.app.view.apply(&update.event, update.diff, update.at),
             Some(ask) = asks.recv() => chat.app.ask(ask),
