@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Examples:
   tackle tools                                  the catalog a model receives
-  tackle run \"fix the failing test\"               the agent: a model works on the task with these tools
+  tackle run \"fix the failing test\"             the agent works on the task (tackle run --help)
   tackle call read_file '{\"path\":\"README.md\"}'  run one call through every layer
   echo '{\"path\":\"src\"}' | tackle call list_dir -
   tackle artifacts ls                           retained output in this project
@@ -37,7 +37,8 @@ Exit codes:
   0  success
   1  the call ran and returned an error result (it is printed)
   2  bad command line or malformed input
-  3  tackle could not work (no project root, bad config, store or event log failure)";
+  3  tackle could not work (no project root, bad config, store or event log failure)
+  tackle run also exits 4 (a bound was reached), 5 (the provider failed), 130 (cancelled)";
 
 /// tackle: the tool runtime for AI coding agents.
 ///

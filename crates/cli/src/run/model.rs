@@ -76,13 +76,17 @@ pub fn choose(
             names.join(", ")
         );
     };
-    let Some(entry) = catalog.entry(&id) else {
-        bail!(
-            "model `{id}` is not in the model catalog; add a [models.\"{id}\"] table with its \
-             context_window and max_output to your config.toml (tackle models lists the known ones)"
-        );
+    let entry = match catalog.entry(&id) {
+        Some(known) => known.entry.clone(),
+        None => {
+            eprintln!(
+                "tackle: model `{id}` is not in the model catalog; assuming a {UNKNOWN_WINDOW}-token \
+                 window and {UNKNOWN_OUTPUT} output tokens, text only, no prices (a [models.\"{id}\"] \
+                 table in your config.toml says otherwise)"
+            );
+            unknown_entry(id.clone())
+        }
     };
-    let entry = entry.entry.clone();
     Ok(ModelChoice {
         setup: ModelSetup {
             model: id.model.clone(),
@@ -111,6 +115,22 @@ fn by_key() -> anyhow::Result<ModelId> {
          [models.\"local:<model>\"] table with its context_window",
         vars.join(", ")
     )
+}
+
+/// What is assumed of a model the catalog does not know (a local server's): small enough for
+/// most servers' defaults.
+const UNKNOWN_WINDOW: u64 = 32_768;
+const UNKNOWN_OUTPUT: u64 = 4_096;
+
+fn unknown_entry(id: ModelId) -> ModelEntry {
+    ModelEntry {
+        id,
+        context_window: UNKNOWN_WINDOW,
+        max_output: UNKNOWN_OUTPUT,
+        input: vec![Modality::Text],
+        media: Vec::new(),
+        prices: None,
+    }
 }
 
 fn turn_output(entry: &ModelEntry) -> u32 {
