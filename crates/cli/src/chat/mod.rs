@@ -91,7 +91,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Usage(anyhow!("--resume: {e}")))?,
         None => Session::open(&config.root).context("opening the session")?,
     };
-    let session_id = session.id.0.clone();
+    let session_id = session.id().0.clone();
     let agent = setup::agent(
         &config,
         runtime.clone(),

@@ -172,7 +172,7 @@ pub fn run(
             Agent::new(setup)
         };
         observer.on_event(&AgentEvent::SessionStarted {
-            session: session.id.0.clone(),
+            session: session.id().0.clone(),
             resumed,
         });
         let cancel = CancellationToken::new();
