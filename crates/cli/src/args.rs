@@ -225,6 +225,14 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Chat with a model in the terminal: streamed answers, each tool call as it runs, edits as
+    /// diffs, approvals inline, slash commands (/help lists them); the model is --model, else
+    /// `[model] default`.
+    Chat {
+        /// Continue this session's conversation.
+        #[arg(long)]
+        resume: Option<String>,
+    },
     /// The project's goal: set an objective, show it with its checklist, pause, resume or
     /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered
     /// while the goal is active or paused); only you change its lifecycle.

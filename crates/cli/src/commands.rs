@@ -115,6 +115,16 @@ pub fn run(cli: Cli) -> ExitCode {
             .and_then(|cwd| Ok(crate::root::find(cli.root.as_deref(), &cwd)?))
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
+        Command::Chat { resume } => {
+            // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
+            let (flags, model) = crate::run::model_flag(flags.clone());
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { model, resume }))
+        }
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },

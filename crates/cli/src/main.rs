@@ -3,6 +3,7 @@
 mod approve;
 mod args;
 mod artifacts;
+mod chat;
 mod commands;
 mod exit;
 mod goal;
