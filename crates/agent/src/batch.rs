@@ -68,7 +68,7 @@ impl Batch<'_> {
             })
             .collect();
         self.session
-            .set_turn(TurnId(format!("{}-turn-{turn}", self.session.id)));
+            .set_turn(TurnId(format!("{}-turn-{turn}", self.session.id())));
         let results = self
             .runtime
             .run_batch(self.session, calls.clone(), cancel.clone())

@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod direct;
+pub mod responses_mock;
 
 use std::time::Duration;
 

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Examples:
   tackle tools                                  the catalog a model receives
+  tackle run \"fix the failing test\"             the agent works on the task (tackle run --help)
   tackle call read_file '{\"path\":\"README.md\"}'  run one call through every layer
   echo '{\"path\":\"src\"}' | tackle call list_dir -
   tackle artifacts ls                           retained output in this project
@@ -36,7 +37,8 @@ Exit codes:
   0  success
   1  the call ran and returned an error result (it is printed)
   2  bad command line or malformed input
-  3  tackle could not work (no project root, bad config, store or event log failure)";
+  3  tackle could not work (no project root, bad config, store or event log failure)
+  tackle run also exits 4 (a bound was reached), 5 (the provider failed), 130 (cancelled)";
 
 /// tackle: the tool runtime for AI coding agents.
 ///
@@ -137,6 +139,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the agent on a task until the model finishes it (headless; --json for events).
+    Run(crate::run::RunArgs),
     /// Run one tool call through the whole pipeline and print what the model would see.
     Call {
         /// Tool name, e.g. read_file.
@@ -226,6 +230,14 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Chat with a model in the terminal: streamed answers, each tool call as it runs, edits as
+    /// diffs, approvals inline, slash commands (/help lists them); the model is --model, else
+    /// `[model] default`.
+    Chat {
+        /// Continue this session's conversation.
+        #[arg(long)]
+        resume: Option<String>,
     },
     /// The project's goal: set an objective, show it with its checklist, pause, resume or
     /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered

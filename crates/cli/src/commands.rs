@@ -7,10 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use tackle_protocol::{CallId, ToolCall};
-use tackle_runtime::{
-    CancellationToken, Catalog, GateHook, PlanGate, PolicyGate, Runtime, RuntimeError, Session,
-};
-use tackle_tool::PlanMode;
+use tackle_runtime::{CancellationToken, Runtime, RuntimeError, Session};
 
 use crate::args::{Cli, Command};
 use crate::config::{self, Config};
@@ -21,7 +18,6 @@ use crate::trust::TrustStore;
 use crate::trust::command::TrustAction;
 use crate::trust::prompt::{Consent, NeverAsk, TerminalConsent};
 use tackle_fs::SweepMode;
-use tackle_tools::BuiltinConfig;
 
 /// A failure that maps to an exit code.
 pub(crate) enum Failure {
@@ -32,6 +28,12 @@ pub(crate) enum Failure {
 impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Self {
         Failure::Engine(e)
+    }
+}
+
+impl From<tackle_config::ConfigError> for Failure {
+    fn from(e: tackle_config::ConfigError) -> Self {
+        Failure::Engine(e.into())
     }
 }
 
@@ -65,6 +67,15 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
+        Command::Run(args) => {
+            let (flags, model) = crate::run::model_flag(flags.clone());
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::run::run(&c, args, model, cli.policy.headless))
+        }
         Command::Models { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| {
                 crate::models::show::print(&c.models, json)?;
@@ -103,9 +114,19 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Mcp { command } => crate::mcp::run(cli.root.as_deref(), &flags, command),
         Command::Goal { command } => std::env::current_dir()
             .context("reading the working directory")
-            .and_then(|cwd| crate::root::find(cli.root.as_deref(), &cwd))
+            .and_then(|cwd| Ok(crate::root::find(cli.root.as_deref(), &cwd)?))
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
+        Command::Chat { resume } => {
+            // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
+            let (flags, model) = crate::run::model_flag(flags.clone());
+            setup(
+                cli.root.as_deref(),
+                &flags,
+                consent(cli.policy.headless).as_ref(),
+            )
+            .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { model, resume }))
+        }
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },
@@ -182,123 +203,7 @@ fn loaded(root: &std::path::Path, flags: &Flags, consent: &dyn Consent) -> Resul
     Ok(config)
 }
 
-/// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
-/// rule could ever allow, with descriptions rewritten to name only what is registered.
-pub(crate) fn catalog(config: &Config) -> anyhow::Result<Catalog> {
-    let tools_config = builtin_config(config);
-    let registered = tools_config.registered.clone();
-    let mut tools: Vec<Arc<dyn tackle_tool::DynTool>> =
-        with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
-            .into_iter()
-            .filter(|t| registered.iter().any(|r| r == t.name()))
-            .collect();
-    tools.extend(mcp_tools(config, &registered)?);
-    let catalog = Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
-        .map_err(|e| anyhow!("building the catalog: {e}"))?;
-    // This host registered the tools, so it reports which of them wait for a plan.
-    config.plans.report_gated(catalog.plan_gated());
-    Ok(catalog)
-}
-
-/// The gate every call passes: the compiled policy, and under `plan_mode = "required"` the
-/// plan gate in front of it.
-pub(crate) fn gate(config: &Config) -> Arc<dyn GateHook> {
-    let policy: Arc<dyn GateHook> = Arc::new(PolicyGate::new(config.policy.clone()));
-    match config.plan_mode {
-        PlanMode::Required => Arc::new(PlanGate::new(policy, config.plans.clone())),
-        PlanMode::Advisory | PlanMode::Off => policy,
-    }
-}
-
-/// The tools of the third-party MCP servers in `.agents/mcp.json` that folder trust lets start.
-/// A server that cannot start is reported on stderr and costs only its own tools.
-fn mcp_tools(
-    config: &Config,
-    registered: &[String],
-) -> anyhow::Result<Vec<Arc<dyn tackle_tool::DynTool>>> {
-    let mut taken: Vec<&str> = registered.iter().map(String::as_str).collect();
-    taken.extend(tackle_tools::BUILTIN_TOOL_NAMES.iter().copied());
-    let (tools, problems) = tackle_mcp::client::start_servers(
-        config.mcp_servers.clone(),
-        &config.root,
-        &taken,
-        &config.process_env,
-        &crate::mcp::tokens(),
-    );
-    for problem in problems {
-        eprintln!("tackle: {problem}");
-    }
-    let disabled = |name: &str| {
-        config
-            .settings
-            .disabled_tools
-            .iter()
-            .any(|t| t.value == name)
-    };
-    Ok(tools
-        .into_iter()
-        .filter(|t| {
-            use tackle_tool::DynTool;
-            !disabled(t.name()) && config.policy.advertises(&t.gate_name(), &[])
-        })
-        .map(|t| t as Arc<dyn tackle_tool::DynTool>)
-        .collect())
-}
-
-/// The tools the runtime itself provides, added to the built-ins: retrieve_raw undoes digests,
-/// so it exists exactly when digests are on.
-fn with_runtime_tools(
-    config: &Config,
-    mut tools: Vec<Arc<dyn tackle_tool::DynTool>>,
-) -> Vec<Arc<dyn tackle_tool::DynTool>> {
-    if config.runtime.digests {
-        tools.push(Arc::new(tackle_runtime::RetrieveRaw));
-    }
-    tools.extend(goal_tools(config));
-    tools
-}
-
-/// goal_get and goal_update, offered exactly when the project's goal is active or paused as
-/// the catalog is built (run admission, seed 000); a later change of the goal's lifecycle does
-/// not change an admitted catalog.
-fn goal_tools(config: &Config) -> Vec<Arc<dyn tackle_tool::DynTool>> {
-    let book = Arc::new(tackle_goals::GoalBook::new(&Session::store_dir_for(
-        &config.root,
-    )));
-    match book.current() {
-        Ok(Some(goal)) if goal.status.offers_tools() => vec![
-            Arc::new(tackle_goals::GoalGet::new(book.clone())),
-            Arc::new(tackle_goals::GoalUpdate::new(book)),
-        ],
-        Ok(_) => Vec::new(),
-        Err(e) => {
-            eprintln!("tackle: goal tools not offered: {e}");
-            Vec::new()
-        }
-    }
-}
-
-/// The built-in tools' configuration, with the names of the tools that will be offered.
-pub fn builtin_config(config: &Config) -> BuiltinConfig {
-    let disabled: Vec<&str> = config
-        .settings
-        .disabled_tools
-        .iter()
-        .map(|t| t.value.as_str())
-        .collect();
-    let offered = |t: &Arc<dyn tackle_tool::DynTool>| {
-        !disabled.contains(&t.name()) && config.policy.advertises(t.name(), t.permission_actions())
-    };
-    // Two passes: learn which tools will be offered, then build them knowing that, so no tool
-    // refers the model to one that is absent.
-    let base = config.builtin();
-    let registered: Vec<String> = with_runtime_tools(config, tackle_tools::builtin_tools(&base))
-        .iter()
-        .filter(|t| offered(t))
-        .map(|t| t.name().to_owned())
-        .collect();
-    BuiltinConfig { registered, ..base }
-}
+pub(crate) use tackle_config::host::{catalog, gate};
 
 fn tools(config: &Config, json: bool) -> Result<u8, Failure> {
     let specs = catalog(config)?.specs();

@@ -3,23 +3,22 @@
 mod approve;
 mod args;
 mod artifacts;
+mod chat;
 mod commands;
-mod config;
 mod exit;
 mod goal;
 mod leftovers;
 mod mcp;
 mod models;
 mod plan;
-mod posture;
-mod root;
+mod run;
 mod serve;
 mod sessions;
-mod settings;
 mod show_config;
-mod task;
 mod trust;
-mod wait_settings;
+
+// The configuration crate's modules, under the names the commands use.
+use tackle_config::{load as config, posture, root, settings, task};
 
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();

@@ -72,9 +72,8 @@ impl Tool for GoalGet {
 
     async fn execute(&self, _: (), _: ExecuteContext) -> Result<ToolCompletion, ToolError> {
         let book = self.book.clone();
-        let current = tackle_tool::run_blocking(move || book.current())
-            .await
-            .map_err(|e| worker_failed("goal_get", &e))?
+        let current = tackle_tool::run_tool_blocking("goal_get", move || book.current())
+            .await?
             .map_err(|e| goal_error("goal_get", &e))?;
         let goal = current.ok_or_else(|| goal_error("goal_get", &GoalError::NoGoal))?;
         goal_completion("goal_get", &goal)
@@ -92,8 +91,4 @@ pub(crate) fn goal_completion(tool: &str, goal: &Goal) -> Result<ToolCompletion,
 
 pub(crate) fn goal_error(tool: &str, e: &GoalError) -> ToolError {
     ToolError::new(ErrorCode::new(e.code()), format!("{tool}: {e}"))
-}
-
-pub(crate) fn worker_failed(tool: &str, e: &dyn std::fmt::Display) -> ToolError {
-    ToolError::new(ErrorCode::INTERNAL, format!("{tool}: worker failed: {e}"))
 }

@@ -12,7 +12,7 @@ use tackle_tool::{
     ToolCompletion, ToolError,
 };
 
-use crate::goal_get::{goal_completion, goal_error, worker_failed};
+use crate::goal_get::{goal_completion, goal_error};
 use crate::{ChecklistItem, GoalBook};
 
 /// The most items a checklist holds, and the longest description: the whole state always fits
@@ -117,10 +117,10 @@ impl Tool for GoalUpdate {
         _: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
         let book = self.book.clone();
-        let goal = tackle_tool::run_blocking(move || book.replace_checklist(items))
-            .await
-            .map_err(|e| worker_failed("goal_update", &e))?
-            .map_err(|e| goal_error("goal_update", &e))?;
+        let goal =
+            tackle_tool::run_tool_blocking("goal_update", move || book.replace_checklist(items))
+                .await?
+                .map_err(|e| goal_error("goal_update", &e))?;
         goal_completion("goal_update", &goal)
     }
 }

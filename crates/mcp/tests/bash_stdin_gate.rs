@@ -111,7 +111,7 @@ async fn run(row: &Row) -> (ToolResult, ToolResult, Vec<(String, Vec<String>)>) 
             .unwrap()
             .remove(0);
         // Input the gate refused never reached cat; end it so the call finishes.
-        let _ = registry.send(&session.id.0, "bash-1", StdinInput::Eof);
+        let _ = registry.send(&session.id().0, "bash-1", StdinInput::Eof);
         fed
     };
     let (ran, fed) = tokio::join!(running, feeding);

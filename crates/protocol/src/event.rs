@@ -8,6 +8,7 @@ use crate::agent_event::{
 };
 use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
+use crate::posture::Posture;
 
 /// One event-log record body. The store wraps it with a sequence number and checksum.
 /// Non-exhaustive: readers skip the kinds they do not handle (the agent's conversation
@@ -29,13 +30,24 @@ pub enum Event {
     RunFinished(RunFinished),
 }
 
+/// Written first in every session's log. `parent`, `agent` and `tools` are absent from the
+/// logs of top-level sessions (and from every log written before they existed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionStarted {
     pub session: SessionId,
     pub root: String,
-    pub posture: String,
+    pub posture: Posture,
     /// Unix time in milliseconds.
     pub at_ms: u64,
+    /// The session this one was opened for (a subagent's caller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
+    /// The agent type the session runs, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The only tools the session is offered, when it is narrower than the catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
 }
 
 /// Written when a call reaches the dispatcher, before anything can fail.

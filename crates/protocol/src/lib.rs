@@ -16,6 +16,7 @@ mod call;
 mod conversation;
 mod event;
 mod label;
+mod posture;
 mod spec;
 mod stream_name;
 
@@ -34,5 +35,6 @@ pub use conversation::{
 };
 pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};
+pub use posture::Posture;
 pub use spec::{Concurrency, OutputDeclaration, OutputDeclarationError, ToolSpec, Truncation};
 pub use stream_name::{StreamName, StreamNameError};

@@ -122,9 +122,20 @@ impl Catalog {
 
     /// Registered names closest to `name`, best first (for `unknown_tool`).
     pub fn closest(&self, name: &str, n: usize) -> Vec<String> {
+        self.closest_among(name, n, |_| true)
+    }
+
+    /// [`Catalog::closest`] among the names `offered` keeps (a session's tool filter).
+    pub fn closest_among(
+        &self,
+        name: &str,
+        n: usize,
+        offered: impl Fn(&str) -> bool,
+    ) -> Vec<String> {
         let lower = name.to_ascii_lowercase();
         let mut scored: Vec<(f64, &str)> = self
             .names()
+            .filter(|cand| offered(cand))
             .map(|cand| {
                 let mut score = strsim::jaro_winkler(&lower, &cand.to_ascii_lowercase());
                 if cand.contains(lower.as_str()) || lower.contains(cand) {

@@ -1,42 +1,39 @@
 //! The dispatcher: one model turn's batch through resolve → parse → prepare → gate → schedule →
 //! execute → retain → record (DESIGN.md §3).
 //!
-//! Each stage is a function of its own; this file only sequences them. Every call that reaches
-//! here gets exactly one `call_started` and one `call_finished`, whatever happens to it.
+//! Each stage is a file of its own and hands the next a named type: `admit.rs` ([`Admitted`] or
+//! a [`Refusal`]), `schedule.rs` (lanes), `execute.rs` ([`Launch`], then an [`Ending`] in
+//! [`Ran`]), `shape.rs` (the [`ToolResult`] and its `call_finished`). This file only sequences
+//! them. Every call that reaches here gets exactly one `call_started` and one `call_finished`,
+//! whatever happens to it.
+//!
+//! [`Admitted`]: crate::admit::Admitted
+//! [`Refusal`]: crate::admit::Refusal
+//! [`Launch`]: crate::execute::Launch
+//! [`Ending`]: crate::execute::Ending
+//! [`Ran`]: crate::execute::Ran
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::FutureExt as _;
-use tackle_protocol::{
-    CallFinished, CallStatus, ContentBlock, ErrorCode, Event, Label, ToolCall, ToolResult,
-    Truncation, TurnId,
-};
+use tackle_protocol::{Event, Label, ToolCall, ToolResult, ToolSpec};
 use tackle_store::Durability;
-use tackle_tool::{
-    DynTool, ErasedPlan, ExecuteContext, NoToolCalls, OutputSink, PrepareContext, Prepared,
-    ToolCompletion, ToolError,
-};
+use tackle_tool::DynTool;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::AbortOnDropHandle;
 
-use crate::approval::{Approval, ApprovalRequest, Approver, HeadlessApprover};
+use crate::admit::{Admitted, Refusal};
+use crate::approval::{Approver, HeadlessApprover};
 use crate::artifact_source::StoreArtifacts;
 use crate::blocking::run_blocking;
 use crate::catalog::Catalog;
-use crate::clock::now_ms;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
-use crate::gate::{GateHook, GateRequest, GateVerdict};
+use crate::execute::{Launch, Ran, Ready};
+use crate::gate::GateHook;
 use crate::progress::{EventObserver, ProgressObserver};
-use crate::retention::CallOutput;
-use crate::retention::capture::sanitize_final_display;
-use crate::retention::render::{Rendered, render_bounded, render_opt_out};
 use crate::schedule::{self, Runnable};
 use crate::session::Session;
-use crate::session_calls::SessionCalls;
+use crate::shape::{Shaping, error_result, shape};
 use crate::stored_arguments::{self, StartRecord};
 
 /// The engine: a catalog, a gate and settings. Cheap to share and to clone (every part is
@@ -49,33 +46,6 @@ pub struct Runtime {
     observer: Option<Arc<dyn ProgressObserver>>,
     event_observer: Option<Arc<dyn EventObserver>>,
     approver: Arc<dyn Approver>,
-}
-
-/// A call that survived prepare and the gate, waiting for its turn.
-struct Ready {
-    tool: Arc<dyn DynTool>,
-    plan: ErasedPlan,
-    dispatched: Instant,
-    /// The call's own view of the store, which keeps the label of what it reads back.
-    artifacts: Arc<StoreArtifacts>,
-}
-
-/// A call that passed resolve, parse and prepare, and that the gate allowed or wants approved
-/// (the keys to ask about and the gate's explanation).
-type Admitted = (
-    Arc<dyn DynTool>,
-    Prepared<ErasedPlan>,
-    Option<(Vec<String>, String)>,
-);
-/// A call stopped before execution, with the status and error it ends with.
-type Refused = (CallStatus, ToolError);
-
-/// How an execution ended, before shaping.
-enum Ending {
-    Completed(ToolCompletion),
-    Failed(ToolError),
-    TimedOut,
-    Cancelled,
 }
 
 impl Runtime {
@@ -109,7 +79,7 @@ impl Runtime {
 
     /// Append an event, wait until it is as durable as `durability` asks, then tell the
     /// observer.
-    async fn record(
+    pub(crate) async fn record(
         &self,
         session: &Session,
         event: Event,
@@ -130,6 +100,37 @@ impl Runtime {
         &self.config
     }
 
+    /// The specs `session` is offered: the catalog's, narrowed by the session's tool filter,
+    /// in registration order.
+    pub fn offered(&self, session: &Session) -> Vec<ToolSpec> {
+        let context = session.context();
+        self.catalog
+            .specs()
+            .into_iter()
+            .filter(|spec| context.offers(&spec.name))
+            .collect()
+    }
+
+    /// The tool `name` as `session` sees it: absent when the catalog lacks it or the session's
+    /// tool filter leaves it out.
+    pub(crate) fn tool_for(&self, session: &Session, name: &str) -> Option<&Arc<dyn DynTool>> {
+        self.catalog
+            .get(name)
+            .filter(|_| session.context().offers(name))
+    }
+
+    pub(crate) fn gate(&self) -> &dyn GateHook {
+        self.gate.as_ref()
+    }
+
+    pub(crate) fn approver(&self) -> &dyn Approver {
+        self.approver.as_ref()
+    }
+
+    pub(crate) fn observer(&self) -> Option<Arc<dyn ProgressObserver>> {
+        self.observer.clone()
+    }
+
     /// Run one turn's calls. Results come back in the order of `calls`, keyed by call id.
     /// `Err` only when the event log cannot be written (the engine cannot keep its record).
     pub async fn run_batch(
@@ -138,6 +139,16 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: CancellationToken,
     ) -> Result<Vec<ToolResult>, RuntimeError> {
+        // A resumed session's stateful tools are rebuilt from its log before its first batch.
+        session
+            .restored
+            .get_or_try_init(|| {
+                let (catalog, session) = (self.catalog.clone(), session.clone());
+                async move {
+                    run_blocking(move || crate::restore::restore(&catalog, &session)).await?
+                }
+            })
+            .await?;
         // Arguments too deep for the recursive code below are replaced by a marker the strict
         // parser refuses (`invalid_arguments`).
         let calls: Vec<ToolCall> = calls
@@ -173,21 +184,8 @@ impl Runtime {
         // Resolve, parse strictly, prepare (every call before any executes), gate.
         for (index, call) in calls.iter().enumerate() {
             let artifacts = Arc::new(StoreArtifacts::new(session.store.clone()));
-            let admitted = match self.admit(session, &turn, call, artifacts.as_ref()) {
-                Ok((tool, prepared, Some((keys, message)))) => {
-                    match self
-                        .ask(session, call, tool.read_only(), &keys, &message)
-                        .await
-                    {
-                        Ok(()) => Ok((tool, prepared)),
-                        Err(refused) => Err(refused),
-                    }
-                }
-                Ok((tool, prepared, None)) => Ok((tool, prepared)),
-                Err(refused) => Err(refused),
-            };
-            match admitted {
-                Ok((tool, prepared)) => {
+            match self.admit(session, &turn, call, artifacts.as_ref()).await {
+                Ok(Admitted { tool, prepared }) => {
                     runnables.push(Runnable {
                         index,
                         concurrency: tool.concurrency(),
@@ -200,14 +198,13 @@ impl Runtime {
                         artifacts,
                     }));
                 }
-                Err((status, err)) => {
+                Err(Refusal { status, error }) => {
                     ready.push(None);
                     let label = artifacts.label_with_reads(
-                        self.catalog
-                            .get(&call.name)
+                        self.tool_for(session, &call.name)
                             .map_or(Label::LOCAL, |t| t.label()),
                     );
-                    let result = error_result(call, status, &err, label);
+                    let result = error_result(call, status, &error, label);
                     // Refused before it ran: nothing happened that a power loss could hide.
                     self.record_finished(session, &result, None, None, Durability::Written)
                         .await?;
@@ -233,7 +230,7 @@ impl Runtime {
             async move {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {
-                    let res = self.execute(session, &calls[i], r, &cancel, alone).await;
+                    let res = self.run_call(session, &calls[i], r, &cancel, alone).await;
                     done.push((i, res));
                 }
                 done
@@ -248,123 +245,14 @@ impl Runtime {
         }
         for &i in &plan.exclusive {
             if let Some(r) = ready[i].take() {
-                results[i] = Some(self.execute(session, &calls[i], r, &cancel, alone).await?);
+                results[i] = Some(self.run_call(session, &calls[i], r, &cancel, alone).await?);
             }
         }
         Ok(results.into_iter().flatten().collect())
     }
 
-    /// Resolve, parse, prepare and gate one call.
-    fn admit(
-        &self,
-        session: &Session,
-        turn: &TurnId,
-        call: &ToolCall,
-        artifacts: &dyn tackle_tool::ArtifactSource,
-    ) -> Result<Admitted, Refused> {
-        let Some(tool) = self.catalog.get(&call.name).cloned() else {
-            let near = self.catalog.closest(&call.name, 3);
-            let hint = if near.is_empty() {
-                let all: Vec<&str> = self.catalog.names().collect();
-                format!("available tools: {}", all.join(", "))
-            } else {
-                format!("did you mean {}?", near.join(", "))
-            };
-            return Err((
-                CallStatus::Error,
-                ToolError::new(
-                    ErrorCode::UNKNOWN_TOOL,
-                    format!("unknown tool `{}`; {hint}", call.name),
-                )
-                .with_metadata(serde_json::json!({ "closest": near })),
-            ));
-        };
-        let cx = PrepareContext {
-            root: &session.root,
-            session: &session.id,
-            turn,
-            agent: session.agent.as_deref(),
-            call_id: &call.id,
-            artifacts,
-        };
-        let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.prepare_json(call.arguments.clone(), &cx)
-        }))
-        .map_err(|p| (CallStatus::Error, panic_error(&call.name, "prepare", &*p)))?
-        .map_err(|e| (CallStatus::Error, e))?;
-
-        let mut keys = vec![format!("tool.{}", tool.gate_name())];
-        keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
-        let request = GateRequest {
-            session: &session.id,
-            tool: &call.name,
-            keys,
-            resources: &prepared.routing.resources,
-            read_only: tool.read_only(),
-        };
-        match self.gate.check(&request) {
-            GateVerdict::Allow => Ok((tool, prepared, None)),
-            GateVerdict::Ask { keys, message } => Ok((tool, prepared, Some((keys, message)))),
-            GateVerdict::Deny { key, rule, message } => Err((
-                CallStatus::Denied,
-                ToolError::new(ErrorCode::PERMISSION_DENIED, message.clone()).with_metadata(
-                    serde_json::json!({ "tool_denied": { "key": key, "rule": rule, "message": message } }),
-                ),
-            )),
-        }
-    }
-
-    /// Put a call the gate wants approved to the approver.
-    async fn ask(
-        &self,
-        session: &Session,
-        call: &ToolCall,
-        read_only: bool,
-        keys: &[String],
-        message: &str,
-    ) -> Result<(), Refused> {
-        let request = ApprovalRequest {
-            session: &session.id,
-            call_id: &call.id,
-            tool: &call.name,
-            read_only,
-            arguments: &call.arguments,
-            keys,
-            message,
-            session_grant: keys.iter().all(|k| self.gate.session_grantable(k)),
-        };
-        let key = keys.first().cloned().unwrap_or_default();
-        match self.approver.approve(request).await {
-            Approval::Once => Ok(()),
-            Approval::Session => {
-                self.gate.grant_session(&session.id, keys);
-                Ok(())
-            }
-            Approval::Deny { message: reason } => {
-                let text = match &reason {
-                    Some(r) => format!("{} was refused by the user: {r}", call.name),
-                    None => format!("{} was refused by the user", call.name),
-                };
-                Err((
-                    CallStatus::Denied,
-                    ToolError::new(ErrorCode::PERMISSION_DENIED, text.clone()).with_metadata(
-                        serde_json::json!({ "tool_denied": { "key": key, "rule": "refused at approval", "message": text } }),
-                    ),
-                ))
-            }
-            Approval::Unavailable { reason } => Err((
-                CallStatus::Denied,
-                ToolError::new(
-                    ErrorCode::APPROVAL_UNAVAILABLE,
-                    format!("{message}; it needs approval, but {reason}"),
-                )
-                .with_metadata(serde_json::json!({ "keys": keys })),
-            )),
-        }
-    }
-
-    /// Execute one admitted call with timeout and cancellation, then retain, shape and record.
-    async fn execute(
+    /// One scheduled call through launch, execute and shape, its end recorded.
+    async fn run_call(
         &self,
         session: &Session,
         call: &ToolCall,
@@ -372,12 +260,7 @@ impl Runtime {
         batch_cancel: &CancellationToken,
         alone: bool,
     ) -> Result<ToolResult, RuntimeError> {
-        let Ready {
-            tool,
-            plan,
-            dispatched,
-            artifacts,
-        } = ready;
+        let (tool, artifacts) = (ready.tool.clone(), ready.artifacts.clone());
         let label = tool.label();
         // The end of a call with effects is durable before it is acknowledged; a read-only
         // call's end only needs to be written (the flusher syncs it within its window).
@@ -386,112 +269,31 @@ impl Runtime {
         } else {
             Durability::Synced
         };
-        let queued_us = dispatched.elapsed().as_micros() as u64;
-        if batch_cancel.is_cancelled() {
-            let err = ToolError::new(
-                ErrorCode::CANCELLED,
-                "the batch was cancelled before this call ran",
-            );
-            let result = error_result(call, CallStatus::Cancelled, &err, label);
-            self.record_finished(session, &result, Some(queued_us), None, durability)
-                .await?;
-            return Ok(result);
-        }
-        // Garbage collection stays away from this call's artifacts until `call_finished` is durable.
-        let guard = match session.store.publication_guard() {
-            Ok(g) => g,
-            Err(e) => {
-                let err = crate::retention::capture::store_error(e);
-                let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None, durability)
-                    .await?;
-                return Ok(result);
-            }
-        };
-        let output = match CallOutput::new(
-            call.id.clone(),
-            &tool.output(),
-            tool.truncation(),
-            &session.store,
-            self.config.preview,
-            self.observer.clone(),
-            durability,
-        ) {
-            Ok(o) => Arc::new(o),
-            Err(err) => {
-                let result = error_result(call, CallStatus::Error, &err, label);
-                self.record_finished(session, &result, Some(queued_us), None, durability)
-                    .await?;
-                return Ok(result);
-            }
-        };
-        let cancel = batch_cancel.child_token();
-        let cx = ExecuteContext {
-            root: session.root.clone(),
-            session: session.id.clone(),
-            call_id: call.id.clone(),
-            artifacts: artifacts.clone(),
-            output: OutputSink::new(output.clone()),
-            cancel: cancel.clone(),
-            read_scope: self.gate.read_scope(),
-            calls: if tool.calls_tools() {
-                SessionCalls::new(
-                    self.clone(),
-                    session.clone(),
-                    call.id.clone(),
-                    artifacts.clone(),
-                )
-            } else {
-                Arc::new(NoToolCalls)
-            },
-        };
-        let started = Instant::now();
-        // The only call of its batch has no sibling to overlap with: it is polled right here
-        // instead of handed to another task (and, often, another thread). Otherwise it runs as a
-        // task of its own, aborted when dropped. Either way, dropping `execution` on timeout or
-        // cancellation ends the call. `None` is a task that was cancelled from outside.
-        type Executed = Result<Result<ToolCompletion, ToolError>, Option<Box<dyn Any + Send>>>;
-        let execution: futures::future::BoxFuture<'_, Executed> = if alone {
-            AssertUnwindSafe(tool.execute_erased(plan, cx))
-                .catch_unwind()
-                .map(|ended| ended.map_err(Some))
-                .boxed()
-        } else {
-            let tool_for_task = tool.clone();
-            let task = AbortOnDropHandle::new(tokio::spawn(async move {
-                tool_for_task.execute_erased(plan, cx).await
-            }));
-            task.map(|joined| joined.map_err(|j| j.try_into_panic().ok()))
-                .boxed()
-        };
-        // Biased: a tool that returns because its token fired is cancelled, not done.
-        let ending = tokio::select! {
-            biased;
-            () = batch_cancel.cancelled() => Ending::Cancelled,
-            () = tokio::time::sleep(self.config.call_timeout) => Ending::TimedOut,
-            ended = execution => match ended {
-                Ok(Ok(c)) => Ending::Completed(c),
-                Ok(Err(e)) => Ending::Failed(e),
-                Err(Some(p)) => Ending::Failed(panic_error(&call.name, "execute", &*p)),
-                Err(None) => Ending::Cancelled,
-            },
-        };
-        if !matches!(ending, Ending::Completed(_) | Ending::Failed(_)) {
-            cancel.cancel();
-            output.close();
-        }
-        let ran_us = started.elapsed().as_micros() as u64;
-
-        let truncation = tool.truncation();
-        let survey = tool.survey() && self.config.digests;
-        let timeout = self.config.call_timeout;
+        let queued_us = ready.dispatched.elapsed().as_micros() as u64;
+        let Launch { guard, output } =
+            match self.launch(session, call, tool.as_ref(), durability, batch_cancel) {
+                Ok(launch) => launch,
+                Err(Refusal { status, error }) => {
+                    let result = error_result(call, status, &error, label);
+                    self.record_finished(session, &result, Some(queued_us), None, durability)
+                        .await?;
+                    return Ok(result);
+                }
+            };
+        let Ran {
+            ending,
+            output,
+            ran_us,
+        } = self
+            .execute(session, call, ready, output, batch_cancel, alone)
+            .await;
         let store = session.store.clone();
         // What the call read back (artifacts, other calls' results) comes out with it.
         let shaping = Shaping {
-            truncation,
-            survey,
+            truncation: tool.truncation(),
+            survey: tool.survey() && self.config.digests,
             label: artifacts.label_with_reads(label),
-            timeout,
+            timeout: self.config.call_timeout,
         };
         let result = if durability == Durability::Written && output.in_memory() {
             // Small output of a read-only call: publishing it waits for no device, so it is
@@ -505,310 +307,5 @@ impl Runtime {
             .await?;
         drop(guard);
         Ok(result)
-    }
-
-    async fn record_finished(
-        &self,
-        session: &Session,
-        result: &ToolResult,
-        queued_us: Option<u64>,
-        ran_us: Option<u64>,
-        durability: Durability,
-    ) -> Result<(), RuntimeError> {
-        self.record(
-            session,
-            Event::CallFinished(CallFinished {
-                call_id: result.call_id.clone(),
-                tool: result.tool.clone(),
-                status: result.status,
-                code: result.code.clone(),
-                at_ms: now_ms(),
-                queued_us,
-                ran_us,
-                retained_output: result.retained_output.clone(),
-                incomplete: result.incomplete,
-                label: result.label,
-                display: result.display.clone(),
-                digested: result.digested,
-                attachments: result
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Attachment { artifact, .. } => Some(artifact.clone()),
-                        ContentBlock::Text { .. } => None,
-                    })
-                    .collect(),
-            }),
-            durability,
-        )
-        .await?;
-        Ok(())
-    }
-}
-
-/// What shaping needs to know about the tool and the runtime's settings.
-struct Shaping {
-    truncation: Truncation,
-    /// A survey tool with digests on: large output is shown as a digest.
-    survey: bool,
-    label: Label,
-    timeout: std::time::Duration,
-}
-
-/// Turn an execution's ending into the model-facing result. Blocking (publishes artifacts).
-fn shape(
-    call: &ToolCall,
-    ending: Ending,
-    output: &CallOutput,
-    store: &tackle_store::ArtifactStore,
-    shaping: Shaping,
-) -> ToolResult {
-    let Shaping {
-        truncation,
-        survey,
-        label,
-        timeout,
-    } = shaping;
-    let mut attachments = Vec::new();
-    let (terminal, metadata, display, failure, summary) = match ending {
-        Ending::Completed(c) => {
-            attachments = c.attachments;
-            (Some(c.output), c.metadata, c.display, None, c.summary)
-        }
-        Ending::Failed(e) => {
-            // A tool that enforces its own time limit, or notices cancellation, ends the same
-            // way the runtime's would.
-            let status = match &e.code {
-                c if *c == ErrorCode::TIMEOUT => CallStatus::TimedOut,
-                c if *c == ErrorCode::CANCELLED => CallStatus::Cancelled,
-                _ => CallStatus::Error,
-            };
-            (None, serde_json::Value::Null, None, Some((status, e)), None)
-        }
-        Ending::TimedOut => (
-            None,
-            serde_json::Value::Null,
-            None,
-            Some((
-                CallStatus::TimedOut,
-                ToolError::new(
-                    ErrorCode::TIMEOUT,
-                    format!(
-                        "{} did not finish within {} s; output captured so far is kept",
-                        call.name,
-                        timeout.as_secs_f64()
-                    ),
-                ),
-            )),
-            None,
-        ),
-        Ending::Cancelled => (
-            None,
-            serde_json::Value::Null,
-            None,
-            Some((
-                CallStatus::Cancelled,
-                ToolError::new(
-                    ErrorCode::CANCELLED,
-                    "the call was cancelled; output captured so far is kept",
-                ),
-            )),
-            None,
-        ),
-    };
-    let (finished, failure) = match output.finish(terminal, store) {
-        Ok(f) => (f, failure),
-        // Terminal output was refused (resupplied after streaming, undeclared stream) or a
-        // capture write failed: the output already accepted is still published and shown as
-        // incomplete beside the error, never dropped.
-        Err(e) if truncation == Truncation::Bounded => match output.finish(None, store) {
-            Ok(f) => (f, failure.or(Some((CallStatus::Error, e)))),
-            Err(e) => return error_result(call, CallStatus::Error, &e, label),
-        },
-        Err(e) => return error_result(call, CallStatus::Error, &e, label),
-    };
-    let rendered = match truncation {
-        Truncation::Bounded => Ok(render_bounded(finished)),
-        Truncation::OptOut => render_opt_out(finished),
-    };
-    let mut rendered = match rendered {
-        Ok(r) => r,
-        Err(e) => return error_result(call, CallStatus::Error, &e, label),
-    };
-    let mut digested = false;
-    if survey && failure.is_none() {
-        digested = apply_digest(call, &metadata, &mut rendered);
-    }
-    let mut blocks = Vec::with_capacity(attachments.len());
-    for a in attachments {
-        match store.put(&a.data) {
-            Ok(info) => blocks.push(ContentBlock::Attachment {
-                mime_type: a.mime_type,
-                bytes: info.bytes,
-                artifact: info.id.internal_uri(),
-            }),
-            Err(e) => {
-                let err = crate::retention::capture::store_error(e);
-                return error_result(call, CallStatus::Error, &err, label);
-            }
-        }
-    }
-    let display = display.map(|d| sanitize_final_display(&d));
-    let rendered_text = match summary {
-        Some(line) => format!("{}\n{}", line.trim_end(), rendered.text),
-        None => rendered.text,
-    };
-    let rendered = crate::retention::render::Rendered {
-        text: rendered_text,
-        retained: rendered.retained,
-    };
-    match failure {
-        None => ToolResult {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            status: CallStatus::Ok,
-            is_error: false,
-            code: None,
-            content: std::iter::once(ContentBlock::Text {
-                text: rendered.text,
-            })
-            .chain(blocks)
-            .collect(),
-            metadata,
-            retained_output: rendered.retained,
-            incomplete: false,
-            label,
-            display,
-            digested,
-        },
-        Some((status, err)) => {
-            let has_output = !rendered.text.is_empty();
-            let mut text = format!("error [{}]: {}\n", err.code, err.message);
-            if has_output {
-                text.push_str("output before the failure (incomplete):\n");
-                text.push_str(&rendered.text);
-            }
-            ToolResult {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                status,
-                is_error: true,
-                code: Some(err.code),
-                content: vec![ContentBlock::Text { text }],
-                metadata: err.metadata,
-                incomplete: has_output,
-                retained_output: rendered.retained,
-                label,
-                display,
-                digested: false,
-            }
-        }
-    }
-}
-
-fn error_result(call: &ToolCall, status: CallStatus, err: &ToolError, label: Label) -> ToolResult {
-    ToolResult {
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        status,
-        is_error: true,
-        code: Some(err.code.clone()),
-        content: vec![ContentBlock::Text {
-            text: format!("error [{}]: {}\n", err.code, err.message),
-        }],
-        metadata: err.metadata.clone(),
-        retained_output: Vec::new(),
-        incomplete: false,
-        label,
-        display: None,
-        digested: false,
-    }
-}
-
-/// Replace a large survey result by its structural digest (seed 003, "Digested survey tools").
-/// Only single, retained output over the threshold is digested, and a digest that is not
-/// smaller than the output is discarded. Returns whether the model sees the digest.
-fn apply_digest(call: &ToolCall, metadata: &serde_json::Value, rendered: &mut Rendered) -> bool {
-    let [raw] = rendered.retained.as_mut_slice() else {
-        return false;
-    };
-    if raw.stream.is_some() || raw.bytes <= crate::digest::DIGEST_THRESHOLD_BYTES {
-        return false;
-    }
-    let digest = crate::digest::digest_text(&call.name, &call.id.0, metadata, raw.bytes, raw.lines);
-    if digest.len() as u64 >= raw.bytes {
-        return false;
-    }
-    raw.truncated = true;
-    rendered.text = digest;
-    true
-}
-
-fn panic_error(tool: &str, phase: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
-    let what = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned());
-    ToolError::new(
-        ErrorCode::PANICKED,
-        format!(
-            "{tool} panicked during {phase}: {what}; this is a bug in the tool, not in the call"
-        ),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tackle_protocol::{CallId, RetainedOutput};
-
-    fn rendered(bytes: u64) -> Rendered {
-        Rendered {
-            text: "raw\n".to_owned(),
-            retained: vec![RetainedOutput {
-                stream: None,
-                artifact: "artifact://sha256/00".to_owned(),
-                bytes,
-                lines: 1,
-                truncated: false,
-            }],
-        }
-    }
-
-    fn call() -> ToolCall {
-        ToolCall {
-            id: CallId("c1".into()),
-            name: "grep".into(),
-            arguments: serde_json::Value::Null,
-        }
-    }
-
-    #[test]
-    fn a_digest_no_smaller_than_the_output_is_discarded() {
-        // Pruning keeps every key, so 400 long keys make a digest larger than the output.
-        let metadata: serde_json::Map<String, serde_json::Value> = (0..400)
-            .map(|i| {
-                (
-                    format!("a-rather-long-key-number-{i:04}"),
-                    serde_json::json!(i),
-                )
-            })
-            .collect();
-        let mut r = rendered(8_001);
-        assert!(!apply_digest(&call(), &metadata.into(), &mut r));
-        assert_eq!(r.text, "raw\n");
-        assert!(!r.retained[0].truncated);
-    }
-
-    #[test]
-    fn only_output_over_the_threshold_is_digested() {
-        let metadata = serde_json::json!({ "entries": ["a", "b/"] });
-        let mut small = rendered(crate::digest::DIGEST_THRESHOLD_BYTES);
-        assert!(!apply_digest(&call(), &metadata, &mut small));
-        let mut big = rendered(50_000);
-        assert!(apply_digest(&call(), &metadata, &mut big));
-        assert!(big.text.contains("2 entries: 1 files, 1 directories"));
-        assert!(big.retained[0].truncated);
     }
 }

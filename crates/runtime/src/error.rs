@@ -21,6 +21,11 @@ pub enum RuntimeError {
     )]
     UnknownSession { id: String },
     #[error(
+        "the session_started record of session `{id}` cannot be read ({reason}); the log was \
+         written by a newer tackle or edited: resume it with that version, or start a new session"
+    )]
+    SessionStarted { id: String, reason: String },
+    #[error(
         "the arguments of call `{call_id}` were stored as {artifact}, but {reason}; the event \
          log was edited or belongs to another store"
     )]

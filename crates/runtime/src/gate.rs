@@ -4,14 +4,16 @@
 //! Until a policy is wired, [`AllowAll`] admits everything, and says so in its name.
 
 use std::sync::Arc;
-use tackle_protocol::SessionId;
 
 use tackle_tool::{AdmitAll, PermissionResource, ReadScope};
 
+use crate::session_context::SessionContext;
+
 /// What the gate is asked about one call.
 pub struct GateRequest<'a> {
-    /// The session the call runs in: its grants are the only ones that apply.
-    pub session: &'a SessionId,
+    /// The session the call runs in: its grants are the only ones that apply, its plan the
+    /// only one that counts.
+    pub session: &'a SessionContext,
     pub tool: &'a str,
     /// `tool.<name>` followed by every routing key the call declared.
     pub keys: Vec<String>,
@@ -41,8 +43,8 @@ pub trait GateHook: Send + Sync {
     fn check(&self, request: &GateRequest<'_>) -> GateVerdict;
 
     /// Remember an approval "for this session": these exact keys no longer ask in `session`
-    /// (and only there: two sessions of one server never share a grant).
-    fn grant_session(&self, _session: &SessionId, _keys: &[String]) {}
+    /// (and only there: the grants are the session's own, [`SessionContext::grant`]).
+    fn grant_session(&self, _session: &SessionContext, _keys: &[String]) {}
 
     /// Whether a session grant of `key` would be remembered ([`GateHook::grant_session`]);
     /// `false` for keys the gate asks about every time.

@@ -11,6 +11,7 @@
 //! declared concurrency only. Rejected: executing calls as they are parsed, which would let an
 //! early call change what a later call's prepare observes.
 
+mod admit;
 mod approval;
 mod argument_depth;
 mod artifact_source;
@@ -21,17 +22,22 @@ mod config;
 mod digest;
 mod dispatch;
 mod error;
+mod execute;
 mod gate;
 mod plan_gate;
 mod policy_gate;
 mod progress;
 mod provenance;
 mod recorder;
+mod restore;
 pub mod retention;
 pub mod schedule;
 mod session;
 mod session_calls;
+mod session_context;
+mod shape;
 mod stored_arguments;
+mod tool_filter;
 pub mod unguessable;
 pub mod visible;
 
@@ -50,6 +56,9 @@ pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use provenance::ProducerLabels;
 pub use session::Session;
+pub use session_context::{SessionContext, SessionOptions};
 pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
+pub use tackle_protocol::Posture;
+pub use tool_filter::ToolFilter;
 
 pub use tackle_tool::CancellationToken;

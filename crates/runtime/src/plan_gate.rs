@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 
-use tackle_protocol::SessionId;
 use tackle_tool::plan_gate::plan_gated;
 use tackle_tool::{PlanRecords, ReadScope};
 
 use crate::gate::{GateHook, GateRequest, GateVerdict};
+use crate::session_context::SessionContext;
 
 /// The rule a plan-gate denial names.
 pub const PLAN_REQUIRED_RULE: &str = "permissions.plan_mode = \"required\"";
@@ -38,7 +38,7 @@ impl GateHook for PlanGate {
             .first()
             .and_then(|k| k.strip_prefix("tool."))
             .unwrap_or(request.tool);
-        if plan_gated(gate_name, request.read_only) && !self.plans.on_file(request.session) {
+        if plan_gated(gate_name, request.read_only) && !self.plans.on_file(request.session.id()) {
             return GateVerdict::Deny {
                 key: format!("tool.{gate_name}"),
                 rule: PLAN_REQUIRED_RULE.to_owned(),
@@ -52,7 +52,7 @@ impl GateHook for PlanGate {
         self.inner.check(request)
     }
 
-    fn grant_session(&self, session: &SessionId, keys: &[String]) {
+    fn grant_session(&self, session: &SessionContext, keys: &[String]) {
         self.inner.grant_session(session, keys);
     }
 
@@ -72,6 +72,8 @@ mod tests {
 
     use super::*;
     use crate::gate::AllowAll;
+    use crate::session_context::SessionOptions;
+    use tackle_protocol::SessionId;
 
     struct Filed(Mutex<HashSet<String>>);
 
@@ -82,7 +84,7 @@ mod tests {
     }
 
     fn check(gate: &PlanGate, session: &str, tool: &str, read_only: bool) -> GateVerdict {
-        let session = SessionId(session.into());
+        let session = SessionContext::new(SessionId(session.into()), SessionOptions::default());
         let gate_name = tool.replace("mcp__", "mcp.").replace("__", ".");
         gate.check(&GateRequest {
             session: &session,

@@ -1,26 +1,25 @@
-//! The gate hook backed by a [`tackle_gate::Policy`], with the session's approval grants.
+//! The gate hook backed by a [`tackle_gate::Policy`], answering with the session's own
+//! approval grants.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use tackle_gate::{Decision, Grants, Policy, Request};
-use tackle_protocol::SessionId;
+use tackle_gate::{Decision, Policy, Request};
 use tackle_tool::ReadScope;
 
 use crate::gate::{GateHook, GateRequest, GateVerdict};
+use crate::session_context::SessionContext;
 
-/// Evaluates every call against a compiled policy; "for this session" approvals are remembered
-/// here, as exact keys, per session: a server's clients each have their own.
+/// Evaluates every call against a compiled policy and the grants of the call's session; "for
+/// this session" approvals are kept by that session ([`SessionContext::grant`]), as exact keys:
+/// a server's clients each have their own, and the gate holds no per-session state.
 pub struct PolicyGate {
     policy: Arc<Policy>,
-    grants: Mutex<HashMap<SessionId, Grants>>,
 }
 
 impl PolicyGate {
     pub fn new(policy: Policy) -> Self {
         Self {
             policy: Arc::new(policy),
-            grants: Mutex::new(HashMap::new()),
         }
     }
 
@@ -36,13 +35,9 @@ impl GateHook for PolicyGate {
             keys: &request.keys,
             mutating: !request.read_only,
         };
-        let decision = {
-            let grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-            match grants.get(request.session) {
-                Some(granted) => self.policy.evaluate(&req, granted),
-                None => self.policy.evaluate(&req, &Grants::new()),
-            }
-        };
+        let decision = request
+            .session
+            .with_grants(|granted| self.policy.evaluate(&req, granted));
         match &decision {
             Decision::Allow { .. } => GateVerdict::Allow,
             Decision::Ask { keys } => GateVerdict::Ask {
@@ -65,12 +60,10 @@ impl GateHook for PolicyGate {
         Arc::new(WalkedReads(self.policy.clone()))
     }
 
-    fn grant_session(&self, session: &SessionId, keys: &[String]) {
-        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        let granted = grants.entry(session.clone()).or_default();
+    fn grant_session(&self, session: &SessionContext, keys: &[String]) {
         // A protected path asks every time: it never becomes a standing grant.
         for k in keys.iter().filter(|k| !self.policy.is_protected(k)) {
-            granted.grant_session(k.clone());
+            session.grant(k);
         }
     }
 }
@@ -103,8 +96,11 @@ fn because(b: &tackle_gate::Because) -> String {
 mod tests {
     use super::*;
     use tackle_gate::{Mode, PathScope, UrlScope};
+    use tackle_protocol::SessionId;
 
-    fn ask(gate: &PolicyGate, session: &SessionId) -> bool {
+    use crate::session_context::SessionOptions;
+
+    fn ask(gate: &PolicyGate, session: &SessionContext) -> bool {
         let keys = vec!["tool.write_file".to_owned(), "write:src/a.rs".to_owned()];
         let request = GateRequest {
             session,
@@ -128,7 +124,9 @@ mod tests {
         )
         .unwrap();
         let gate = PolicyGate::new(policy);
-        let (a, b) = (SessionId("a".into()), SessionId("b".into()));
+        let context =
+            |id: &str| SessionContext::new(SessionId(id.into()), SessionOptions::default());
+        let (a, b) = (context("a"), context("b"));
         assert!(ask(&gate, &a) && ask(&gate, &b));
         gate.grant_session(&a, &["write:src/a.rs".to_owned()]);
         assert!(!ask(&gate, &a), "granted where it was approved");

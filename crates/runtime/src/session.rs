@@ -1,81 +1,122 @@
-//! A session: the root a batch runs against, its store and its durable event log.
+//! A session: the context a batch runs in, the root it runs against, its store and its durable
+//! event log.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use tackle_protocol::{Event, SessionId, SessionStarted, TurnId};
 use tackle_store::{ArtifactStore, Durability, EventLog};
+use tokio::sync::OnceCell;
 
 use crate::clock::now_ms;
 use crate::error::RuntimeError;
 use crate::recorder::Recorder;
+use crate::session_context::{SessionContext, SessionOptions};
+use crate::tool_filter::ToolFilter;
 use tackle_tool::time::compact_utc;
 
-/// Everything a batch runs on behalf of. The MCP server and `tackle call` use one implicit
-/// session per process; the agent layer will create many (with parents, for delegation).
-/// A clone is the same session: it shares the store and appends to the same log.
+/// Everything a batch runs on behalf of: its [`SessionContext`], root, store and log. The MCP
+/// server and `tackle call` use one implicit session per process; the agent layer creates many,
+/// children among them ([`Session::open_child`]). A clone is the same session: it shares the
+/// context, the store and appends to the same log.
 #[derive(Clone)]
 pub struct Session {
-    pub id: SessionId,
+    context: Arc<SessionContext>,
     /// Canonical project root; every path resolves beneath it.
     pub root: Arc<Path>,
     pub store_dir: PathBuf,
     pub store: Arc<ArtifactStore>,
     pub(crate) recorder: Recorder,
-    /// `standard`, `gated` or `sealed`.
-    pub posture: String,
-    /// The agent this session runs for, when it has a name (a subagent); recorded as the
-    /// author of the plans it files.
-    pub agent: Option<String>,
     /// The turn the next batches belong to, when the front end knows its turns; unset, every
     /// batch is a turn of its own ([`Session::set_turn`]). Clones share it.
     turn: Arc<Mutex<Option<TurnId>>>,
+    /// Set once the state tools keep for this session has been rebuilt from its log (at once
+    /// for a new session; at its first batch for a resumed one).
+    pub(crate) restored: Arc<OnceCell<()>>,
 }
 
 impl Session {
-    /// Open a new session rooted at `root`, with its store under `<root>/.agents/store`.
+    /// Open a new top-level session rooted at `root`, with its store under
+    /// `<root>/.agents/store`.
     pub fn open(root: &Path) -> Result<Self, RuntimeError> {
-        let root = root.canonicalize().map_err(|source| RuntimeError::Root {
-            path: root.to_path_buf(),
-            source,
-        })?;
+        Self::open_with(root, SessionOptions::default())
+    }
+
+    /// Open a new session rooted at `root` as `options` describe it; its `session_started`
+    /// records them.
+    pub fn open_with(root: &Path, options: SessionOptions) -> Result<Self, RuntimeError> {
+        let root = canonical(root)?;
         let store_dir = Self::store_dir_for(&root);
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
+        Self::start(root.into(), store_dir, store, options)
+    }
+
+    /// Open a new session working for this one (a subagent): same root and store, its own log,
+    /// grants and todo list, this session as its parent, this posture, and no tool this session
+    /// is not offered.
+    pub fn open_child(
+        &self,
+        agent: Option<String>,
+        tools: ToolFilter,
+    ) -> Result<Self, RuntimeError> {
+        let options = SessionOptions {
+            parent: Some(self.id().clone()),
+            agent,
+            posture: self.context.posture(),
+            tools: tools.within(self.context.tools()),
+        };
+        Self::start(
+            self.root.clone(),
+            self.store_dir.clone(),
+            self.store.clone(),
+            options,
+        )
+    }
+
+    fn start(
+        root: Arc<Path>,
+        store_dir: PathBuf,
+        store: Arc<ArtifactStore>,
+        options: SessionOptions,
+    ) -> Result<Self, RuntimeError> {
         let id = new_session_id();
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
         let (log, _recovery) = EventLog::open(&log_path)?;
         let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
-        let posture = "standard".to_owned();
+        let context = SessionContext::new(id.clone(), options);
         recorder.append_blocking(
             &Event::SessionStarted(SessionStarted {
-                session: id.clone(),
+                session: id,
                 root: root.display().to_string(),
-                posture: posture.clone(),
+                posture: context.posture(),
                 at_ms: now_ms(),
+                parent: context.parent().cloned(),
+                agent: context.agent().map(str::to_owned),
+                tools: context.tools().recorded(),
             }),
             Durability::Synced,
         )?;
         Ok(Self {
-            id,
-            root: root.into(),
+            context: Arc::new(context),
+            root,
             store_dir,
             store,
             recorder,
-            posture,
-            agent: None,
             turn: Arc::new(Mutex::new(None)),
+            restored: Arc::new(OnceCell::new_with(Some(()))),
         })
     }
 
     /// Reopen the existing session `id` under `root`, appending to its event log (torn tails are
-    /// recovered). Its earlier calls stay visible to tools that read the log (`retrieve_raw`).
+    /// recovered). Its parent, agent type, posture and tool filter are the ones its
+    /// `session_started` recorded; its earlier calls stay visible to tools that read the log
+    /// (`retrieve_raw`), and the state tools keep for it (the todo list) is rebuilt from them
+    /// before its first batch runs.
     pub fn resume(root: &Path, id: &str) -> Result<Self, RuntimeError> {
-        let root = root.canonicalize().map_err(|source| RuntimeError::Root {
-            path: root.to_path_buf(),
-            source,
-        })?;
+        let root = canonical(root)?;
         let valid = !id.is_empty()
             && id
                 .bytes()
@@ -88,16 +129,25 @@ impl Session {
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
         let (log, _recovery) = EventLog::open(&log_path)?;
         let log = log_syncing(log, &store);
+        let options = recorded_options(&log_path, id)?;
         Ok(Self {
-            id: SessionId(id.to_owned()),
+            context: Arc::new(SessionContext::new(SessionId(id.to_owned()), options)),
             root: root.into(),
             store_dir,
             store,
             recorder: Recorder::new(Arc::new(log)),
-            posture: "standard".to_owned(),
-            agent: None,
             turn: Arc::new(Mutex::new(None)),
+            restored: Arc::new(OnceCell::new()),
         })
+    }
+
+    pub fn id(&self) -> &SessionId {
+        self.context.id()
+    }
+
+    /// The session's identity, posture, tool filter and grants.
+    pub fn context(&self) -> &SessionContext {
+        &self.context
     }
 
     /// Every batch from now on belongs to `turn` (the agent loop sets it per model turn;
@@ -119,7 +169,7 @@ impl Session {
     }
 
     pub fn event_log_path(&self) -> PathBuf {
-        tackle_store::session_log_path(&self.store_dir, &self.id.0)
+        tackle_store::session_log_path(&self.store_dir, &self.id().0)
     }
 
     /// The arguments a `call_started` of this session's log records: inline, or read back from
@@ -161,6 +211,39 @@ impl Session {
     /// The seq of the last event in the file (survives the process being killed).
     pub fn written_seq(&self) -> u64 {
         self.recorder.written_seq()
+    }
+}
+
+fn canonical(root: &Path) -> Result<PathBuf, RuntimeError> {
+    root.canonicalize().map_err(|source| RuntimeError::Root {
+        path: root.to_path_buf(),
+        source,
+    })
+}
+
+/// How the session of the log at `path` was opened, from its first record, `session_started`
+/// (a log that begins otherwise is a top-level standard session's).
+fn recorded_options(path: &Path, id: &str) -> Result<SessionOptions, RuntimeError> {
+    let mut first = None;
+    EventLog::visit_records(path, |record| {
+        first = Some(record.event);
+        ControlFlow::Break(())
+    })?;
+    let Some(first) = first.filter(|e| e["type"] == "session_started") else {
+        return Ok(SessionOptions::default());
+    };
+    match serde_json::from_value(first) {
+        Ok(Event::SessionStarted(started)) => Ok(SessionOptions {
+            parent: started.parent,
+            agent: started.agent,
+            posture: started.posture,
+            tools: ToolFilter::from_recorded(started.tools),
+        }),
+        Ok(_) => Ok(SessionOptions::default()),
+        Err(e) => Err(RuntimeError::SessionStarted {
+            id: id.to_owned(),
+            reason: e.to_string(),
+        }),
     }
 }
 

@@ -49,10 +49,12 @@ impl SessionCalls {
 
 impl ToolCalls for SessionCalls {
     fn target(&self, tool: &str) -> Option<CallTarget> {
-        self.runtime.catalog().get(tool).map(|t| CallTarget {
-            read_only: t.read_only(),
-            pollable: t.pollable(),
-        })
+        self.runtime
+            .tool_for(&self.session, tool)
+            .map(|t| CallTarget {
+                read_only: t.read_only(),
+                pollable: t.pollable(),
+            })
     }
 
     fn call(&self, tool: &str, arguments: Value, cancel: CancellationToken) -> CallFuture {

@@ -41,7 +41,7 @@ impl GateHook for AskAlways {
         }
     }
 
-    fn grant_session(&self, _session: &tackle_protocol::SessionId, keys: &[String]) {
+    fn grant_session(&self, _session: &tackle_runtime::SessionContext, keys: &[String]) {
         self.granted.lock().unwrap().extend(keys.iter().cloned());
     }
 }

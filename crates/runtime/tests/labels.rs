@@ -149,7 +149,7 @@ async fn another_session_finds_the_producer_and_a_lost_log_finds_none() {
     assert_eq!(read.label, Label::LOCAL, "{}", read.text());
     std::fs::remove_file(tackle_store::session_log_path(
         &h.session.store_dir,
-        &h.session.id.0,
+        &h.session.id().0,
     ))
     .unwrap();
     let read = read_back(&h, &later, "read-lost", &local_uri).await;

@@ -56,7 +56,7 @@ async fn large_arguments_are_stored_read_back_whole_and_kept_by_the_janitor() {
     assert!(log_len < 8 * 1024, "the log holds {log_len} bytes");
 
     // A resumed session reads them back as well.
-    let id = h.session.id.0.clone();
+    let id = h.session.id().0.clone();
     let resumed = Session::resume(h.root(), &id).unwrap();
     assert_eq!(resumed.recorded_arguments(&stored).unwrap(), big);
 

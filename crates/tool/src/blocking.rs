@@ -4,9 +4,18 @@
 //! keeps its thread and its cache, and the runtime moves other tasks off this worker, so no
 //! wake-up of another thread sits on the call's critical path. Elsewhere (a current-thread
 //! runtime, as in tests) it goes to the blocking pool.
+//!
+//! A tool hands its blocking work over with [`run_tool_blocking`], which owns the one mapping of
+//! a failed worker to a result. Under `block_in_place` a panic unwinds into the call and the
+//! runtime reports it as `tool_panicked`; on the blocking pool it comes back as a `JoinError`,
+//! mapped here to the same code and wording, so a tool's panic reads the same whichever runtime
+//! ran it.
 
+use tackle_protocol::ErrorCode;
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::task::JoinError;
+
+use crate::ToolError;
 
 /// Runs `f` to completion without stalling the executor; `Err` only when it panicked on the
 /// blocking pool.
@@ -21,5 +30,76 @@ where
         Ok(tokio::task::block_in_place(f))
     } else {
         tokio::task::spawn_blocking(f).await
+    }
+}
+
+/// A tool's blocking work, through [`run_blocking`]; a worker that panicked or was cancelled
+/// becomes the stable result [`worker_failed`] describes. `tool` names the tool in it.
+pub async fn run_tool_blocking<T, F>(tool: &str, f: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    run_blocking(f).await.map_err(|e| worker_failed(tool, e))
+}
+
+/// A blocking worker that did not return: a panic is `tool_panicked` (as the runtime reports a
+/// panic during `execute`), a cancellation (the runtime shutting down) is `cancelled`.
+fn worker_failed(tool: &str, e: JoinError) -> ToolError {
+    match e.try_into_panic() {
+        Ok(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            ToolError::new(
+                ErrorCode::PANICKED,
+                format!(
+                    "{tool} panicked during execute: {what}; this is a bug in the tool, not in \
+                     the call"
+                ),
+            )
+        }
+        Err(_) => ToolError::new(
+            ErrorCode::CANCELLED,
+            format!(
+                "{tool}: its blocking work was cancelled because the runtime is shutting down; \
+                 run the call again"
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_on_the_blocking_pool_is_tool_panicked() {
+        let err = run_tool_blocking("probe", || -> u8 { panic!("boom") })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PANICKED);
+        assert!(
+            err.message
+                .starts_with("probe panicked during execute: boom"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn work_that_returns_is_passed_through() {
+        let got = run_tool_blocking("probe", || 7).await;
+        assert_eq!(got, Ok(7));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_the_multi_threaded_runtime_the_work_runs_in_place() {
+        let here = std::thread::current().id();
+        let ran_on = run_tool_blocking("probe", move || std::thread::current().id())
+            .await
+            .unwrap();
+        assert_eq!(ran_on, here);
     }
 }

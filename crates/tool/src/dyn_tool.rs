@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
-use tackle_protocol::{Concurrency, ErrorCode, Label, OutputDeclaration, Truncation};
+use tackle_protocol::{Concurrency, ErrorCode, Label, OutputDeclaration, SessionId, Truncation};
 
 use crate::schema::{SchemaError, strict_schema_for};
 use crate::{ExecuteContext, PrepareContext, Prepared, Tool, ToolCompletion, ToolError};
@@ -45,6 +45,13 @@ pub trait DynTool: Send + Sync + 'static {
     fn calls_tools(&self) -> bool {
         false
     }
+    /// Whether the tool keeps state per session ([`Tool::session_state`]).
+    fn session_state(&self) -> bool {
+        false
+    }
+    /// Rebuild `session`'s state from recorded arguments ([`Tool::restore`]); arguments that no
+    /// longer parse (a log from another version) are passed over.
+    fn restore_json(&self, _session: &SessionId, _calls: Vec<Value>) {}
     /// Parse `arguments` strictly, then prepare.
     fn prepare_json(
         &self,
@@ -87,6 +94,17 @@ impl<T: Tool> DynTool for T {
     }
     fn calls_tools(&self) -> bool {
         Tool::calls_tools(self)
+    }
+    fn session_state(&self) -> bool {
+        Tool::session_state(self)
+    }
+    fn restore_json(&self, session: &SessionId, calls: Vec<Value>) {
+        let name = Tool::name(self);
+        let parsed = calls
+            .into_iter()
+            .filter_map(|arguments| parse_arguments::<T::Args>(name, arguments).ok())
+            .collect();
+        Tool::restore(self, session, parsed);
     }
 
     fn prepare_json(

@@ -22,11 +22,12 @@ pub mod plan_gate;
 mod portable_schema;
 mod prepared;
 mod schema;
+mod survey;
 pub mod time;
 mod tool_calls;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
-pub use blocking::run_blocking;
+pub use blocking::{run_blocking, run_tool_blocking};
 pub use context::{AdmitAll, ExecuteContext, PrepareContext, ReadScope};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;
@@ -38,6 +39,7 @@ pub use plan_gate::{PlanMode, PlanRecords};
 pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
+pub use survey::{FileRead, FileReadOutcome, LineMatch, SurveyListing};
 pub use tool_calls::{CALLS_UNAVAILABLE, CallFuture, CallTarget, NoToolCalls, ToolCalls};
 
 pub use tackle_protocol as protocol;
@@ -47,7 +49,7 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use serde::de::DeserializeOwned;
-use tackle_protocol::{Concurrency, Label, OutputDeclaration, Truncation};
+use tackle_protocol::{Concurrency, Label, OutputDeclaration, SessionId, Truncation};
 
 /// A tool, written against typed arguments.
 ///
@@ -110,6 +112,19 @@ pub trait Tool: Send + Sync + 'static {
     fn label(&self) -> Label {
         Label::LOCAL
     }
+
+    /// Whether the tool keeps state per session that its own successful calls build (todo's
+    /// list). A session's log is then the state's record: when the session is resumed, the
+    /// runtime hands the arguments of those calls back to [`Tool::restore`] before the
+    /// session's first batch runs.
+    fn session_state(&self) -> bool {
+        false
+    }
+
+    /// Rebuild `session`'s state from the arguments of its calls that ended `ok`, oldest first,
+    /// replacing whatever the tool holds for it. Only asked of tools that say
+    /// [`Tool::session_state`].
+    fn restore(&self, _session: &SessionId, _calls: Vec<Self::Args>) {}
 
     /// Resolve targets and stage work; no side effects on the project.
     fn prepare(

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tackle_protocol::StreamName;
 
-use crate::ToolError;
+use crate::{SurveyListing, ToolError};
 
 /// A chunk of authoritative output text for one stream (`None` for single output).
 #[derive(Clone, Debug, PartialEq)]
@@ -114,6 +114,9 @@ pub struct ToolCompletion {
     /// A short status line the model sees above the output (`exit 0 · 12 ms`); the details
     /// belong in `metadata`.
     pub summary: Option<String>,
+    /// A survey tool's items, typed, for the runtime's digest; also in `metadata` under
+    /// [`SurveyListing::key`].
+    pub survey: Option<SurveyListing>,
 }
 
 /// Bytes a tool returns as an attachment (already sniffed and validated by the tool).
@@ -131,6 +134,7 @@ impl ToolCompletion {
             display: None,
             attachments: Vec::new(),
             summary: None,
+            survey: None,
         }
     }
 
@@ -141,6 +145,7 @@ impl ToolCompletion {
             display: None,
             attachments: Vec::new(),
             summary: None,
+            survey: None,
         }
     }
 
@@ -151,6 +156,19 @@ impl ToolCompletion {
 
     pub fn with_attachment(mut self, attachment: Attachment) -> Self {
         self.attachments.push(attachment);
+        self
+    }
+
+    /// A survey tool's items. Call it after [`ToolCompletion::with_metadata`], whose object
+    /// must already hold the listing's [`SurveyListing::to_json`] under its key: clients read
+    /// the metadata, the digest reads this.
+    pub fn with_survey(mut self, listing: SurveyListing) -> Self {
+        debug_assert_eq!(
+            self.metadata.get(listing.key()),
+            Some(&listing.to_json()),
+            "a survey listing must also be in the metadata, under its key"
+        );
+        self.survey = Some(listing);
         self
     }
 

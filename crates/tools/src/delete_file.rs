@@ -89,7 +89,7 @@ impl Tool for DeleteFile {
         staged: StagedDelete,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        tackle_tool::run_tool_blocking("delete_file", move || {
             let root = open_root("delete_file", &cx.root)?;
             let path = staged.rel.to_string();
             let deleted = root
@@ -103,7 +103,6 @@ impl Tool for DeleteFile {
             Ok(ToolCompletion::single(text)
                 .with_metadata(json!({ "path": path, "existed": deleted.existed })))
         })
-        .await
-        .map_err(|e| crate::worker_failed("delete_file", &e))?
+        .await?
     }
 }

@@ -177,7 +177,7 @@ impl Tool for EditFile {
         plan: EditPlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        tackle_tool::run_tool_blocking("edit_file", move || {
             let root = open_root("edit_file", &cx.root)?;
             let (staged, applied) = match plan {
                 EditPlan::Apply { staged, applied } => (staged, applied),
@@ -200,8 +200,7 @@ impl Tool for EditFile {
                 "line_endings": if applied.crlf { "crlf" } else { "lf" },
             })))
         })
-        .await
-        .map_err(|e| crate::worker_failed("edit_file", &e))?
+        .await?
     }
 }
 

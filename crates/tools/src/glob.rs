@@ -13,17 +13,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
-    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+    ExecuteContext, PrepareContext, Prepared, SurveyListing, Tool, ToolCompletion, ToolError,
 };
 
-use std::sync::Arc;
-
-use tackle_fs::Root;
-
-use crate::walk::{
-    FileVisitor, Found, NamePattern, WalkCounts, WalkStart, check_start, walk_files,
-};
-use crate::{fs_error, open_root, path_keys};
+use crate::survey_walk::SurveyWalk;
+use crate::walk::{FileVisitor, Found, NamePattern, WalkCounts};
 
 /// The most paths a result lists; the total is still counted and reported.
 pub const MAX_GLOB_RESULTS: usize = 1000;
@@ -40,7 +34,7 @@ pub struct GlobArgs {
 pub struct GlobPlan {
     pattern: NamePattern,
     pattern_text: String,
-    start: WalkStart,
+    walk: SurveyWalk,
 }
 
 pub struct Glob;
@@ -87,20 +81,13 @@ impl Tool for Glob {
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<GlobPlan>, ToolError> {
         let pattern = NamePattern::new("glob", &args.pattern)?;
-        let root = open_root("glob", cx.root)?;
-        let rel = root
-            .resolve(args.path.as_deref().unwrap_or("."))
-            .map_err(|e| fs_error("glob", e))?;
-        let start = check_start("glob", &root, &rel)?;
-        let routing = Routing {
-            resources: path_keys::resources(Action::Read, &start.rel, &start.real),
-        };
+        let walk = SurveyWalk::prepare("glob", cx.root, args.path.as_deref())?;
         Ok(Prepared::new(
-            routing,
+            walk.routing(),
             GlobPlan {
                 pattern,
                 pattern_text: args.pattern,
-                start,
+                walk,
             },
         ))
     }
@@ -112,18 +99,19 @@ impl Tool for Glob {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
-            let root = open_root("glob", &cx.root)?;
-            let (found, total, counts) = run(&root, &cx, &plan);
+        tackle_tool::run_tool_blocking("glob", move || {
+            let (found, total, counts) = run(&cx, &plan)?;
             Ok(render(&plan, found, total, &counts))
         })
-        .await
-        .map_err(|e| crate::worker_failed("glob", &e))?
+        .await?
     }
 }
 
 /// Every matching path, sorted, the total found, and what the walk left out.
-fn run(root: &Arc<Root>, cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, usize, WalkCounts) {
+fn run(
+    cx: &ExecuteContext,
+    plan: &GlobPlan,
+) -> Result<(Vec<String>, usize, WalkCounts), ToolError> {
     struct Collect<'a> {
         pattern: &'a NamePattern,
         start: &'a str,
@@ -140,16 +128,16 @@ fn run(root: &Arc<Root>, cx: &ExecuteContext, plan: &GlobPlan) -> (Vec<String>, 
             self.out
         }
     }
-    let start = plan.start.rel.as_str();
-    let (parts, counts) = walk_files(root, &plan.start, &*cx.read_scope, || Collect {
+    let start = plan.walk.start_rel();
+    let walked = plan.walk.run("glob", cx, |_| Collect {
         pattern: &plan.pattern,
         start,
         out: Vec::new(),
-    });
-    let mut all: Vec<String> = parts.into_iter().flatten().collect();
+    })?;
+    let mut all: Vec<String> = walked.parts.into_iter().flatten().collect();
     all.sort_unstable();
     let total = all.len();
-    (all, total, counts)
+    Ok((all, total, walked.counts))
 }
 
 fn render(
@@ -160,7 +148,7 @@ fn render(
 ) -> ToolCompletion {
     let truncated = total > MAX_GLOB_RESULTS;
     found.truncate(MAX_GLOB_RESULTS);
-    let path = plan.start.rel.as_str();
+    let path = plan.walk.start_rel();
     let mut text = String::with_capacity(found.iter().map(|p| p.len() + 1).sum::<usize>() + 128);
     // The note comes first, so a preview cut short still shows it.
     if truncated {
@@ -180,13 +168,16 @@ fn render(
             plan.pattern_text
         ));
     }
-    ToolCompletion::single(text).with_metadata(json!({
-        "pattern": plan.pattern_text,
-        "path": path,
-        "files": found,
-        "total": total,
-        "truncated": truncated,
-        "excluded_by_scope": counts.excluded_by_scope,
-        "skipped_ignore_files": counts.skipped_json(),
-    }))
+    let listing = SurveyListing::Paths(found);
+    ToolCompletion::single(text)
+        .with_metadata(json!({
+            "pattern": plan.pattern_text,
+            "path": path,
+            "files": listing.to_json(),
+            "total": total,
+            "truncated": truncated,
+            "excluded_by_scope": counts.excluded_by_scope,
+            "skipped_ignore_files": counts.skipped_json(),
+        }))
+        .with_survey(listing)
 }

@@ -25,14 +25,12 @@ use serde_json::json;
 use tackle_fs::{ReadOptions, Root};
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
-    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+    ExecuteContext, LineMatch, PrepareContext, Prepared, SurveyListing, Tool, ToolCompletion,
+    ToolError,
 };
 
-use crate::walk::{
-    FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts, WalkStart, check_start,
-    walk_files,
-};
-use crate::{fs_error, open_root, path_keys};
+use crate::survey_walk::SurveyWalk;
+use crate::walk::{FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts};
 
 /// The most matching lines a result shows; all are counted.
 pub const MAX_GREP_MATCHES: usize = 1000;
@@ -60,7 +58,7 @@ pub struct GrepPlan {
     matcher: RegexMatcher,
     pattern: String,
     glob: Option<NamePattern>,
-    start: WalkStart,
+    walk: SurveyWalk,
 }
 
 pub struct Grep;
@@ -128,21 +126,14 @@ impl Tool for Grep {
             .as_deref()
             .map(|g| NamePattern::new("grep", g))
             .transpose()?;
-        let root = open_root("grep", cx.root)?;
-        let rel = root
-            .resolve(args.path.as_deref().unwrap_or("."))
-            .map_err(|e| fs_error("grep", e))?;
-        let start = check_start("grep", &root, &rel)?;
-        let routing = Routing {
-            resources: path_keys::resources(Action::Read, &start.rel, &start.real),
-        };
+        let walk = SurveyWalk::prepare("grep", cx.root, args.path.as_deref())?;
         Ok(Prepared::new(
-            routing,
+            walk.routing(),
             GrepPlan {
                 matcher,
                 pattern: args.pattern,
                 glob,
-                start,
+                walk,
             },
         ))
     }
@@ -154,13 +145,11 @@ impl Tool for Grep {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
-            let root = open_root("grep", &cx.root)?;
-            let found = search(&root, &cx, &plan);
+        tackle_tool::run_tool_blocking("grep", move || {
+            let found = search(&cx, &plan)?;
             Ok(render(&plan, found))
         })
-        .await
-        .map_err(|e| crate::worker_failed("grep", &e))?
+        .await?
     }
 }
 
@@ -299,9 +288,9 @@ fn searcher() -> Searcher {
         .build()
 }
 
-fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> SearchOutcome {
-    let start = plan.start.rel.as_str();
-    let (parts, counts) = walk_files(root, &plan.start, &*cx.read_scope, || Worker {
+fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolError> {
+    let start = plan.walk.start_rel();
+    let walked = plan.walk.run("grep", cx, |root| Worker {
         root: Root::open(root.path()).ok(),
         searcher: searcher(),
         matcher: plan.matcher.clone(),
@@ -312,16 +301,16 @@ fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> 
         searched: 0,
         binary: 0,
         unreadable: 0,
-    });
+    })?;
     let mut found = SearchOutcome {
         files: Vec::new(),
         total_matches: 0,
         files_searched: 0,
         binary_files: 0,
         unreadable: 0,
-        counts,
+        counts: walked.counts,
     };
-    for (files, searched, binary, unreadable) in parts {
+    for (files, searched, binary, unreadable) in walked.parts {
         found.files.extend(files);
         found.files_searched += searched;
         found.binary_files += binary;
@@ -329,7 +318,7 @@ fn search(root: &std::sync::Arc<Root>, cx: &ExecuteContext, plan: &GrepPlan) -> 
     }
     found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     found.total_matches = found.files.iter().map(|f| f.lines.len() as u64).sum();
-    found
+    Ok(found)
 }
 
 fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
@@ -356,12 +345,16 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             let line_text = String::from_utf8_lossy(bytes);
             let marker = if cut { "… [line cut]" } else { "" };
             let _ = writeln!(text, "{}:{line}:{line_text}{marker}", f.path);
-            matches.push(json!({ "path": f.path, "line": line, "text": line_text }));
+            matches.push(LineMatch {
+                path: f.path.clone(),
+                line,
+                text: line_text.into_owned(),
+            });
             shown += 1;
         }
     }
     text.push_str(&found.counts.notes());
-    let path = plan.start.rel.as_str();
+    let path = plan.walk.start_rel();
     if total == 0 {
         let _ = writeln!(
             text,
@@ -369,17 +362,20 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
             plan.pattern, found.files_searched
         );
     }
-    ToolCompletion::single(text).with_metadata(json!({
-        "pattern": plan.pattern,
-        "path": path,
-        "matches": matches,
-        "total_matches": total,
-        "files_with_matches": found.files.len(),
-        "files_searched": found.files_searched,
-        "binary_files": found.binary_files,
-        "unreadable_files": found.unreadable,
-        "excluded_by_scope": found.counts.excluded_by_scope,
-        "skipped_ignore_files": found.counts.skipped_json(),
-        "truncated": truncated,
-    }))
+    let listing = SurveyListing::Matches(matches);
+    ToolCompletion::single(text)
+        .with_metadata(json!({
+            "pattern": plan.pattern,
+            "path": path,
+            "matches": listing.to_json(),
+            "total_matches": total,
+            "files_with_matches": found.files.len(),
+            "files_searched": found.files_searched,
+            "binary_files": found.binary_files,
+            "unreadable_files": found.unreadable,
+            "excluded_by_scope": found.counts.excluded_by_scope,
+            "skipped_ignore_files": found.counts.skipped_json(),
+            "truncated": truncated,
+        }))
+        .with_survey(listing)
 }

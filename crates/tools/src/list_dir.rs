@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
+    Action, ExecuteContext, PrepareContext, Prepared, Routing, SurveyListing, Tool, ToolCompletion,
+    ToolError,
 };
 
 use tackle_fs::{FsError, RelPath};
@@ -95,7 +96,9 @@ impl Tool for ListDir {
         if entries.is_empty() {
             text.push_str(&format!("[directory {shown} is empty]\n"));
         }
-        let names: Vec<String> = entries.iter().map(display_name).collect();
-        Ok(ToolCompletion::single(text).with_metadata(json!({ "path": shown, "entries": names })))
+        let listing = SurveyListing::Entries(entries.iter().map(display_name).collect());
+        Ok(ToolCompletion::single(text)
+            .with_metadata(json!({ "path": shown, "entries": listing.to_json() }))
+            .with_survey(listing))
     }
 }

@@ -215,7 +215,7 @@ impl Tool for ReadFile {
         {
             return read_path(&cx.root, rel, request, &indexes, media_max_bytes);
         }
-        tackle_tool::run_blocking(move || match plan {
+        tackle_tool::run_tool_blocking("read_file", move || match plan {
             ReadFilePlan::File { rel, request } => {
                 read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
             }
@@ -225,13 +225,7 @@ impl Tool for ReadFile {
                 page_result(&opened.file, &id, &request, &indexes, &uri.to_string())
             }
         })
-        .await
-        .map_err(|e| {
-            ToolError::new(
-                ErrorCode::INTERNAL,
-                format!("read_file: worker failed: {e}"),
-            )
-        })?
+        .await?
     }
 }
 

@@ -17,20 +17,19 @@ use std::io::Read;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tackle_fs::{FsError, ReadOptions, ReadTarget, RelPath, Root};
 use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
-    Action, ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool,
-    ToolCompletion, ToolError,
+    Action, ExecuteContext, FileRead, FileReadOutcome, PermissionResource, PrepareContext,
+    Prepared, Routing, SurveyListing, Tool, ToolCompletion, ToolError,
 };
 
+use crate::open_root;
 use crate::page::looks_binary;
-use crate::path_keys::{self, ResolvedPath};
-use crate::walk::{
-    FileVisitor, Found, NamePattern, WalkCounts, WalkStart, check_start, walk_files,
-};
-use crate::{fs_error, open_root};
+use crate::path_keys::ResolvedPath;
+use crate::survey_walk::SurveyWalk;
+use crate::walk::{FileVisitor, Found, NamePattern, WalkCounts};
 
 pub const MAX_FILES: usize = 100;
 pub const MAX_FILE_LINES: usize = 1000;
@@ -53,7 +52,7 @@ pub enum ReadManyPlan {
     Paths(Vec<(String, Result<RelPath, String>)>),
     Pattern {
         pattern: NamePattern,
-        start: WalkStart,
+        walk: SurveyWalk,
     },
 }
 
@@ -143,16 +142,10 @@ impl Tool for ReadManyFiles {
             }
             (None, Some(pattern)) => {
                 let pattern = NamePattern::new("read_many_files", &pattern)?;
-                let rel = root
-                    .resolve(args.path.as_deref().unwrap_or("."))
-                    .map_err(|e| fs_error("read_many_files", e))?;
-                let start = check_start("read_many_files", &root, &rel)?;
-                let routing = Routing {
-                    resources: path_keys::resources(Action::Read, &start.rel, &start.real),
-                };
+                let walk = SurveyWalk::prepare("read_many_files", cx.root, args.path.as_deref())?;
                 Ok(Prepared::new(
-                    routing,
-                    ReadManyPlan::Pattern { pattern, start },
+                    walk.routing(),
+                    ReadManyPlan::Pattern { pattern, walk },
                 ))
             }
             (Some(_), Some(_)) => Err(invalid(
@@ -173,7 +166,7 @@ impl Tool for ReadManyFiles {
     ) -> Result<ToolCompletion, ToolError> {
         // A survey runs where the call runs (see `tackle_tool::run_blocking`): no hop to the
         // blocking pool and back on its critical path.
-        tackle_tool::run_blocking(move || {
+        tackle_tool::run_tool_blocking("read_many_files", move || {
             let root = open_root("read_many_files", &cx.root)?;
             let mut batch = Batch::default();
             match plan {
@@ -185,7 +178,7 @@ impl Tool for ReadManyFiles {
                         }
                     }
                 }
-                ReadManyPlan::Pattern { pattern, start } => {
+                ReadManyPlan::Pattern { pattern, walk } => {
                     struct Collect<'a> {
                         pattern: &'a NamePattern,
                         start: &'a str,
@@ -205,16 +198,15 @@ impl Tool for ReadManyFiles {
                             self.out
                         }
                     }
-                    let start_rel = start.rel.as_str();
-                    let (parts, counts) = walk_files(&root, &start, &*cx.read_scope, || Collect {
+                    let walked = walk.run("read_many_files", &cx, |_| Collect {
                         pattern: &pattern,
-                        start: start_rel,
+                        start: walk.start_rel(),
                         out: Vec::new(),
-                    });
-                    let mut all: Vec<Walked> = parts.into_iter().flatten().collect();
+                    })?;
+                    let mut all: Vec<Walked> = walked.parts.into_iter().flatten().collect();
                     all.sort_unstable();
                     batch.matched = Some(all.len());
-                    batch.counts = counts;
+                    batch.counts = walked.counts;
                     // Shown by name, opened by the real path the walk found (no link on it).
                     for Walked { shown, real } in all {
                         match root.resolve(&real) {
@@ -226,8 +218,7 @@ impl Tool for ReadManyFiles {
             }
             Ok(batch.finish())
         })
-        .await
-        .map_err(|e| crate::worker_failed("read_many_files", &e))?
+        .await?
     }
 }
 
@@ -249,7 +240,7 @@ struct Walked {
 #[derive(Default)]
 struct Batch {
     text: String,
-    entries: Vec<Value>,
+    entries: Vec<FileRead>,
     files_read: usize,
     total_bytes: usize,
     limit_reached: bool,
@@ -261,8 +252,10 @@ impl Batch {
     fn skip(&mut self, path: &str, reason: String) {
         self.text
             .push_str(&format!("==> {path} <==\n[skipped: {reason}]\n\n"));
-        self.entries
-            .push(json!({ "path": path, "skipped": reason }));
+        self.entries.push(FileRead {
+            path: path.to_owned(),
+            outcome: FileReadOutcome::Skipped { skipped: reason },
+        });
     }
 
     /// Reads the file at `rel`, shown as `shown`.
@@ -332,19 +325,21 @@ impl Batch {
         self.text.push('\n');
         self.total_bytes += end;
         self.files_read += 1;
-        self.entries.push(json!({
-            "path": shown,
-            "lines": lines,
-            "bytes": meta.len(),
-            "truncated": cut,
-        }));
+        self.entries.push(FileRead {
+            path: shown.to_owned(),
+            outcome: FileReadOutcome::Read {
+                lines,
+                bytes: meta.len(),
+                truncated: cut,
+            },
+        });
     }
 
     fn finish(mut self) -> ToolCompletion {
         let skipped = self
             .entries
             .iter()
-            .filter(|e| e.get("skipped").is_some())
+            .filter(|e| matches!(e.outcome, FileReadOutcome::Skipped { .. }))
             .count();
         let notes = self.counts.notes();
         self.text.push_str(&notes);
@@ -358,20 +353,23 @@ impl Batch {
                 MAX_TOTAL_BYTES / 1024
             ));
         }
-        ToolCompletion::single(self.text).with_metadata(json!({
-            "files": self.entries,
-            "read": self.files_read,
-            "skipped": skipped,
-            "matched": self.matched,
-            "excluded_by_scope": self.counts.excluded_by_scope,
-            "skipped_ignore_files": self.counts.skipped_json(),
-            "truncated": self.limit_reached,
-            "limits": {
-                "files": MAX_FILES,
-                "file_lines": MAX_FILE_LINES,
-                "file_bytes": MAX_FILE_BYTES,
-                "total_bytes": MAX_TOTAL_BYTES,
-            },
-        }))
+        let listing = SurveyListing::Files(self.entries);
+        ToolCompletion::single(self.text)
+            .with_metadata(json!({
+                "files": listing.to_json(),
+                "read": self.files_read,
+                "skipped": skipped,
+                "matched": self.matched,
+                "excluded_by_scope": self.counts.excluded_by_scope,
+                "skipped_ignore_files": self.counts.skipped_json(),
+                "truncated": self.limit_reached,
+                "limits": {
+                    "files": MAX_FILES,
+                    "file_lines": MAX_FILE_LINES,
+                    "file_bytes": MAX_FILE_BYTES,
+                    "total_bytes": MAX_TOTAL_BYTES,
+                },
+            }))
+            .with_survey(listing)
     }
 }

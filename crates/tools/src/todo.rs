@@ -5,8 +5,11 @@
 //! never has to remember it.
 //!
 //! Key decision: the list lives in the tool, keyed by session, rather than in the project: it is
-//! the model's working memory for one conversation, not project state. Rejected for now: replaying
-//! it from the event log on resume, which needs tool metadata in `call_finished`.
+//! the model's working memory for one conversation, not project state. It survives a restart
+//! because the session's log already holds every change: the tool says it keeps session state,
+//! and a resumed session's successful `todo` calls are replayed into a fresh list
+//! ([`Tool::restore`]) before its first batch. Rejected: an event of its own for the list, which
+//! would duplicate what `call_started` records.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -95,7 +98,24 @@ impl Todo {
     pub fn apply(&self, session: &SessionId, args: TodoArgs) -> Result<Vec<TodoItem>, ToolError> {
         // A poisoned lock means a panic mid-update of a Vec push/assign; the list is still whole.
         let mut lists = self.lists.lock().unwrap_or_else(|p| p.into_inner());
-        let list = lists.entry(session.clone()).or_default();
+        lists.entry(session.clone()).or_default().apply(args)
+    }
+
+    /// Replace `session`'s list by the one `calls` build, in order (calls that fail change
+    /// nothing, as they did when they ran).
+    pub fn rebuild(&self, session: &SessionId, calls: Vec<TodoArgs>) {
+        let mut list = TodoList::default();
+        for args in calls {
+            let _ = list.apply(args);
+        }
+        let mut lists = self.lists.lock().unwrap_or_else(|p| p.into_inner());
+        lists.insert(session.clone(), list);
+    }
+}
+
+impl TodoList {
+    fn apply(&mut self, args: TodoArgs) -> Result<Vec<TodoItem>, ToolError> {
+        let list = self;
         match args.action {
             TodoAction::List => {}
             TodoAction::Add => {
@@ -194,6 +214,14 @@ impl Tool for Todo {
         true
     }
 
+    fn session_state(&self) -> bool {
+        true
+    }
+
+    fn restore(&self, session: &SessionId, calls: Vec<TodoArgs>) {
+        self.rebuild(session, calls);
+    }
+
     fn prepare(
         &self,
         args: TodoArgs,
@@ -268,6 +296,26 @@ mod tests {
         assert!(t.apply(&s, args(TodoAction::Clear)).unwrap().is_empty());
         // Ids are never reused after a clear.
         assert_eq!(t.apply(&s, add("again")).unwrap()[0].id, 3);
+    }
+
+    #[test]
+    fn a_rebuild_replaces_the_list_with_the_one_the_calls_build() {
+        let t = Todo::new();
+        let s = SessionId("s".into());
+        t.apply(&s, add("stale")).unwrap();
+        let calls = vec![
+            add("read"),
+            add("write"),
+            set(9, TodoStatus::Done),
+            set(2, TodoStatus::Done),
+        ];
+        t.rebuild(&s, calls);
+        let items = t.apply(&s, args(TodoAction::List)).unwrap();
+        assert_eq!(
+            render(&items),
+            "todo (1/2 done):\n[ ] 1. read\n[x] 2. write\n"
+        );
+        assert_eq!(t.apply(&s, add("next")).unwrap()[2].id, 3);
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Tool for WriteFile {
         staged: StagedWrite,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        tackle_tool::run_tool_blocking("write_file", move || {
             let root = open_root("write_file", &cx.root)?;
             let path = staged.rel.to_string();
             let committed = root.commit(staged).map_err(|e| fs_error("write_file", e))?;
@@ -111,7 +111,6 @@ impl Tool for WriteFile {
                     })),
             )
         })
-        .await
-        .map_err(|e| crate::worker_failed("write_file", &e))?
+        .await?
     }
 }

@@ -11,7 +11,7 @@
 
 pub mod edit;
 pub mod login;
-pub mod scope;
+pub use tackle_config::mcp_scope as scope;
 pub mod status;
 
 use std::io::Write as _;
@@ -82,14 +82,7 @@ pub fn run(root: Option<&Path>, flags: &Flags, command: McpCommand) -> Result<u8
     }
 }
 
-/// Where `tackle mcp login` keeps tokens: `<user config dir>/oauth`, or nowhere without a user
-/// config directory (then no token is stored or sent).
-pub fn tokens() -> tackle_mcp::client::TokenDir {
-    match crate::config::user_config_dir() {
-        Some(dir) => tackle_mcp::client::TokenDir::in_config_dir(&dir),
-        None => tackle_mcp::client::TokenDir::none(),
-    }
-}
+pub use tackle_config::mcp_scope::tokens;
 
 /// What `add` was told about the server, before it becomes a file entry.
 struct EntryArgs {

@@ -155,3 +155,42 @@ pub fn print(catalog: &ModelCatalog, json_out: bool) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_config::models::{ModelCatalog, resolve};
+    use tackle_config::settings::{LoadedFile, Settings};
+
+    fn user(text: &str) -> (tempfile::TempDir, ModelCatalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        let f = LoadedFile::load(&path).unwrap().unwrap();
+        let mut s = Settings::defaults(400, 30_000);
+        s.apply_file(&f);
+        s.apply_user_catalog(&f);
+        (dir, resolve(&s).unwrap())
+    }
+
+    #[test]
+    fn the_listing_names_key_variables_never_values() {
+        let (_d, c) = user(
+            "[providers.local]\nkind = \"openai-responses\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"TACKLE_MODELS_TEST_UNSET_VAR\"\n",
+        );
+        let v = to_json(&c);
+        let local = v["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "local")
+            .unwrap();
+        assert_eq!(local["api_key_env"], "TACKLE_MODELS_TEST_UNSET_VAR");
+        assert_eq!(local["key_set"], false);
+        let text = to_text(&c);
+        assert!(
+            text.contains("TACKLE_MODELS_TEST_UNSET_VAR (unset)"),
+            "{text}"
+        );
+    }
+}

@@ -78,7 +78,7 @@ pub fn fork(root: &Path, id: &str, log: &Path, turn: u32) -> anyhow::Result<Fork
     }
     let records = records_through(log, turn)?;
     let session = Session::open(root).context("opening the new session")?;
-    let new_id = session.id.0.clone();
+    let new_id = session.id().0.clone();
     let path = session.event_log_path();
     drop(session);
     let (log, _) =

@@ -13,20 +13,7 @@ use crate::approve::{Conversation, open_tty};
 
 use super::{ProjectTrust, TrustState};
 
-/// Whoever may say yes to trusting a root.
-pub trait Consent {
-    /// Whether the user trusts `trust.root` with everything in `trust.widenings`.
-    fn ask(&self, trust: &ProjectTrust) -> bool;
-}
-
-/// Never asks, never trusts: `serve`, `config`, `--headless`, no terminal.
-pub struct NeverAsk;
-
-impl Consent for NeverAsk {
-    fn ask(&self, _: &ProjectTrust) -> bool {
-        false
-    }
-}
+pub use tackle_config::trust::consent::{Consent, NeverAsk};
 
 /// Asks on a conversation (the terminal in real use).
 pub struct TerminalConsent {

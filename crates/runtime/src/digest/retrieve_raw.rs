@@ -123,7 +123,7 @@ impl Tool for RetrieveRaw {
         uri: ArtifactUri,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || {
+        tackle_tool::run_tool_blocking(RETRIEVE_RAW, move || {
             let opened = cx.artifacts.open(&uri)?;
             let mut raw = Vec::with_capacity(opened.bytes as usize);
             (&opened.file)
@@ -133,13 +133,7 @@ impl Tool for RetrieveRaw {
             Ok(ToolCompletion::single(text)
                 .with_metadata(json!({ "artifact": uri.to_string(), "bytes": opened.bytes })))
         })
-        .await
-        .map_err(|e| {
-            ToolError::new(
-                ErrorCode::INTERNAL,
-                format!("retrieve_raw: worker failed: {e}"),
-            )
-        })?
+        .await?
     }
 }
 

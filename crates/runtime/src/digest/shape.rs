@@ -1,9 +1,11 @@
-//! Building the digest text from a survey tool's structured metadata.
+//! Building the digest text from a survey tool's typed listing ([`SurveyListing`]), or from
+//! its metadata, pruned, when it gave none.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
+use tackle_tool::{LineMatch, SurveyListing};
 
 /// How many items of a list a digest shows.
 const SHOWN_ITEMS: usize = 20;
@@ -13,10 +15,11 @@ const PRUNED_ITEMS: usize = 3;
 const PRUNED_STRING_CHARS: usize = 120;
 
 /// The model-facing digest of one survey call's output of `raw_bytes` bytes and `raw_lines`
-/// lines, from the tool's `metadata`.
+/// lines, from the tool's `listing`, else from its `metadata`.
 pub fn digest_text(
     tool: &str,
     call_id: &str,
+    listing: Option<&SurveyListing>,
     metadata: &Value,
     raw_bytes: u64,
     raw_lines: u64,
@@ -25,23 +28,31 @@ pub fn digest_text(
         "[digest of {tool} output: {raw_bytes} bytes, {raw_lines} lines; the full output was \
          not shown]\n"
     );
-    let narrow = if let Some(entries) = string_list(metadata, "entries") {
-        directory_digest(&mut out, &entries);
-        "list a subdirectory, or use glob with a pattern"
-    } else if let Some(matches) = metadata.get("matches").and_then(Value::as_array) {
-        matches_digest(&mut out, matches);
-        "pass a narrower path or a more specific pattern"
-    } else if let Some(files) =
-        string_list(metadata, "files").or_else(|| string_list(metadata, "paths"))
-    {
-        paths_digest(&mut out, &files);
-        "pass a narrower path or pattern"
-    } else {
-        out.push_str("structure (arrays cut to a few items, long strings cut):\n");
-        let pruned = prune(metadata);
-        out.push_str(&serde_json::to_string_pretty(&pruned).unwrap_or_default());
-        out.push('\n');
-        "narrow the query"
+    let narrow = match listing {
+        Some(SurveyListing::Entries(entries)) => {
+            directory_digest(&mut out, entries);
+            "list a subdirectory, or use glob with a pattern"
+        }
+        Some(SurveyListing::Matches(matches)) => {
+            matches_digest(&mut out, matches);
+            "pass a narrower path or a more specific pattern"
+        }
+        Some(SurveyListing::Paths(paths)) => {
+            paths_digest(&mut out, paths);
+            "pass a narrower path or pattern"
+        }
+        Some(SurveyListing::Files(files)) => {
+            let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+            paths_digest(&mut out, &paths);
+            "pass a narrower path or pattern"
+        }
+        None => {
+            out.push_str("structure (arrays cut to a few items, long strings cut):\n");
+            let pruned = prune(metadata);
+            out.push_str(&serde_json::to_string_pretty(&pruned).unwrap_or_default());
+            out.push('\n');
+            "narrow the query"
+        }
     };
     let _ = writeln!(
         out,
@@ -50,18 +61,6 @@ pub fn digest_text(
          output]"
     );
     out
-}
-
-fn string_list(metadata: &Value, key: &str) -> Option<Vec<String>> {
-    let items = metadata.get(key)?.as_array()?;
-    items
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_owned)
-                .or_else(|| v.get("path").and_then(Value::as_str).map(str::to_owned))
-        })
-        .collect()
 }
 
 fn directory_digest(out: &mut String, entries: &[String]) {
@@ -112,25 +111,21 @@ fn paths_digest(out: &mut String, paths: &[String]) {
     list_head(out, "paths", paths);
 }
 
-fn matches_digest(out: &mut String, matches: &[Value]) {
-    let mut per_file: BTreeMap<String, usize> = BTreeMap::new();
+fn matches_digest(out: &mut String, matches: &[LineMatch]) {
+    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
     for m in matches {
-        let path = m.get("path").and_then(Value::as_str).unwrap_or("?");
-        *per_file.entry(path.to_owned()).or_default() += 1;
+        *per_file.entry(m.path.as_str()).or_default() += 1;
     }
     let _ = writeln!(out, "{} matches in {} files", matches.len(), per_file.len());
-    let mut files: Vec<(String, usize)> = per_file.into_iter().collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut files: Vec<(&str, usize)> = per_file.into_iter().collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     out.push_str("top files:\n");
     for (f, n) in files.iter().take(10) {
         let _ = writeln!(out, "  {f}: {n}");
     }
     out.push_str("first matches:\n");
     for m in matches.iter().take(10) {
-        let path = m.get("path").and_then(Value::as_str).unwrap_or("?");
-        let line = m.get("line").map(Value::to_string).unwrap_or_default();
-        let text = m.get("text").and_then(Value::as_str).unwrap_or("");
-        let _ = writeln!(out, "  {path}:{line}: {}", cut(text.trim_end()));
+        let _ = writeln!(out, "  {}:{}: {}", m.path, m.line, cut(m.text.trim_end()));
     }
 }
 
@@ -183,7 +178,8 @@ mod tests {
         let mut entries: Vec<String> = (0..30).map(|i| format!("f{i:02}.rs")).collect();
         entries.push("src/".into());
         entries.push("link@".into());
-        let d = digest_text("list_dir", "c1", &json!({ "entries": entries }), 9000, 32);
+        let listing = SurveyListing::Entries(entries);
+        let d = digest_text("list_dir", "c1", Some(&listing), &Value::Null, 9000, 32);
         assert!(
             d.contains("32 entries: 30 files, 1 directories, 1 symlinks"),
             "{d}"
@@ -196,13 +192,59 @@ mod tests {
 
     #[test]
     fn matches_digest_groups_by_file() {
-        let m: Vec<Value> = (0..25)
-            .map(|i| json!({"path": if i < 20 { "a.rs" } else { "b.rs" }, "line": i + 1, "text": "x"}))
+        let m: Vec<LineMatch> = (0..25)
+            .map(|i| LineMatch {
+                path: if i < 20 { "a.rs" } else { "b.rs" }.into(),
+                line: i + 1,
+                text: "x".into(),
+            })
             .collect();
-        let d = digest_text("grep", "c2", &json!({ "matches": m }), 9000, 25);
+        let listing = SurveyListing::Matches(m);
+        let d = digest_text("grep", "c2", Some(&listing), &Value::Null, 9000, 25);
         assert!(d.contains("25 matches in 2 files"), "{d}");
         assert!(d.contains("  a.rs: 20\n  b.rs: 5"), "{d}");
         assert!(d.contains("a.rs:1: x"), "{d}");
+    }
+
+    #[test]
+    fn batch_reads_are_digested_by_path_skipped_or_not() {
+        use tackle_tool::{FileRead, FileReadOutcome};
+        let files: Vec<FileRead> = (0..30)
+            .map(|i| FileRead {
+                path: format!("{}/f{i:02}.rs", if i < 25 { "src" } else { "tests" }),
+                outcome: if i % 2 == 0 {
+                    FileReadOutcome::Read {
+                        lines: 1,
+                        bytes: 1,
+                        truncated: false,
+                    }
+                } else {
+                    FileReadOutcome::Skipped {
+                        skipped: "binary".into(),
+                    }
+                },
+            })
+            .collect();
+        let listing = SurveyListing::Files(files);
+        let d = digest_text(
+            "read_many_files",
+            "c3",
+            Some(&listing),
+            &Value::Null,
+            9000,
+            30,
+        );
+        assert!(d.contains("30 paths"), "{d}");
+        assert!(d.contains("top directories: src: 25, tests: 5"), "{d}");
+        assert!(d.contains("src/f01.rs"), "{d}");
+    }
+
+    #[test]
+    fn without_a_listing_the_metadata_is_pruned() {
+        let metadata = json!({"items": (0..50).collect::<Vec<u32>>()});
+        let d = digest_text("other", "c4", None, &metadata, 9000, 50);
+        assert!(d.contains("structure (arrays cut"), "{d}");
+        assert!(d.contains("… 47 more"), "{d}");
     }
 
     #[test]

@@ -673,6 +673,7 @@ impl Tool for Scripted {
             display: script.display,
             attachments: Vec::new(),
             summary: None,
+            survey: None,
         })
     }
 }

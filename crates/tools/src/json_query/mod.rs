@@ -165,11 +165,10 @@ impl Tool for JsonQuery {
             JsonQueryPlan::Inline { filter, json } => (filter, json.into_bytes(), None),
             JsonQueryPlan::File { filter, rel } => {
                 let root = cx.root.clone();
-                let bytes = tokio::task::spawn_blocking(move || read_json_file(&root, &rel))
-                    .await
-                    .map_err(|e| {
-                        ToolError::new(ErrorCode::INTERNAL, format!("json_query: {e}"))
-                    })??;
+                let bytes = tackle_tool::run_tool_blocking("json_query", move || {
+                    read_json_file(&root, &rel)
+                })
+                .await??;
                 (filter, bytes.1, Some(bytes.0))
             }
         };

@@ -368,14 +368,8 @@ impl Tool for ViewFileOutline {
         plan: OutlinePlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tokio::task::spawn_blocking(move || outline_file(&cx.root, &plan))
-            .await
-            .map_err(|e| {
-                ToolError::new(
-                    ErrorCode::INTERNAL,
-                    format!("view_file_outline: worker failed: {e}"),
-                )
-            })?
+        tackle_tool::run_tool_blocking("view_file_outline", move || outline_file(&cx.root, &plan))
+            .await?
     }
 }
 

@@ -161,11 +161,11 @@ impl Tool for RecordPlan {
         _cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
         let book = self.book.clone();
-        let filed =
-            tackle_tool::run_blocking(move || book.record(&call.author, &call.turn, &call.body))
-                .await
-                .map_err(|e| crate::worker_failed("record_plan", &e))?
-                .map_err(|e| crate::fs_error("record_plan", e))?;
+        let filed = tackle_tool::run_tool_blocking("record_plan", move || {
+            book.record(&call.author, &call.turn, &call.body)
+        })
+        .await?
+        .map_err(|e| crate::fs_error("record_plan", e))?;
         let text = message::result_text(
             self.mode,
             &self.book.gated(),

@@ -12,8 +12,17 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
+use crate::config_error;
 use tackle_mcp::client::ServerConfig;
+
+/// Where `tackle mcp login` keeps tokens: `<user config dir>/oauth`, or nowhere without a user
+/// config directory (then no token is stored or sent).
+pub fn tokens() -> tackle_mcp::client::TokenDir {
+    match crate::load::user_config_dir() {
+        Some(dir) => tackle_mcp::client::TokenDir::in_config_dir(&dir),
+        None => tackle_mcp::client::TokenDir::none(),
+    }
+}
 
 /// Where a server entry lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -38,7 +47,7 @@ const USER_FILE: &str = "mcp.json";
 
 /// `$XDG_CONFIG_HOME/tackle/mcp.json`, else `~/.config/tackle/mcp.json`.
 pub fn user_path() -> Option<PathBuf> {
-    Some(crate::config::user_config_dir()?.join(USER_FILE))
+    Some(crate::load::user_config_dir()?.join(USER_FILE))
 }
 
 /// `<root>/.agents/mcp.json`.
@@ -47,12 +56,12 @@ pub fn project_path(root: &Path) -> PathBuf {
 }
 
 /// The servers of the user scope; none without a user config directory or file.
-pub fn load_user() -> anyhow::Result<Vec<ServerConfig>> {
+pub fn load_user() -> crate::Result<Vec<ServerConfig>> {
     let Some(path) = user_path() else {
         return Ok(Vec::new());
     };
     let shown = path.display().to_string();
-    tackle_mcp::client::config::load_file(&path, &shown).map_err(|e| anyhow!("{e}"))
+    tackle_mcp::client::config::load_file(&path, &shown).map_err(|e| config_error!("{e}"))
 }
 
 /// The entries that may start, user scope first: every project entry when the project

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use anyhow::bail;
+use crate::bail;
 use tackle_tools::WaitSettings;
 
 use crate::settings::Settings;
@@ -10,7 +10,7 @@ use crate::settings::Settings;
 /// The ceilings and `poll_allow` as wait_and_verify gets them. A ceiling must leave the wait
 /// inside the runtime's call timeout (a wait cut by it would report nothing), and `poll_allow`
 /// names only tools that are not built-ins: a built-in is pollable exactly when it is read-only.
-pub fn wait_settings(settings: &Settings, call_timeout: Duration) -> anyhow::Result<WaitSettings> {
+pub fn wait_settings(settings: &Settings, call_timeout: Duration) -> crate::Result<WaitSettings> {
     let timeout = &settings.wait_max_timeout_seconds;
     let limit = call_timeout.as_secs_f64();
     if !(timeout.value > 0.0 && timeout.value < limit) {

@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use crate::bail;
+use crate::error::Context;
 
 /// `--root` if given, else the nearest ancestor of `cwd` holding `.agents/` or `.git/`.
-pub fn find(explicit: Option<&Path>, cwd: &Path) -> anyhow::Result<PathBuf> {
+pub fn find(explicit: Option<&Path>, cwd: &Path) -> crate::Result<PathBuf> {
     if let Some(root) = explicit {
         let meta = std::fs::metadata(root)
             .with_context(|| format!("--root {}: cannot read it", root.display()))?;

@@ -1,7 +1,7 @@
 //! Settings → [`ModelCatalog`]: every provider table, model table and model reference checked,
 //! each error naming the table, where it is written, and the fix.
 
-use anyhow::{anyhow, bail};
+use crate::{bail, config_error};
 use tackle_llm::catalog::{
     MediaLimit, Modality, ModelEntry, ModelId, Prices, ProviderKind, UnknownKind, builtin_models,
     builtin_providers,
@@ -14,7 +14,7 @@ use crate::settings::{
 };
 
 /// Resolves the catalog of `settings`.
-pub fn resolve(settings: &Settings) -> anyhow::Result<ModelCatalog> {
+pub fn resolve(settings: &Settings) -> crate::Result<ModelCatalog> {
     let mut providers: Vec<CatalogProvider> = builtin_providers()
         .into_iter()
         .map(|spec| CatalogProvider {
@@ -77,7 +77,7 @@ fn apply_provider(
     providers: &mut Vec<CatalogProvider>,
     name: &str,
     table: &Sourced<ProviderSection>,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let at = &table.origin;
     let t = &table.value;
     if !is_provider_name(name) {
@@ -95,7 +95,7 @@ fn apply_provider(
                     let hint = nearest(&e.0, &UnknownKind::valid())
                         .map(|n| format!("did you mean `{n}`? "))
                         .unwrap_or_default();
-                    anyhow!("[providers.{name}] ({at}): {e}; {hint}")
+                    config_error!("[providers.{name}] ({at}): {e}; {hint}")
                 })
         })
         .transpose()?;
@@ -112,7 +112,7 @@ fn apply_provider(
             if is_env_name(v) {
                 Ok(v.clone())
             } else {
-                Err(anyhow!(
+                Err(config_error!(
                     "[providers.{name}] ({at}): api_key_env `{v}` is not an environment variable name; name the variable that holds the key, never the key"
                 ))
             }
@@ -137,7 +137,7 @@ fn apply_provider(
             if is_region_name(r) {
                 Ok(r.clone())
             } else {
-                Err(anyhow!(
+                Err(config_error!(
                     "[providers.{name}] ({at}): region `{r}` is not a region name (lowercase letters, digits and `-`, like \"us-east-1\")"
                 ))
             }
@@ -151,7 +151,7 @@ fn apply_provider(
             if !v.is_empty() && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
                 Ok(v.clone())
             } else {
-                Err(anyhow!(
+                Err(config_error!(
                     "[providers.{name}] ({at}): api_version `{v}` is not an api version; use letters, digits, `-` and `.` (for example \"2024-10-21\")"
                 ))
             }
@@ -240,9 +240,10 @@ fn apply_provider(
 }
 
 /// A base URL: http(s), no credentials in it, no trailing slash.
-fn base_url(name: &str, at: &Origin, text: &str) -> anyhow::Result<String> {
-    let url = url::Url::parse(text)
-        .map_err(|e| anyhow!("[providers.{name}] ({at}): base_url `{text}` is not a url: {e}"))?;
+fn base_url(name: &str, at: &Origin, text: &str) -> crate::Result<String> {
+    let url = url::Url::parse(text).map_err(|e| {
+        config_error!("[providers.{name}] ({at}): base_url `{text}` is not a url: {e}")
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         bail!(
             "[providers.{name}] ({at}): base_url must be http or https, not `{}`",
@@ -262,7 +263,7 @@ fn check_key_transport(
     name: &str,
     at: &Origin,
     spec: &tackle_llm::catalog::ProviderSpec,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let (Some(url), Some(var)) = (&spec.base_url, &spec.api_key_env) else {
         return Ok(());
     };
@@ -288,12 +289,12 @@ fn apply_model(
     providers: &[CatalogProvider],
     id_text: &str,
     table: &Sourced<ModelEntrySection>,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let at = &table.origin;
     let t = &table.value;
     let id: ModelId = id_text
         .parse()
-        .map_err(|e| anyhow!("[models.\"{id_text}\"] ({at}): {e}"))?;
+        .map_err(|e| config_error!("[models.\"{id_text}\"] ({at}): {e}"))?;
     known_provider(&id, providers, &format!("[models.\"{id_text}\"] ({at})"))?;
     let position = entries.iter().position(|e| e.entry.id == id);
     let mut entry = match position {
@@ -344,7 +345,7 @@ fn apply_model(
     }
     entry
         .check()
-        .map_err(|e| anyhow!("[models.\"{id_text}\"] ({at}): {}", e.problem))?;
+        .map_err(|e| config_error!("[models.\"{id_text}\"] ({at}): {}", e.problem))?;
     let source = match position {
         Some(i) if entries[i].source == EntrySource::BuiltIn => EntrySource::Override(at.clone()),
         _ => EntrySource::User(at.clone()),
@@ -357,7 +358,7 @@ fn apply_model(
     Ok(())
 }
 
-fn modalities(id: &str, at: &Origin, names: &[String]) -> anyhow::Result<Vec<Modality>> {
+fn modalities(id: &str, at: &Origin, names: &[String]) -> crate::Result<Vec<Modality>> {
     let valid: Vec<&str> = Modality::ALL.iter().map(|m| m.as_str()).collect();
     let mut out = Vec::new();
     for name in names {
@@ -365,7 +366,7 @@ fn modalities(id: &str, at: &Origin, names: &[String]) -> anyhow::Result<Vec<Mod
             let hint = nearest(name, &valid)
                 .map(|n| format!("; did you mean `{n}`?"))
                 .unwrap_or_default();
-            anyhow!("[models.\"{id}\"] ({at}): {e}{hint}")
+            config_error!("[models.\"{id}\"] ({at}): {e}{hint}")
         })?;
         if !out.contains(&modality) {
             out.push(modality);
@@ -380,7 +381,7 @@ fn apply_media(
     section: &MediaSection,
     id: &str,
     at: &Origin,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let existing = entry.media_limit(modality);
     let max_bytes = section
         .max_bytes
@@ -422,7 +423,7 @@ fn prices(base: Option<Prices>, p: &PricesSection) -> Prices {
     }
 }
 
-fn known_provider(id: &ModelId, providers: &[CatalogProvider], what: &str) -> anyhow::Result<()> {
+fn known_provider(id: &ModelId, providers: &[CatalogProvider], what: &str) -> crate::Result<()> {
     if providers.iter().any(|p| p.spec.name == id.provider) {
         return Ok(());
     }
@@ -442,9 +443,12 @@ fn model_ref(
     text: &Sourced<String>,
     providers: &[CatalogProvider],
     key: &str,
-) -> anyhow::Result<Sourced<ModelId>> {
+) -> crate::Result<Sourced<ModelId>> {
     let what = format!("{key} ({})", text.origin);
-    let id: ModelId = text.value.parse().map_err(|e| anyhow!("{what}: {e}"))?;
+    let id: ModelId = text
+        .value
+        .parse()
+        .map_err(|e| config_error!("{what}: {e}"))?;
     known_provider(&id, providers, &what)?;
     Ok(Sourced::new(id, text.origin.clone()))
 }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail};
+use crate::{ConfigError, bail, config_error};
 use tackle_runtime::{PreviewLimits, RuntimeConfig};
 
 use crate::settings::{Flags, LoadedFile, Origin, RuleEffect, Settings, Sourced, nearest};
@@ -21,7 +21,7 @@ use tackle_tool::PlanMode;
 use tackle_tools::SearchGateMode;
 use tackle_tools::{AlertTarget, BuiltinConfig, FetchSettings, PlanBook};
 
-use crate::trust::prompt::Consent;
+use crate::trust::consent::Consent;
 use crate::trust::{ProjectTrust, TrustState, TrustStore, classify};
 
 /// The validated configuration a command runs with.
@@ -49,7 +49,7 @@ pub struct Config {
     /// The project layer's trust, and what it left out.
     pub trust: ProjectTrust,
     /// The MCP servers that may start: the user's `mcp.json` and, while the root is trusted,
-    /// `.agents/mcp.json` ([`crate::mcp::scope::startable`]).
+    /// `.agents/mcp.json` ([`crate::mcp_scope::startable`]).
     pub mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
     /// Servers declared in either scope, started or not.
     pub mcp_declared: usize,
@@ -111,12 +111,12 @@ pub fn project_config_path(root: &Path) -> PathBuf {
 
 /// Load with the user's trust store, never asking (see [`load_with`]); for tests.
 #[cfg(test)]
-pub fn load(root: &Path, flags: &Flags) -> anyhow::Result<Config> {
+pub fn load(root: &Path, flags: &Flags) -> crate::Result<Config> {
     load_with(
         root,
         flags,
         TrustStore::user().as_ref(),
-        &crate::trust::prompt::NeverAsk,
+        &crate::trust::consent::NeverAsk,
     )
 }
 
@@ -127,7 +127,7 @@ pub fn load_with(
     flags: &Flags,
     store: Option<&TrustStore>,
     consent: &dyn Consent,
-) -> anyhow::Result<Config> {
+) -> crate::Result<Config> {
     let PreviewLimits {
         max_lines,
         max_bytes,
@@ -146,8 +146,8 @@ pub fn load_with(
     if let Some(file) = &project {
         refuse_project_catalog(file)?;
     }
-    let mcp = tackle_mcp::client::config::load(root).map_err(|e| anyhow!("{e}"))?;
-    let user_mcp = crate::mcp::scope::load_user()?;
+    let mcp = tackle_mcp::client::config::load(root).map_err(|e| config_error!("{e}"))?;
+    let user_mcp = crate::mcp_scope::load_user()?;
     let split = project.as_ref().map(|f| classify::split_file(&lower, f));
     let mut widenings = split
         .as_ref()
@@ -207,7 +207,7 @@ pub fn load_with(
         named_secrets.extend(t.token_env.as_ref().map(|v| v.get_ref().clone()));
     }
     let mcp_declared = mcp.len() + user_mcp.len();
-    let mcp_servers = crate::mcp::scope::startable(&user_mcp, &mcp, trust.applies());
+    let mcp_servers = crate::mcp_scope::startable(&user_mcp, &mcp, trust.applies());
     let mut config = compile(root, settings, files, trust, mcp_servers, mcp_declared)?;
     for var in named_secrets {
         config.withhold(&var);
@@ -217,7 +217,7 @@ pub fn load_with(
 
 /// A project file may not say where a credential goes or what the catalog holds, trusted or
 /// not: `[providers.*]` and `[models.*]` are the user's alone.
-fn refuse_project_catalog(file: &LoadedFile) -> anyhow::Result<()> {
+fn refuse_project_catalog(file: &LoadedFile) -> crate::Result<()> {
     let s = &file.settings;
     let tables = [
         (
@@ -257,7 +257,7 @@ fn line_naming(text: &str, name: &str) -> usize {
 }
 
 /// Check settings without keeping the result.
-fn validate(settings: &Settings) -> anyhow::Result<()> {
+fn validate(settings: &Settings) -> crate::Result<()> {
     check_tool_names(settings)?;
     let _ = crate::models::resolve(settings)?;
     policy(settings)?;
@@ -271,7 +271,7 @@ fn validate(settings: &Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_tool_names(settings: &Settings) -> anyhow::Result<()> {
+fn check_tool_names(settings: &Settings) -> crate::Result<()> {
     for t in settings
         .disabled_tools
         .iter()
@@ -291,25 +291,27 @@ fn check_tool_names(settings: &Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn private_hosts(settings: &Settings) -> anyhow::Result<Vec<PrivateHost>> {
+fn private_hosts(settings: &Settings) -> crate::Result<Vec<PrivateHost>> {
     settings
         .fetch_private_hosts
         .iter()
-        .map(|h| PrivateHost::parse(&h.value).map_err(|e| anyhow!("[fetch] {e} ({})", h.origin)))
+        .map(|h| {
+            PrivateHost::parse(&h.value).map_err(|e| config_error!("[fetch] {e} ({})", h.origin))
+        })
         .collect()
 }
 
-fn search_gate(settings: &Settings) -> anyhow::Result<SearchGateMode> {
+fn search_gate(settings: &Settings) -> crate::Result<SearchGateMode> {
     let gate = &settings.bash_search_gate;
     gate.value
         .parse()
-        .map_err(|e| anyhow!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))
+        .map_err(|e| config_error!("bash_search_gate \"{}\" ({}): {e}", gate.value, gate.origin))
 }
 
-fn plan_mode(settings: &Settings) -> anyhow::Result<PlanMode> {
+fn plan_mode(settings: &Settings) -> crate::Result<PlanMode> {
     let mode = &settings.plan_mode;
     mode.value.parse().map_err(|e| {
-        anyhow!(
+        config_error!(
             "permissions.{e} ({}); use \"advisory\" to offer record_plan or \"required\" to hold mutating calls until a plan is on file",
             mode.origin
         )
@@ -324,7 +326,7 @@ fn compile(
     trust: ProjectTrust,
     mcp_servers: Vec<tackle_mcp::client::ServerConfig>,
     mcp_declared: usize,
-) -> anyhow::Result<Config> {
+) -> crate::Result<Config> {
     check_tool_names(&settings)?;
     let (lines, bytes) = (&settings.preview_lines, &settings.preview_bytes);
     if lines.value == 0 || bytes.value == 0 {
@@ -408,7 +410,7 @@ type DroppedTarget = (String, String);
 fn alert_targets(
     settings: &Settings,
     env: impl Fn(&str) -> Option<String>,
-) -> anyhow::Result<(Vec<AlertTarget>, Vec<DroppedTarget>)> {
+) -> crate::Result<(Vec<AlertTarget>, Vec<DroppedTarget>)> {
     let mut deliverable = Vec::new();
     let mut dropped = Vec::new();
     for t in &settings.alert_targets {
@@ -442,7 +444,7 @@ fn alert_targets(
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
             .ok_or_else(|| {
-                anyhow::anyhow!(
+                crate::config_error!(
                     "alert target {} ({}): ${} is not an http:// or https:// URL",
                     t.name,
                     t.url_env.origin,
@@ -475,22 +477,21 @@ fn parse_each(
     what: &str,
     list: &[Sourced<String>],
     parse: fn(&str) -> Result<Pattern, tackle_gate::PatternError>,
-) -> anyhow::Result<Vec<Pattern>> {
+) -> crate::Result<Vec<Pattern>> {
     list.iter()
         .map(|p| {
             parse(&p.value)
-                .map_err(|e| anyhow::anyhow!("{what} \"{}\" ({}): {e}", p.value, p.origin))
+                .map_err(|e| crate::config_error!("{what} \"{}\" ({}): {e}", p.value, p.origin))
         })
         .collect()
 }
 
 /// Compile the effective settings into a policy; every error names where the value came from.
-fn policy(s: &Settings) -> anyhow::Result<Policy> {
-    let mode: Mode = s
-        .mode
-        .value
-        .parse()
-        .map_err(|e| anyhow::anyhow!("mode \"{}\" ({}): {e}", s.mode.value, s.mode.origin))?;
+fn policy(s: &Settings) -> crate::Result<Policy> {
+    let mode: Mode =
+        s.mode.value.parse().map_err(|e| {
+            crate::config_error!("mode \"{}\" ({}): {e}", s.mode.value, s.mode.origin)
+        })?;
     let mut rules = Vec::with_capacity(s.rules.len());
     for (effect, pattern) in &s.rules {
         let effect = match effect {
@@ -499,7 +500,7 @@ fn policy(s: &Settings) -> anyhow::Result<Policy> {
             RuleEffect::Deny => Effect::Deny,
         };
         let parsed = Pattern::parse(&pattern.value).map_err(|e| {
-            anyhow::anyhow!(
+            crate::config_error!(
                 "{effect} rule \"{}\" ({}): {e}",
                 pattern.value,
                 pattern.origin
@@ -514,14 +515,14 @@ fn policy(s: &Settings) -> anyhow::Result<Policy> {
     let url_scope = UrlScope {
         allow: parse_each("url_scope.allow", &s.url_scope_allow, Pattern::parse)?,
     };
-    Ok(Policy::new(rules, mode, path_scope, url_scope)?)
+    Policy::new(rules, mode, path_scope, url_scope).map_err(ConfigError::msg)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn with_config(text: &str) -> anyhow::Result<Config> {
+    fn with_config(text: &str) -> crate::Result<Config> {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join(".agents")).unwrap();
         std::fs::write(t.path().join(".agents/config.toml"), text).unwrap();

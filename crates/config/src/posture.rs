@@ -2,7 +2,7 @@
 //! `tackle config` shows: mode, scopes, fetch and alert state, disabled tools, gates armed or
 //! inert.
 
-use crate::config::Config;
+use crate::load::Config;
 
 pub fn line(config: &Config) -> String {
     let s = &config.settings;
@@ -63,7 +63,7 @@ pub fn line(config: &Config) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let tools = crate::commands::builtin_config(config);
+    let tools = crate::host::builtin_config(config);
     let search_gate = if tools.registered.iter().any(|t| t == "bash") {
         let shell = tackle_tools::bash::shell_posture(tackle_process::ShellProgram::discover());
         format!("{} · {shell}", tools.search_gate().posture())

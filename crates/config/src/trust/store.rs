@@ -16,7 +16,8 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, anyhow};
+use crate::config_error;
+use crate::error::Context;
 use serde::{Deserialize, Serialize};
 
 /// The store's file name inside the user's tackle config directory.
@@ -63,7 +64,7 @@ impl TrustStore {
 
     /// The user's store, when a config directory can be named (`$XDG_CONFIG_HOME` or `$HOME`).
     pub fn user() -> Option<Self> {
-        crate::config::user_config_dir().map(Self::in_dir)
+        crate::load::user_config_dir().map(Self::in_dir)
     }
 
     pub fn path(&self) -> PathBuf {
@@ -85,12 +86,17 @@ impl TrustStore {
         }
     }
 
-    fn read_checked(&self) -> anyhow::Result<BTreeMap<String, TrustRecord>> {
+    fn read_checked(&self) -> crate::Result<BTreeMap<String, TrustRecord>> {
         let path = self.path();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(e) => return Err(anyhow!("reading the trust store {}: {e}", path.display())),
+            Err(e) => {
+                return Err(config_error!(
+                    "reading the trust store {}: {e}",
+                    path.display()
+                ));
+            }
         };
         for (what, p) in [("trust store", &path), ("its directory", &self.dir)] {
             let mode = std::fs::metadata(p)
@@ -98,7 +104,7 @@ impl TrustStore {
                 .permissions()
                 .mode();
             if mode & 0o022 != 0 {
-                return Err(anyhow!(
+                return Err(config_error!(
                     "the {what} {} is writable by other users (mode {:o}), so it is ignored; run chmod go-w {}",
                     p.display(),
                     mode & 0o777,
@@ -107,13 +113,13 @@ impl TrustStore {
             }
         }
         let file: StoreFile = serde_json::from_str(&text).map_err(|e| {
-            anyhow!(
+            config_error!(
                 "the trust store {} is malformed ({e}), so it is ignored; run tackle trust again to rewrite it",
                 path.display()
             )
         })?;
         if file.version != VERSION {
-            return Err(anyhow!(
+            return Err(config_error!(
                 "the trust store {} has version {} (this tackle reads {VERSION}), so it is ignored",
                 path.display(),
                 file.version
@@ -123,7 +129,7 @@ impl TrustStore {
     }
 
     /// Record that `root` is trusted with exactly `accepted`, replacing any earlier record.
-    pub fn record(&self, root: &str, accepted: BTreeSet<String>, now: u64) -> anyhow::Result<()> {
+    pub fn record(&self, root: &str, accepted: BTreeSet<String>, now: u64) -> crate::Result<()> {
         self.update(|roots| {
             roots.insert(
                 root.to_owned(),
@@ -136,17 +142,14 @@ impl TrustStore {
     }
 
     /// Forget `root`; whether it was trusted.
-    pub fn revoke(&self, root: &str) -> anyhow::Result<bool> {
+    pub fn revoke(&self, root: &str) -> crate::Result<bool> {
         let mut was = false;
         self.update(|roots| was = roots.remove(root).is_some())?;
         Ok(was)
     }
 
     /// Read, change and write the store under its lock. An unbelievable store is replaced.
-    fn update(
-        &self,
-        change: impl FnOnce(&mut BTreeMap<String, TrustRecord>),
-    ) -> anyhow::Result<()> {
+    fn update(&self, change: impl FnOnce(&mut BTreeMap<String, TrustRecord>)) -> crate::Result<()> {
         self.make_dir()?;
         let lock_path = self.dir.join(LOCK_NAME);
         let lock = std::fs::OpenOptions::new()
@@ -170,7 +173,7 @@ impl TrustStore {
     }
 
     /// The directory, created 0700 (its parents too), and tightened to 0700 if it exists.
-    fn make_dir(&self) -> anyhow::Result<()> {
+    fn make_dir(&self) -> crate::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -188,7 +191,7 @@ impl TrustStore {
     }
 
     /// Temp file (0600, created new) → fsync → rename over the store → fsync the directory.
-    fn replace(&self, bytes: &[u8]) -> anyhow::Result<()> {
+    fn replace(&self, bytes: &[u8]) -> crate::Result<()> {
         let path = self.path();
         let tmp = self
             .dir
@@ -220,12 +223,12 @@ pub fn digest(item: &str) -> String {
 }
 
 /// The key a root is recorded under: its canonical path, which must be UTF-8.
-pub fn root_key(root: &Path) -> anyhow::Result<String> {
+pub fn root_key(root: &Path) -> crate::Result<String> {
     let canonical = root
         .canonicalize()
         .with_context(|| format!("resolving the project root {}", root.display()))?;
     canonical.to_str().map(str::to_owned).ok_or_else(|| {
-        anyhow!(
+        config_error!(
             "the project root {} is not valid UTF-8, so it cannot be trusted; move it to a UTF-8 path",
             canonical.display()
         )

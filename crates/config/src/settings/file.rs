@@ -173,16 +173,16 @@ pub struct LoadedFile {
 impl LoadedFile {
     /// Read and parse `path`; `Ok(None)` when it does not exist. Errors name the file, the line,
     /// and for a misspelt key the nearest valid one.
-    pub fn load(path: &Path) -> anyhow::Result<Option<LoadedFile>> {
+    pub fn load(path: &Path) -> crate::Result<Option<LoadedFile>> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => anyhow::bail!("reading {}: {e}", path.display()),
+            Err(e) => crate::bail!("reading {}: {e}", path.display()),
         };
         let settings: SettingsFile = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| line_of(&text, s.start));
             let at = line.map(|l| format!(":{l}")).unwrap_or_default();
-            anyhow::anyhow!("{}{at}: {}", path.display(), explain(e.message()))
+            crate::config_error!("{}{at}: {}", path.display(), explain(e.message()))
         })?;
         Ok(Some(LoadedFile {
             path: path.to_path_buf(),
@@ -254,7 +254,7 @@ pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 mod tests {
     use super::*;
 
-    fn load(text: &str) -> anyhow::Result<Option<LoadedFile>> {
+    fn load(text: &str) -> crate::Result<Option<LoadedFile>> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, text).unwrap();

@@ -1,0 +1,353 @@
+//! `tackle chat`: the interactive terminal front end.
+//!
+//! The agent loop runs on its own task ([`worker`]); terminal input (read on a thread of its
+//! own), the loop's events, the runtime's approval asks and the ends of runs meet in one
+//! select loop here, which updates the state ([`app`]) and redraws ([`render`]). Typing while
+//! a turn runs steers it (`Steering`: queued to the next safe boundary); Ctrl-C cancels the
+//! turn, a second Ctrl-C (or one when idle) quits.
+
+mod app;
+mod approval;
+mod diff;
+mod input;
+mod markdown;
+mod render;
+mod setup;
+mod slash;
+mod text;
+mod view;
+mod worker;
+
+use std::io::IsTerminal as _;
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use ratatui::crossterm::event::{self as term, Event as TermEvent};
+use tackle_agent::{Observer, Steering};
+use tackle_config::Config;
+use tackle_runtime::{Runtime, Session};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::commands::Failure;
+use crate::exit;
+use app::App;
+use input::Action;
+use slash::Slash;
+use view::NoticeKind;
+use worker::{Done, Work};
+
+/// What the command line asked for.
+pub struct ChatArgs {
+    /// `--model` (`provider:model` or `replay:<file>`); without it `[model] default`.
+    pub model: Option<String>,
+    pub resume: Option<String>,
+}
+
+pub fn run(config: Config, args: ChatArgs) -> Result<u8, Failure> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(Failure::Usage(anyhow!(
+            "tackle chat needs a terminal; for scripts use tackle run"
+        )));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(chat(config, args))?;
+    // The terminal reader thread may still wait for a key; leave without it.
+    rt.shutdown_background();
+    Ok(exit::OK)
+}
+
+/// Everything the select loop acts on besides the state.
+struct Chat {
+    app: App,
+    config: Config,
+    runtime: Arc<Runtime>,
+    observer: Arc<dyn Observer>,
+    choice: setup::ModelChoice,
+    steering: Steering,
+    work: mpsc::UnboundedSender<Work>,
+}
+
+async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
+    let (updates_tx, mut updates) = mpsc::unbounded_channel();
+    let (asks_tx, mut asks) = mpsc::unbounded_channel();
+    let (done_tx, mut done) = mpsc::unbounded_channel();
+    let (work_tx, work_rx) = mpsc::unbounded_channel();
+    let observer: Arc<dyn Observer> = Arc::new(worker::ChatObserver {
+        updates: updates_tx,
+        root: config.root.clone(),
+    });
+    let approver = Arc::new(approval::ChatApprover {
+        asks: asks_tx,
+        root: config.root.clone(),
+    });
+    let runtime = setup::runtime(&config, approver, observer.clone())?;
+    let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
+    let session = match &args.resume {
+        Some(id) => Session::resume(&config.root, id)
+            .map_err(|e| Failure::Usage(anyhow!("--resume: {e}")))?,
+        None => Session::open(&config.root).context("opening the session")?,
+    };
+    let session_id = session.id().0.clone();
+    let agent = setup::agent(
+        &config,
+        runtime.clone(),
+        session,
+        &choice,
+        observer.clone(),
+        args.resume.is_some(),
+    )?;
+    let steering = agent.steering();
+    tokio::spawn(worker::work(agent, work_rx, done_tx));
+    let posture = tackle_config::posture::line(&config);
+    let mut chat = Chat {
+        app: App::new(
+            choice.setup.id(),
+            choice.setup.entry.context_window,
+            &posture,
+            session_id.clone(),
+        ),
+        config,
+        runtime,
+        observer,
+        choice,
+        steering,
+        work: work_tx,
+    };
+    let verb = if args.resume.is_some() {
+        "resumed"
+    } else {
+        "new"
+    };
+    chat.app.view.notice(
+        NoticeKind::Info,
+        format!("tackle chat · {verb} session {session_id} · /help for commands"),
+    );
+
+    let (keys_tx, mut keys) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(event) = term::read() {
+            if keys_tx.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+    let result = loop {
+        if let Err(e) = terminal.draw(|f| render::draw(f, &chat.app)) {
+            break Err(anyhow!("drawing the screen: {e}"));
+        }
+        if chat.app.quit {
+            break Ok(());
+        }
+        // Biased: what the loop sent before an ask (its text, the call starting) or before a
+        // run's end is on screen before them.
+        tokio::select! {
+            biased;
+            Some(event) = keys.recv() => chat.terminal_event(event),
+            Some(update) = updates.recv() => chat.app.view.apply(&update.event, update.diff, update.at),
+            Some(ask) = asks.recv() => chat.app.ask(ask),
+            Some(end) = done.recv() => chat.done(end),
+            else => break Ok(()),
+        }
+    };
+    ratatui::restore();
+    result.map_err(Failure::Engine)
+}
+
+impl Chat {
+    fn terminal_event(&mut self, event: TermEvent) {
+        let TermEvent::Key(key) = event else {
+            return;
+        };
+        if let Some(pending) = &mut self.app.approval {
+            let ctrl_c = key.code == term::KeyCode::Char('c')
+                && key.modifiers.contains(term::KeyModifiers::CONTROL);
+            if !ctrl_c {
+                if pending.key(key) {
+                    self.app.answered();
+                }
+                return;
+            }
+        }
+        match self.app.input.key(key) {
+            Action::None => {}
+            Action::Submit(line) => self.submit(line),
+            Action::Interrupt => {
+                self.app.interrupt();
+            }
+            Action::Quit => self.quit(),
+            Action::ScrollUp => self.app.scroll = self.app.scroll.saturating_add(10),
+            Action::ScrollDown => self.app.scroll = self.app.scroll.saturating_sub(10),
+        }
+    }
+
+    fn submit(&mut self, line: String) {
+        self.app.scroll = 0;
+        if let Some(command) = slash::parse(&line) {
+            return self.slash(command);
+        }
+        if self.app.running.is_some() {
+            let queued = self.steering.send(line.clone());
+            self.app.view.user(&line, queued);
+            return;
+        }
+        self.app.view.user(&line, false);
+        let cancel = CancellationToken::new();
+        self.app.running = Some(cancel.clone());
+        if self
+            .work
+            .send(Work::Run {
+                input: line,
+                cancel,
+            })
+            .is_err()
+        {
+            self.app.running = None;
+            self.app.view.notice(
+                NoticeKind::Error,
+                "the agent loop has stopped; restart tackle chat",
+            );
+        }
+    }
+
+    fn done(&mut self, done: Done) {
+        match done {
+            Done::Ran => self.app.run_ended(),
+            Done::Todo(Some(list)) => self.app.view.notice(NoticeKind::Info, list),
+            Done::Todo(None) => self.app.view.notice(
+                NoticeKind::Info,
+                "no todo list yet: the model has not used the todo tool",
+            ),
+        }
+    }
+
+    fn quit(&mut self) {
+        match &self.app.running {
+            Some(cancel) => {
+                cancel.cancel();
+                self.app.cancelling = true;
+                self.app.quit_after_run = true;
+            }
+            None => self.app.quit = true,
+        }
+    }
+
+    fn slash(&mut self, command: Slash) {
+        let view = &mut self.app.view;
+        match command {
+            Slash::Help => view.notice(NoticeKind::Info, slash::help().join("\n")),
+            Slash::Unknown(name) => view.notice(NoticeKind::Warning, slash::unknown(&name)),
+            Slash::Quit => self.quit(),
+            Slash::Stats => {
+                let s = view.stats;
+                let t = s.total;
+                let cost = s.cost().map_or(
+                    "unknown (the model has no prices in the catalog)".to_owned(),
+                    |c| format!("${c:.4}"),
+                );
+                view.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "{} model turn(s) · input {} tokens (cache read {}, cache write {}) · output {} tokens · cost {cost}",
+                        s.turns, t.input_tokens, t.cache_read_tokens, t.cache_write_tokens, t.output_tokens
+                    ),
+                );
+            }
+            Slash::Todo => {
+                if self.work.send(Work::Todo).is_err() {
+                    view.notice(NoticeKind::Error, "the agent loop has stopped");
+                } else if self.app.running.is_some() {
+                    view.notice(NoticeKind::Info, "the todo list follows when the turn ends");
+                }
+            }
+            Slash::Compact => view.notice(
+                NoticeKind::Info,
+                "compaction is automatic: when the next request would not fit the window, older \
+                 tool results are left out, then a summary checkpoint is written",
+            ),
+            Slash::Model(None) => {
+                let text = format!(
+                    "model {} (window {} tokens)",
+                    self.app.model, self.app.window
+                );
+                view.notice(NoticeKind::Info, text);
+            }
+            Slash::Model(Some(id)) => self.switch(Some(id), None),
+            Slash::Resume(None) => {
+                let text = sessions(&self.config.root);
+                self.app.view.notice(NoticeKind::Info, text);
+            }
+            Slash::Resume(Some(id)) => self.switch(None, Some(id)),
+        }
+    }
+
+    /// Goes on with another model, or in another session (the conversation its log holds).
+    fn switch(&mut self, model: Option<String>, session: Option<String>) {
+        if self.app.running.is_some() {
+            self.app.view.notice(
+                NoticeKind::Warning,
+                "a turn is running; wait for it to end (or Ctrl-C) first",
+            );
+            return;
+        }
+        match self.rebuild(model.as_deref(), session.as_deref()) {
+            Ok(text) => self.app.view.notice(NoticeKind::Info, text),
+            Err(e) => self.app.view.notice(NoticeKind::Error, format!("{e:#}")),
+        }
+    }
+
+    fn rebuild(&mut self, model: Option<&str>, session: Option<&str>) -> anyhow::Result<String> {
+        let choice = match model {
+            Some(m) => Some(setup::choose(&self.config.models, Some(m))?),
+            None => None,
+        };
+        let id = session.unwrap_or(&self.app.session).to_owned();
+        let opened = Session::resume(&self.config.root, &id).map_err(|e| anyhow!("{e}"))?;
+        let agent = setup::agent(
+            &self.config,
+            self.runtime.clone(),
+            opened,
+            choice.as_ref().unwrap_or(&self.choice),
+            self.observer.clone(),
+            true,
+        )?;
+        self.steering = agent.steering();
+        self.work
+            .send(Work::Replace(Box::new(agent)))
+            .map_err(|_| anyhow!("the agent loop has stopped"))?;
+        if let Some(choice) = choice {
+            self.app.model = choice.setup.id();
+            self.app.window = choice.setup.entry.context_window;
+            self.choice = choice;
+        }
+        self.app.session = id.clone();
+        Ok(format!("session {id} with model {}", self.app.model))
+    }
+}
+
+/// The ten most recent sessions of the project, newest first.
+fn sessions(root: &std::path::Path) -> String {
+    let dir = Session::store_dir_for(root).join("sessions");
+    let mut found: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, e.file_name().to_string_lossy().into_owned()))
+        })
+        .collect();
+    if found.is_empty() {
+        return "no sessions yet".to_owned();
+    }
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut text = "recent sessions (/resume <id> continues one):".to_owned();
+    for (_, id) in found.into_iter().take(10) {
+        text.push_str(&format!("\n  {}", text::safe_line(&id)));
+    }
+    text
+}

@@ -1,0 +1,257 @@
+//! `tackle run "<task>"`: the agent loop, headless. Builds the runtime the way `tackle call`
+//! does (the configured catalog, gate and approver), opens or resumes a session, and runs
+//! `tackle_agent::Agent` until the model ends its turn, a bound is reached, the provider fails
+//! or Ctrl-C cancels (a second Ctrl-C exits at once).
+//!
+//! Exit codes: 0 the task finished, 1 the run ended on an error, 2 bad command line, 3 tackle
+//! could not work, 4 a bound was reached, 5 the provider failed, 130 cancelled.
+
+mod model;
+mod output;
+mod sessions;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use tackle_agent::{
+    Agent, AgentEvent, AgentSetup, Bounds, CallEvents, ObservedApprover, Observer, RunEnd,
+};
+use tackle_protocol::RunOutcome;
+use tackle_runtime::{CancellationToken, Runtime, Session};
+
+use crate::commands::{self, Failure};
+use crate::config::Config;
+use crate::exit;
+use crate::settings::Flags;
+
+const RUN_AFTER_HELP: &str = "\
+Examples:
+  tackle run \"fix the failing test in crates/store\"
+  tackle run --json --model anthropic:claude-sonnet-4-5 \"list the TODOs\"
+  tackle run --continue \"now add a test for it\"
+  tackle run --resume 20260102T030405Z-0123456789abcdef
+
+The model: --model provider:model, else the one a resumed session ran with, else [model]
+default, else the first of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, COHERE_API_KEY that is set.
+
+Exit codes:
+  0    the model finished the task
+  1    the run ended on an error
+  2    bad command line
+  3    tackle could not work (no project root, bad config, event log failure)
+  4    a bound was reached (--max-turns, --max-tokens, --max-cost, --max-duration)
+  5    the model provider failed
+  130  cancelled (Ctrl-C)";
+
+/// `tackle run` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = RUN_AFTER_HELP)]
+pub struct RunArgs {
+    /// The task. Optional with --resume/--continue, where it is the next message. (Named
+    /// apart from the global `--task` class flag, which is another thing.)
+    #[arg(value_name = "TASK")]
+    pub prompt: Option<String>,
+    /// Print every event as one JSON object a line (each with a `type`).
+    #[arg(long)]
+    pub json: bool,
+    /// Write the model's last message to FILE when the run ends.
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
+    /// Continue the session ID (a directory name under .agents/store/sessions/).
+    #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
+    pub resume: Option<String>,
+    /// Continue the latest `tackle run` session of this project.
+    #[arg(long = "continue")]
+    pub continue_latest: bool,
+    /// End the run after N model turns.
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// End the run once it has used N tokens (input and output).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// End the run once it has cost USD at the model's list prices.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// End the run after SECONDS of wall-clock time.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_duration: Option<f64>,
+}
+
+/// The global `--model` as `tackle run` takes it: a replay file (`replay:<file>`, for tests)
+/// is taken out of the settings, which know only configured providers.
+pub fn model_flag(mut flags: Flags) -> (Flags, Option<String>) {
+    match flags.model.take() {
+        Some(m) if m.starts_with("replay:") => (flags, Some(m)),
+        other => {
+            flags.model = other.clone();
+            (flags, other)
+        }
+    }
+}
+
+/// `model`: the `--model` flag (already in `config.models.default` unless a replay).
+pub fn run(
+    config: &Config,
+    args: RunArgs,
+    model: Option<String>,
+    headless: bool,
+) -> Result<u8, Failure> {
+    let bounds = bounds(&args)?;
+    if args.prompt.is_none() && args.resume.is_none() && !args.continue_latest {
+        return Err(Failure::Usage(anyhow!(
+            "give a task: tackle run \"<task>\" (or --resume ID / --continue to go on with a session)"
+        )));
+    }
+    let resumed = args.resume.is_some() || args.continue_latest;
+    let session = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => sessions::resume(&config.root, id)?,
+        (None, true) => sessions::latest(&config.root)?,
+        (None, false) => Session::open(&config.root).context("opening the session")?,
+    };
+    let rebuilt = if resumed {
+        tackle_agent::rebuild(&session.event_log_path()).map_err(|e| Failure::Engine(e.into()))?
+    } else {
+        tackle_agent::Rebuilt::default()
+    };
+    let choice = model::choose(&config.models, model.as_deref(), rebuilt.model.as_deref())
+        .map_err(Failure::Usage)?;
+    if args.max_cost.is_some() && choice.setup.entry.prices.is_none() {
+        return Err(Failure::Usage(anyhow!(
+            "--max-cost: the catalog has no prices for {}; add them to its [models] table or bound the run with --max-tokens",
+            choice.setup.id()
+        )));
+    }
+    let provider = choice
+        .connect(rebuilt.conversation.answered)
+        .map_err(Failure::Usage)?;
+
+    let observer: Arc<dyn Observer> = if args.json {
+        Arc::new(output::JsonLines(std::sync::Mutex::new(std::io::stdout())))
+    } else {
+        Arc::new(output::Text)
+    };
+    let runtime = Runtime::new(
+        commands::catalog(config)?,
+        commands::gate(config),
+        config.runtime.clone(),
+    )
+    .with_approver(Arc::new(ObservedApprover {
+        inner: approver(headless),
+        observer: observer.clone(),
+    }))
+    .with_event_observer(Arc::new(CallEvents(observer.clone())));
+    let env = tackle_agent::prompt::Environment {
+        root: config.root.clone(),
+        os: std::env::consts::OS.to_owned(),
+        date: today(),
+        posture: crate::posture::line(config),
+    };
+    let runtime = Arc::new(runtime);
+    let system = tackle_agent::prompt::system_prompt(&runtime.catalog().specs(), &env);
+    let setup = AgentSetup {
+        runtime,
+        session: session.clone(),
+        provider,
+        model: choice.setup,
+        system,
+        bounds,
+        observer: observer.clone(),
+    };
+    crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let end = rt.block_on(async {
+        let mut agent = if resumed {
+            Agent::resume(setup).map_err(|e| Failure::Engine(e.into()))?
+        } else {
+            Agent::new(setup)
+        };
+        observer.on_event(&AgentEvent::SessionStarted {
+            session: session.id().0.clone(),
+            resumed,
+        });
+        let cancel = CancellationToken::new();
+        tokio::spawn(ctrl_c(cancel.clone()));
+        Ok::<RunEnd, Failure>(agent.run(args.prompt.as_deref(), cancel).await)
+    })?;
+    if let Some(path) = &args.output_last_message {
+        std::fs::write(path, end.last_message.clone().unwrap_or_default())
+            .with_context(|| format!("--output-last-message: writing {}", path.display()))?;
+    }
+    if !args.json && end.outcome != RunOutcome::Finished {
+        eprintln!("tackle: {}", end.reason);
+    }
+    Ok(code(end.outcome))
+}
+
+/// The exit code of a run that ended so.
+fn code(outcome: RunOutcome) -> u8 {
+    match outcome {
+        RunOutcome::Finished => exit::OK,
+        RunOutcome::Error => exit::RUN_ERROR,
+        RunOutcome::BoundHit => exit::BOUND,
+        RunOutcome::ProviderFailed => exit::PROVIDER,
+        RunOutcome::Cancelled => exit::CANCELLED,
+    }
+}
+
+fn bounds(args: &RunArgs) -> Result<Bounds, Failure> {
+    let positive = |v: f64, flag: &str| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(Failure::Usage(anyhow!(
+                "{flag}: {v} is not a number of at least 0"
+            )))
+        }
+    };
+    Ok(Bounds {
+        max_turns: args.max_turns,
+        max_tokens: args.max_tokens,
+        max_cost_usd: args
+            .max_cost
+            .map(|v| positive(v, "--max-cost"))
+            .transpose()?,
+        max_duration: args
+            .max_duration
+            .map(|v| positive(v, "--max-duration").map(Duration::from_secs_f64))
+            .transpose()?,
+    })
+}
+
+/// The terminal approver when there is a terminal and no `--headless`, else refusals.
+fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
+    if commands::is_headless(headless) {
+        Arc::new(tackle_runtime::HeadlessApprover)
+    } else {
+        Arc::new(crate::approve::TerminalApprover::from_tty())
+    }
+}
+
+/// First Ctrl-C cancels the turn (the model stream, or the batch and every process it
+/// started); the second exits at once with 130.
+async fn ctrl_c(cancel: CancellationToken) {
+    let pressed = AtomicBool::new(false);
+    while tokio::signal::ctrl_c().await.is_ok() {
+        if pressed.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(exit::CANCELLED));
+        }
+        cancel.cancel();
+    }
+}
+
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    tackle_tool::time::compact_utc(secs)
+        .get(..8)
+        .map(|d| format!("{}-{}-{}", &d[..4], &d[4..6], &d[6..8]))
+        .unwrap_or_default()
+}

@@ -1,0 +1,281 @@
+//! `tackle chat` end to end: the real binary in a detached tmux session against a scripted
+//! model (`--model replay:<file>`), driven with `send-keys` and read with `capture-pane`,
+//! polled until the expected text is on screen or a deadline passes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use harness::{Project, tackle_binary};
+
+/// How long any one expected screen may take to appear.
+const DEADLINE: Duration = Duration::from_secs(60);
+/// Between two looks at the screen.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A tmux server of its own (socket per test) running one chat; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(project: &Project, replay: &Path) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!(
+            "tackle-chat-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let command = format!(
+            "cd '{}' && exec env XDG_CONFIG_HOME='{}' '{}' --root '{}' chat --model 'replay:{}'",
+            project.path().display(),
+            project.xdg().display(),
+            tackle_binary().display(),
+            project.path().display(),
+            replay.display(),
+        );
+        let t = Self { socket };
+        let out = t.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "chat",
+            "-x",
+            "120",
+            "-y",
+            "50",
+            &command,
+        ]);
+        assert!(out.status.success(), "tmux new-session: {out:?}");
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("running tmux (scripts/install-test-deps installs it)")
+    }
+
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "chat"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The screen once it shows every one of `needles`.
+    fn wait_for(&self, needles: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if needles.iter().all(|n| screen.contains(n)) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "waited for {needles:?}; the screen is:\n{screen}"
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn type_line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "chat"];
+        args.extend_from_slice(keys);
+        assert!(self.tmux(&args).status.success());
+    }
+
+    /// Waits for the chat to leave (its session ends with it).
+    fn wait_gone(&self) {
+        let start = Instant::now();
+        while self.tmux(&["has-session", "-t", "chat"]).status.success() {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "the chat did not leave; the screen is:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn replay(project: &Project, turns: &[serde_json::Value]) -> std::path::PathBuf {
+    let mut text = String::from("{\"tackle_replay\":1}\n");
+    for t in turns {
+        text.push_str(&serde_json::json!({ "turn": t }).to_string());
+        text.push('\n');
+    }
+    project.write_outside("replay.jsonl", text)
+}
+
+#[test]
+fn a_chat_edits_with_approval_denies_with_a_message_cancels_and_quits() {
+    let project = Project::new();
+    project.write("notes.txt", "alpha\n");
+    let script = replay(
+        &project,
+        &[
+            serde_json::json!({
+                "text": "# Plan\n\nI will **edit** `notes.txt`:\n\n- first\n- second\n",
+                "tool_calls": [{"name": "edit_file", "arguments":
+                    {"path": "notes.txt", "old_string": "alpha", "new_string": "beta"}}],
+                "usage": {"input_tokens": 1200, "output_tokens": 30},
+            }),
+            serde_json::json!({
+                "text": "Done: notes.txt now says beta.",
+                "usage": {"input_tokens": 1300, "output_tokens": 12},
+            }),
+            serde_json::json!({
+                "tool_calls": [{"name": "write_file", "arguments":
+                    {"path": "new.txt", "content": "hello\u{1b}[2J\n"}}],
+            }),
+            serde_json::json!({
+                "text": "Understood.",
+                "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60"}}],
+            }),
+        ],
+    );
+    let chat = Tmux::start(&project, &script);
+    let screen = chat.wait_for(&["new session", "/help for commands", "context 0/200.0k"]);
+    assert!(
+        screen.contains("replay:"),
+        "the status line names the model:\n{screen}"
+    );
+    assert!(
+        screen.contains("mode "),
+        "the status line shows the posture:\n{screen}"
+    );
+    assert!(screen.contains("· ready"), "{screen}");
+
+    chat.type_line("/help");
+    chat.wait_for(&[
+        "/model [provider:model]",
+        "/compact",
+        "/todo",
+        "/stats",
+        "/resume [id]",
+        "/quit",
+    ]);
+    chat.type_line("/frob");
+    chat.wait_for(&["unknown command `/frob`; the commands are /help, /model"]);
+
+    // An edit asks, showing its diff; answered once, it applies.
+    chat.type_line("edit the notes");
+    let screen = chat.wait_for(&[
+        "edit_file needs approval",
+        "-alpha",
+        "+beta",
+        "allow [o]nce",
+    ]);
+    assert!(
+        screen.contains("# Plan"),
+        "a heading keeps its marks:\n{screen}"
+    );
+    assert!(
+        screen.contains("I will edit notes.txt:"),
+        "emphasis is styled, not starred:\n{screen}"
+    );
+    assert!(screen.contains("• first"), "lists get bullets:\n{screen}");
+    assert!(screen.contains("waiting for approval"), "{screen}");
+    chat.keys(&["o"]);
+    let screen = chat.wait_for(&["Done: notes.txt now says beta.", "the model ended its turn"]);
+    assert!(screen.contains("edit_file notes.txt  ok in"), "{screen}");
+    assert!(screen.contains("context 1.3k/200.0k (0%)"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("notes.txt")).unwrap(),
+        "beta\n"
+    );
+
+    chat.type_line("/stats");
+    chat.wait_for(&["2 model turn(s) · input 2500 tokens", "output 42 tokens"]);
+
+    // A write is denied with a message for the model; then a bash call, approved for the
+    // session, is cancelled with Ctrl-C while it runs.
+    chat.type_line("write a file, then wait");
+    let screen = chat.wait_for(&[
+        "write_file needs approval",
+        "(a new file)",
+        "+hello\\x1b[2J",
+    ]);
+    assert!(
+        !screen.contains('\u{1b}'),
+        "no raw escape reaches the screen"
+    );
+    chat.keys(&["d"]);
+    chat.wait_for(&["message for the model"]);
+    chat.type_line("not that file");
+    let screen = chat.wait_for(&["bash needs approval", "$ sleep 60", "[s]ession"]);
+    assert!(screen.contains("write_file new.txt  denied"), "{screen}");
+    chat.keys(&["s"]);
+    chat.wait_for(&["bash sleep 60  running…", "steer (queued"]);
+    chat.type_line("use a shorter wait");
+    chat.wait_for(&[
+        "› use a shorter wait",
+        "(queued: joins the conversation at the next safe point)",
+    ]);
+    chat.keys(&["C-c"]);
+    let screen = chat.wait_for(&["cancelled the running tool calls", "· ready"]);
+    assert!(screen.contains("bash sleep 60  cancelled"), "{screen}");
+    assert!(!project.join("new.txt").exists());
+    let log = project.sessions().concat();
+    let denial = log.iter().any(|e| e.to_string().contains("not that file"));
+    assert!(denial, "the model is told the denial's message");
+
+    chat.type_line("/quit");
+    chat.wait_gone();
+}
+
+#[test]
+fn slash_commands_when_idle_then_ctrl_c_quits() {
+    let project = Project::new();
+    let script = replay(
+        &project,
+        &[
+            serde_json::json!({"text": "hi"}),
+            serde_json::json!({"text": "hello again"}),
+        ],
+    );
+    let chat = Tmux::start(&project, &script);
+    let screen = chat.wait_for(&["new session"]);
+    let id = screen
+        .split("new session ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    chat.type_line("hello");
+    chat.wait_for(&["hi", "the model ended its turn", "· ready"]);
+    chat.type_line("/todo");
+    chat.wait_for(&["no todo list yet"]);
+    chat.type_line("/model");
+    chat.wait_for(&["· model replay:", "(window 200000 tokens)"]);
+    chat.type_line("/resume");
+    chat.wait_for(&[
+        "recent sessions (/resume <id> continues one):",
+        &format!("  {id}"),
+    ]);
+    // Resumed from its log, the conversation goes on where the replay left it.
+    chat.type_line(&format!("/resume {id}"));
+    chat.wait_for(&[&format!("session {id} with model replay:")]);
+    chat.type_line("once more");
+    chat.wait_for(&["hello again"]);
+    chat.keys(&["C-c"]);
+    chat.wait_gone();
+}

@@ -1,0 +1,98 @@
+//! What a session is to the gate and the dispatcher (DESIGN.md §9, "Sessions in one process"):
+//! its id, parent, agent type, posture, tool filter and its own grants. Every batch runs in one
+//! and every [`crate::GateRequest`] carries it, so two sessions of one process never share a
+//! grant, a todo list or a plan flag.
+//!
+//! Key decision: the "for this session" grants live here, not in a map the gate keys by session
+//! id. They then end with the session (a server's closed clients leave nothing behind in the
+//! gate), one gate serves every session without per-session state of its own, and a child
+//! session starts with no grants of its parent's by construction. Rejected: keeping
+//! `PolicyGate`'s map, which grows with every client a long-lived server ever had.
+
+use std::sync::Mutex;
+
+use tackle_gate::Grants;
+use tackle_protocol::{Posture, SessionId};
+
+use crate::tool_filter::ToolFilter;
+
+/// How a session is opened: everything about it besides its id and root.
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// The session this one works for (a subagent's caller).
+    pub parent: Option<SessionId>,
+    /// The agent type it runs, when it has a name; recorded as the author of the plans it files.
+    pub agent: Option<String>,
+    pub posture: Posture,
+    pub tools: ToolFilter,
+}
+
+/// One session's identity, posture, tool filter and grants. Shared by the clones of a
+/// [`crate::Session`].
+#[derive(Debug)]
+pub struct SessionContext {
+    id: SessionId,
+    parent: Option<SessionId>,
+    agent: Option<String>,
+    posture: Posture,
+    tools: ToolFilter,
+    grants: Mutex<Grants>,
+}
+
+impl SessionContext {
+    /// A context with no grants.
+    pub fn new(id: SessionId, options: SessionOptions) -> Self {
+        let SessionOptions {
+            parent,
+            agent,
+            posture,
+            tools,
+        } = options;
+        Self {
+            id,
+            parent,
+            agent,
+            posture,
+            tools,
+            grants: Mutex::new(Grants::new()),
+        }
+    }
+
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    pub fn parent(&self) -> Option<&SessionId> {
+        self.parent.as_ref()
+    }
+
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
+    pub fn posture(&self) -> Posture {
+        self.posture
+    }
+
+    pub fn tools(&self) -> &ToolFilter {
+        &self.tools
+    }
+
+    /// Whether the session may see and call `tool`.
+    pub fn offers(&self, tool: &str) -> bool {
+        self.tools.allows(tool)
+    }
+
+    /// Answer from the session's grants.
+    pub fn with_grants<R>(&self, read: impl FnOnce(&Grants) -> R) -> R {
+        read(&self.grants.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Remember `key` as approved for the rest of this session (see [`Grants::grant_session`]).
+    pub fn grant(&self, key: &str) -> bool {
+        self.grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .grant_session(key)
+    }
+}
