@@ -127,6 +127,12 @@ impl PolicyArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List, show, replay or fork the root's sessions.
+    #[command(after_help = SESSIONS_AFTER_HELP)]
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
     /// Print the tool catalog exactly as a model receives it.
     Tools {
         /// Print the catalog as JSON (name, description, input_schema).
@@ -256,6 +262,55 @@ calls are denied until a plan of that session is on file.
 Examples:
   tackle plan revoke --session 20261202T071500Z-1f2e   archive that session's plan
   tackle plan revoke --json";
+
+const SESSIONS_AFTER_HELP: &str = "\
+Sessions live under .agents/store/sessions/<id>/ and are read from their logs.
+
+Examples:
+  tackle sessions ls                      agent sessions, newest first
+  tackle sessions show 20261202T071500Z-1f2e
+  tackle sessions replay 20261202T071500Z-1f2e --json
+  tackle sessions fork 20261202T071500Z-1f2e --turn 3
+  tackle run --resume <new id> \"try the other approach\"";
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List the root's sessions, newest first: id, start, model, turns, calls, cost, outcome
+    /// and task.
+    Ls {
+        /// One JSON object a line.
+        #[arg(long)]
+        json: bool,
+        /// Also list sessions with tool calls only (tackle call, tackle serve).
+        #[arg(long)]
+        all: bool,
+    },
+    /// Print a session's conversation as the model had it (rebuilt as a resume rebuilds it).
+    Show {
+        id: String,
+        /// The messages as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print every record of a session's log in order.
+    Replay {
+        id: String,
+        /// One record a line, as {"seq", "event"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a session's conversation through one turn into a new session, to go on from there
+    /// with `tackle run --resume <new id>`.
+    Fork {
+        id: String,
+        /// The last turn to keep (1 is the first model turn).
+        #[arg(long, value_name = "N")]
+        turn: u32,
+        /// Print the new session as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {

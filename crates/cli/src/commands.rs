@@ -107,6 +107,8 @@ pub fn run(cli: Cli) -> ExitCode {
             command: crate::args::PlanCommand::Revoke { session, json },
         } => setup(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| crate::plan::revoke(&c, session, json)),
+        Command::Sessions { command } => setup(cli.root.as_deref(), &flags, &NeverAsk)
+            .and_then(|c| crate::sessions::run(&c, command)),
         Command::Artifacts { command } => setup(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| crate::artifacts::artifacts(&c, command)),
         Command::Mcp { command } => crate::mcp::run(cli.root.as_deref(), &flags, command),

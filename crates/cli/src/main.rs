@@ -13,6 +13,7 @@ mod models;
 mod plan;
 mod run;
 mod serve;
+mod sessions;
 mod show_config;
 mod trust;
 

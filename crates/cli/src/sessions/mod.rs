@@ -1,0 +1,170 @@
+//! `tackle sessions ls|show|replay|fork`: the sessions under the root's store, read from their
+//! logs (never from a separate index, which a crash could leave disagreeing with them).
+
+mod fork;
+mod replay;
+mod show;
+mod summary;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+use tackle_llm::catalog::ModelId;
+use tackle_runtime::Session;
+use tackle_store::EventLog;
+
+use crate::args::SessionsCommand;
+use crate::commands::Failure;
+use crate::config::Config;
+use crate::exit;
+
+pub use summary::Summary;
+
+pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
+    let mut out = std::io::stdout().lock();
+    match command {
+        SessionsCommand::Ls { json, all } => {
+            let mut list = summaries(config)?;
+            list.retain(|s| all || s.agent);
+            if json {
+                for s in &list {
+                    serde_json::to_writer(&mut out, s).context("writing the list")?;
+                    writeln!(out).context("writing the list")?;
+                }
+            } else if list.is_empty() {
+                writeln!(
+                    out,
+                    "no agent sessions under {} (tackle run starts one; --all lists tool-only sessions too)",
+                    config.root.display()
+                )
+                .context("writing the list")?;
+            } else {
+                for s in &list {
+                    writeln!(out, "{}", row(s)).context("writing the list")?;
+                }
+            }
+        }
+        SessionsCommand::Show { id, json } => {
+            let log = log_of(config, &id)?;
+            let rebuilt =
+                tackle_agent::rebuild(&log).map_err(|e| Failure::Engine(anyhow!("{e}")))?;
+            let messages = &rebuilt.conversation.messages;
+            if json {
+                serde_json::to_writer_pretty(&mut out, messages).context("writing the session")?;
+                writeln!(out).context("writing the session")?;
+            } else {
+                out.write_all(show::to_text(messages).as_bytes())
+                    .context("writing the session")?;
+            }
+        }
+        SessionsCommand::Replay { id, json } => {
+            let log = log_of(config, &id)?;
+            let records = EventLog::read_records(&log)
+                .map_err(|e| anyhow!("reading {}: {e}", log.display()))?;
+            for record in &records {
+                if json {
+                    serde_json::to_writer(
+                        &mut out,
+                        &serde_json::json!({"seq": record.seq, "event": record.event}),
+                    )
+                    .context("writing the events")?;
+                    writeln!(out).context("writing the events")?;
+                } else {
+                    writeln!(out, "{}", replay::line(record)).context("writing the events")?;
+                }
+            }
+        }
+        SessionsCommand::Fork { id, turn, json } => {
+            let log = log_of(config, &id)?;
+            let forked = fork::fork(&config.root, &id, &log, turn).map_err(Failure::Usage)?;
+            if json {
+                serde_json::to_writer(&mut out, &forked).context("writing the fork")?;
+                writeln!(out).context("writing the fork")?;
+            } else {
+                writeln!(
+                    out,
+                    "{}\nforked {} at turn {} ({} records); go on with: tackle run --resume {} \"<next input>\"",
+                    forked.session, forked.forked_from, forked.turn, forked.records, forked.session
+                )
+                .context("writing the fork")?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Every session under the root, newest first.
+pub fn summaries(config: &Config) -> anyhow::Result<Vec<Summary>> {
+    let dir = Session::store_dir_for(&config.root).join("sessions");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    let price = |model: &str, usage: &tackle_protocol::Usage| {
+        let id: ModelId = model.parse().ok()?;
+        let prices = config.models.entry(&id)?.entry.prices.as_ref()?;
+        Some(tackle_agent::bounds::cost(usage, prices))
+    };
+    let mut list = Vec::new();
+    for entry in entries.flatten() {
+        let id = entry.file_name().to_string_lossy().into_owned();
+        let log = tackle_store::session_log_path(&Session::store_dir_for(&config.root), &id);
+        if !log.is_file() {
+            continue;
+        }
+        match summary::summarize(&id, &log, &price) {
+            Ok(s) => list.push(s),
+            Err(e) => eprintln!("tackle: session {id} is not listed: {e}"),
+        }
+    }
+    list.sort_by(|a, b| b.started_at_ms.cmp(&a.started_at_ms).then(b.id.cmp(&a.id)));
+    Ok(list)
+}
+
+/// The log of session `id`, or a usage error naming how to find one.
+fn log_of(config: &Config, id: &str) -> Result<PathBuf, Failure> {
+    let valid = !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let log = tackle_store::session_log_path(&Session::store_dir_for(&config.root), id);
+    if !valid || !log.is_file() {
+        return Err(Failure::Usage(anyhow!(
+            "no session {id:?} under {}; `tackle sessions ls` lists them",
+            config.root.display()
+        )));
+    }
+    Ok(log)
+}
+
+fn row(s: &Summary) -> String {
+    let when = tackle_tool::time::compact_utc((s.started_at_ms / 1000) as i64);
+    let task = s.task.as_deref().map(one_line).unwrap_or_default();
+    let cost = s
+        .cost_usd
+        .map(|c| format!("${c:.4}"))
+        .unwrap_or_else(|| "-".to_owned());
+    let outcome =
+        s.outcome
+            .map(|o| o.as_str())
+            .unwrap_or(if s.agent { "unfinished" } else { "calls only" });
+    format!(
+        "{}  {when}  {}  {} turn(s)  {} call(s)  {cost}  {outcome}  {}",
+        s.id,
+        s.model.as_deref().unwrap_or("-"),
+        s.turns,
+        s.calls,
+        tackle_runtime::visible::visible(&task)
+    )
+}
+
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(60).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
