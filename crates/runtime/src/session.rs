@@ -110,34 +110,18 @@ impl Session {
         })
     }
 
-    /// A new session (its own id and event log) beside this one: the same root and the same
-    /// artifact store. The HTTP server opens one per MCP client this way, so the clients share
-    /// the store's record of what it just published, and a client refreshing an artifact does
-    /// not make every other client's next publication of it check the disk again.
-    pub fn open_sibling(&self) -> Result<Self, RuntimeError> {
-        let id = new_session_id();
-        let log_path = tackle_store::session_log_path(&self.store_dir, &id.0);
-        let (log, _recovery) = EventLog::open(&log_path)?;
-        let recorder = Recorder::new(Arc::new(log_syncing(log, &self.store)));
-        recorder.append_blocking(
-            &Event::SessionStarted(SessionStarted {
-                session: id.clone(),
-                root: self.root.display().to_string(),
-                posture: self.posture.clone(),
-                at_ms: now_ms(),
-            }),
-            Durability::Synced,
-        )?;
-        Ok(Self {
-            id,
-            root: Arc::clone(&self.root),
-            store_dir: self.store_dir.clone(),
-            store: Arc::clone(&self.store),
-            recorder,
-            posture: self.posture.clone(),
-            agent: None,
-            turn: Arc::new(Mutex::new(None)),
-        })
+    /// A new top-level session opened with `options` beside this one: its own id and event log,
+    /// the same root and the same artifact store. The HTTP server opens one per MCP client this
+    /// way, so the clients share the store's record of what it just published, and a client
+    /// refreshing an artifact does not make every other client's next publication of it check
+    /// the disk again.
+    pub fn open_sibling(&self, options: SessionOptions) -> Result<Self, RuntimeError> {
+        Self::start(
+            self.root.clone(),
+            self.store_dir.clone(),
+            self.store.clone(),
+            options,
+        )
     }
 
     /// Reopen the existing session `id` under `root`, appending to its event log (torn tails are

@@ -175,12 +175,16 @@ impl McpServer {
         if let Some(session) = client.as_ref() {
             return Ok(Arc::clone(session));
         }
-        let opened = self.inner.session.open_sibling().map_err(|e| {
-            McpError::internal_error(
-                format!("tackle could not open a session for this client: {e}"),
-                None,
-            )
-        })?;
+        let opened = self
+            .inner
+            .session
+            .open_sibling(tackle_runtime::SessionOptions::default())
+            .map_err(|e| {
+                McpError::internal_error(
+                    format!("tackle could not open a session for this client: {e}"),
+                    None,
+                )
+            })?;
         let opened = Arc::new(opened);
         *client = Some(Arc::clone(&opened));
         Ok(opened)
