@@ -277,7 +277,7 @@ fn tackle_binary() -> BenchResult<PathBuf> {
     if !status.success() {
         return Err("building tackle failed".into());
     }
-    Ok(workspace().join("target/release/tackle"))
+    Ok(tackle_bench::target_dir().join("release/tackle"))
 }
 
 fn tackle_cmd(bin: &Path, root: &Path) -> tokio::process::Command {

@@ -312,7 +312,7 @@ fn tackle_binary() -> BenchResult<PathBuf> {
     if !status.success() {
         return Err("building tackle failed".into());
     }
-    Ok(workspace().join("target/release/tackle"))
+    Ok(tackle_bench::target_dir().join("release/tackle"))
 }
 
 /// A child that prints where it listens on one of its streams; killed on drop.

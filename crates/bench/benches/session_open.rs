@@ -168,5 +168,5 @@ fn binary(env: &str) -> PathBuf {
         .status()
         .unwrap();
     assert!(status.success(), "building tackle failed");
-    workspace().join("target/release/tackle")
+    tackle_bench::target_dir().join("release/tackle")
 }

@@ -5,7 +5,17 @@ pub mod corpus;
 pub mod direct;
 pub mod responses_mock;
 
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Where cargo puts this workspace's builds: `CARGO_TARGET_DIR` when set (cargo honours it for
+/// the release build a benchmark asks for), else the workspace's `target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+    }
+}
 
 /// Median, mean and 99th percentile of a set of timings.
 #[derive(Clone, Copy, Debug)]

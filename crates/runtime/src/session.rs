@@ -110,6 +110,20 @@ impl Session {
         })
     }
 
+    /// A new top-level session opened with `options` beside this one: its own id and event log,
+    /// the same root and the same artifact store. The HTTP server opens one per MCP client this
+    /// way, so the clients share the store's record of what it just published, and a client
+    /// refreshing an artifact does not make every other client's next publication of it check
+    /// the disk again.
+    pub fn open_sibling(&self, options: SessionOptions) -> Result<Self, RuntimeError> {
+        Self::start(
+            self.root.clone(),
+            self.store_dir.clone(),
+            self.store.clone(),
+            options,
+        )
+    }
+
     /// Reopen the existing session `id` under `root`, appending to its event log (torn tails are
     /// recovered). Its parent, agent type, posture and tool filter are the ones its
     /// `session_started` recorded; its earlier calls stay visible to tools that read the log

@@ -77,6 +77,9 @@ struct StorePaths {
     guards: Arc<GuardLock>,
     /// Artifacts published or refreshed within [`FRESH_WINDOW`].
     fresh: Mutex<FreshSet>,
+    /// Held through [`ArtifactStore::sync_written`]: when several event logs share the store,
+    /// one whose sync finds nothing owed must still wait for the files another is syncing.
+    syncing: Mutex<()>,
 }
 
 /// digest → (when it was published or refreshed, its length, its file's mtime then).
@@ -121,6 +124,7 @@ impl ArtifactStore {
                 state: Mutex::new(GuardState::default()),
             }),
             fresh: Mutex::new(HashMap::new()),
+            syncing: Mutex::new(()),
         };
         let store = Self {
             paths: Arc::new(paths),
@@ -224,6 +228,12 @@ impl ArtifactStore {
     /// is fsynced, then the artifacts directory once. One that is gone since (set aside as
     /// corrupt, or collected) has nothing left to sync.
     pub fn sync_written(&self) -> io::Result<()> {
+        // Nothing is inconsistent after a panic elsewhere: the unit only orders the syncs.
+        let _syncing = self
+            .paths
+            .syncing
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let pending = std::mem::take(
             &mut *self
                 .paths

@@ -175,12 +175,16 @@ impl McpServer {
         if let Some(session) = client.as_ref() {
             return Ok(Arc::clone(session));
         }
-        let opened = Session::open(&self.inner.session.root).map_err(|e| {
-            McpError::internal_error(
-                format!("tackle could not open a session for this client: {e}"),
-                None,
-            )
-        })?;
+        let opened = self
+            .inner
+            .session
+            .open_sibling(tackle_runtime::SessionOptions::default())
+            .map_err(|e| {
+                McpError::internal_error(
+                    format!("tackle could not open a session for this client: {e}"),
+                    None,
+                )
+            })?;
         let opened = Arc::new(opened);
         *client = Some(Arc::clone(&opened));
         Ok(opened)
@@ -474,7 +478,7 @@ impl ServerHandler for McpServer {
             let id = tackle_store::ArtifactId::from_internal_uri(uri)?;
             store.read(id).ok()
         };
-        Ok(render::call_tool_result(&result, &load).into())
+        Ok(render::call_tool_result(result, &load).into())
     }
 
     async fn list_resources(

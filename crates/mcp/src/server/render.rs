@@ -20,19 +20,21 @@ pub const RESULT_META_KEY: &str = "tackle.dev/result";
 
 /// `load` returns the bytes of a stored artifact (`artifact://sha256/<hex>`), verified.
 pub(crate) fn call_tool_result(
-    result: &ToolResult,
+    result: ToolResult,
     load: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> CallToolResult {
     use base64::Engine as _;
     let mut content = Vec::with_capacity(result.content.len() + 2);
-    for block in &result.content {
+    let metadata = metadata_object(&result);
+    // Taken, not copied: a page of a file is often 100 KiB of text.
+    for block in result.content {
         match block {
-            ContentBlock::Text { text } => content.push(McpBlock::text(text.clone())),
+            ContentBlock::Text { text } => content.push(McpBlock::text(text)),
             ContentBlock::Attachment {
                 mime_type,
                 bytes,
                 artifact,
-            } => match load(artifact) {
+            } => match load(&artifact) {
                 Some(data) => {
                     let data = base64::engine::general_purpose::STANDARD.encode(data);
                     let public = artifact.replace("artifact://sha256/", "artifact://");
@@ -75,7 +77,7 @@ pub(crate) fn call_tool_result(
     } else {
         CallToolResult::success(content)
     };
-    if let Some(metadata) = metadata_object(result) {
+    if let Some(metadata) = metadata {
         let mut meta = MetaObject::new();
         meta.insert(RESULT_META_KEY.to_owned(), metadata);
         out.meta = Some(meta);
@@ -145,7 +147,7 @@ mod tests {
             bytes: 3,
             artifact: "artifact://sha256/cd".into(),
         });
-        let out = call_tool_result(&r, &|uri| {
+        let out = call_tool_result(r.clone(), &|uri| {
             (uri == "artifact://sha256/ab").then(|| b"png".to_vec())
         });
         let v = serde_json::to_value(&out).unwrap();
@@ -164,7 +166,7 @@ mod tests {
 
     #[test]
     fn plain_text_has_no_structure() {
-        let r = call_tool_result(&result(false, serde_json::Value::Null), &|_| None);
+        let r = call_tool_result(result(false, serde_json::Value::Null), &|_| None);
         assert_eq!(r.is_error, Some(false));
         assert_eq!(r.content.len(), 1);
         assert!(r.structured_content.is_none());
@@ -173,7 +175,7 @@ mod tests {
 
     #[test]
     fn metadata_travels_in_meta_and_the_text_is_the_only_content() {
-        let r = call_tool_result(&result(true, serde_json::json!({"path": "$.x"})), &|_| None);
+        let r = call_tool_result(result(true, serde_json::json!({"path": "$.x"})), &|_| None);
         assert_eq!(r.is_error, Some(true));
         assert!(r.structured_content.is_none());
         let meta = r.meta.clone().unwrap();
@@ -204,7 +206,7 @@ mod tests {
                 truncated: false,
             },
         ];
-        let r = call_tool_result(&res, &|_| None);
+        let r = call_tool_result(res, &|_| None);
         let links: Vec<_> = r
             .content
             .iter()
