@@ -50,8 +50,9 @@ Exit codes:
 #[derive(Debug, clap::Args)]
 #[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
-    /// The task. Optional with --resume/--continue, where it is the next message. (Named
-    /// apart from the global `--task` class flag, which is another thing.)
+    /// What to do, in your words. Optional with --resume/--continue, where it is the next
+    /// message. (Not the `--task` flag, which names a class of task for folder settings.)
+    // Named `prompt`: a field named `task` would clash with the global `--task` flag.
     #[arg(value_name = "TASK")]
     pub prompt: Option<String>,
     /// Print every event as one JSON object a line (each with a `type`).
