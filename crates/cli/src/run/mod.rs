@@ -51,7 +51,7 @@ Exit codes:
 #[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
     /// What to do, in your words. Optional with --resume/--continue, where it is the next
-    /// message. (Not the `--task` flag, which names a class of task for folder settings.)
+    /// message. (Not `--task CLASS`, which picks the tools for debug, research or review.)
     // Named `prompt`: a field named `task` would clash with the global `--task` flag.
     #[arg(value_name = "TASK")]
     pub prompt: Option<String>,
