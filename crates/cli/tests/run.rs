@@ -408,3 +408,27 @@ fn a_run_killed_at_random_points_resumes_the_recorded_conversation_and_never_rer
         recordings.len()
     );
 }
+
+#[test]
+fn a_resumed_session_never_takes_a_scripted_model_from_its_log() {
+    let p = Project::new();
+    let file = script(
+        &p,
+        "once.jsonl",
+        &[json!({"turn": {"text": "first answer"}})],
+    );
+    p.tackle(FLAGS)
+        .args(["--model", &model(&file), "run", "--json", "go"])
+        .run()
+        .success();
+    // The log records `replay:<file>` as the model; a log a repository ships could name any
+    // file, so continuing without --model must not read turns from it.
+    let record = p.outside("asked.jsonl");
+    p.tackle(FLAGS)
+        .args(["run", "--continue", "go on"])
+        .env("TACKLE_REPLAY_RECORD", &record)
+        .run()
+        .code(2)
+        .stderr_contains("no provider `replay`");
+    assert!(!record.exists(), "no scripted model was asked");
+}

@@ -6,7 +6,7 @@
 //! Exit codes: 0 the task finished, 1 the run ended on an error, 2 bad command line, 3 tackle
 //! could not work, 4 a bound was reached, 5 the provider failed, 130 cancelled.
 
-mod model;
+pub(crate) mod model;
 mod output;
 mod sessions;
 

@@ -50,12 +50,19 @@ pub fn choose(
     if let Some(path) = flag.and_then(|f| f.strip_prefix("replay:")) {
         return Ok(replay(PathBuf::from(path)));
     }
-    let id: ModelId = match flag.or(recorded) {
-        Some(text) if text.starts_with("replay:") => return Ok(replay(text[7..].into())),
-        Some(text) => text.parse().map_err(|e| {
+    let id: ModelId = match (flag, recorded) {
+        (Some(text), _) => text.parse().map_err(|e| {
             anyhow!("--model: {e}; write provider:model, e.g. anthropic:claude-sonnet-4-5")
         })?,
-        None => match &catalog.default {
+        // A session log is data the repository may have shipped: only a catalog id is taken
+        // from it, never a scripted model that would read turns from a file it names.
+        (None, Some(text)) => text.parse().map_err(|e| {
+            anyhow!(
+                "the resumed session ran with `{text}`, which is not a provider:model id ({e}); \
+                 pass --model provider:model to continue it"
+            )
+        })?,
+        (None, None) => match &catalog.default {
             Some(d) => d.value.clone(),
             None => by_key()?,
         },
