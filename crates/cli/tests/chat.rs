@@ -275,7 +275,8 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
     chat.type_line(&format!("/resume {id}"));
     chat.wait_for(&[&format!("session {id} with model replay:")]);
     chat.type_line("once more");
-    chat.wait_for(&["hello again"]);
+    // Idle again once the run's end is on screen: a Ctrl-C then quits.
+    chat.wait_for(&["hello again", "· ready"]);
     chat.keys(&["C-c"]);
     chat.wait_gone();
 }

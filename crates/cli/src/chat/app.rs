@@ -24,6 +24,8 @@ pub struct App {
     pub session: String,
     /// The running turn's cancel, while one runs.
     pub running: Option<CancellationToken>,
+    /// The number of the latest run started (see `worker::Done::Ran`).
+    pub run_seq: u64,
     /// Ctrl-C was pressed during this turn.
     pub cancelling: bool,
     /// Leave once the running turn has wound down.
@@ -52,6 +54,7 @@ impl App {
             posture: short_posture(posture),
             session,
             running: None,
+            run_seq: 0,
             cancelling: false,
             quit_after_run: false,
             quit: false,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use ratatui::crossterm::event::{self as term, Event as TermEvent};
-use tackle_agent::{Observer, Steering};
+use tackle_agent::{AgentEvent, Observer, Steering};
 use tackle_config::Config;
 use tackle_runtime::{Runtime, Session};
 use tokio::sync::mpsc;
@@ -35,7 +35,7 @@ use app::App;
 use input::Action;
 use slash::Slash;
 use view::NoticeKind;
-use worker::{Done, Work};
+use worker::{Done, Update, Work};
 
 /// What the command line asked for.
 pub struct ChatArgs {
@@ -148,7 +148,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         tokio::select! {
             biased;
             Some(event) = keys.recv() => chat.terminal_event(event),
-            Some(update) = updates.recv() => chat.app.view.apply(&update.event, update.diff, update.at),
+            Some(update) = updates.recv() => chat.update(update),
             Some(ask) = asks.recv() => chat.app.ask(ask),
             Some(end) = done.recv() => chat.done(end),
             else => break Ok(()),
@@ -198,11 +198,13 @@ impl Chat {
         self.app.view.user(&line, false);
         let cancel = CancellationToken::new();
         self.app.running = Some(cancel.clone());
+        self.app.run_seq += 1;
         if self
             .work
             .send(Work::Run {
                 input: line,
                 cancel,
+                seq: self.app.run_seq,
             })
             .is_err()
         {
@@ -214,9 +216,24 @@ impl Chat {
         }
     }
 
+    fn update(&mut self, update: Update) {
+        let finished = matches!(update.event, AgentEvent::RunFinished { .. });
+        self.app.view.apply(&update.event, update.diff, update.at);
+        // The run is over for the user once its end is on screen (its record is written
+        // before the event is sent): a Ctrl-C from here on quits, and new input starts a run.
+        if finished {
+            self.app.run_ended();
+        }
+    }
+
     fn done(&mut self, done: Done) {
         match done {
-            Done::Ran => self.app.run_ended(),
+            // Usually the run's `run_finished` event has ended it already; this covers a loop
+            // that returned without one, and never ends a later run.
+            Done::Ran(seq) if seq == self.app.run_seq && self.app.running.is_some() => {
+                self.app.run_ended()
+            }
+            Done::Ran(_) => {}
             Done::Todo(Some(list)) => self.app.view.notice(NoticeKind::Info, list),
             Done::Todo(None) => self.app.view.notice(
                 NoticeKind::Info,

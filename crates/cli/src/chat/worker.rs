@@ -17,6 +17,8 @@ pub enum Work {
     Run {
         input: String,
         cancel: CancellationToken,
+        /// The chat's number for this run, said back in [`Done::Ran`].
+        seq: u64,
     },
     /// Go on with another agent (another model, another session).
     Replace(Box<Agent>),
@@ -25,8 +27,9 @@ pub enum Work {
 }
 
 pub enum Done {
-    /// A run ended (the loop's `run_finished` event said how).
-    Ran,
+    /// The run with this number has returned (its `run_finished` event, already sent, said
+    /// how it ended).
+    Ran(u64),
     Todo(Option<String>),
 }
 
@@ -70,9 +73,9 @@ pub async fn work(
 ) {
     while let Some(work) = inbox.recv().await {
         let answer = match work {
-            Work::Run { input, cancel } => {
+            Work::Run { input, cancel, seq } => {
                 agent.run(Some(&input), cancel).await;
-                Done::Ran
+                Done::Ran(seq)
             }
             Work::Replace(next) => {
                 agent = *next;
