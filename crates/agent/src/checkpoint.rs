@@ -19,12 +19,25 @@ pub const SECTIONS: [&str; 5] = [
 pub const SUMMARY_SYSTEM: &str = "You write the working notes a coding agent continues from. \
 Be specific: name files, commands, decisions and exact error messages.";
 
+/// Why a summary is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The next request would not fit the context window.
+    WindowFull,
+    /// The user asked to compact (chat's `/compact`).
+    Requested,
+}
+
 /// The user text that asks for the summary.
-pub fn summary_instruction() -> String {
+pub fn summary_instruction(why: Why) -> String {
     let headings: Vec<String> = SECTIONS.iter().map(|s| format!("## {s}")).collect();
+    let reason = match why {
+        Why::WindowFull => "The conversation no longer fits the context window.",
+        Why::Requested => "The user asked to compact the conversation.",
+    };
     format!(
-        "The conversation no longer fits the context window. Summarize it so the work can \
-         continue from your summary alone, under exactly these headings:\n{}",
+        "{reason} Summarize it so the work can continue from your summary alone, under exactly \
+         these headings:\n{}",
         headings.join("\n")
     )
 }
@@ -35,7 +48,7 @@ pub fn summary_message(summary: &str) -> String {
 }
 
 /// The messages of a summary request: `view` with attachments as notes, then the instruction.
-pub fn summary_request(view: &[Message]) -> Vec<Message> {
+pub fn summary_request(view: &[Message], why: Why) -> Vec<Message> {
     let mut messages: Vec<Message> = view
         .iter()
         .map(|m| Message {
@@ -69,7 +82,7 @@ pub fn summary_request(view: &[Message]) -> Vec<Message> {
         .filter(|m| !m.content.is_empty())
         .collect();
     let instruction = Part::Text {
-        text: summary_instruction(),
+        text: summary_instruction(why),
     };
     match messages.last_mut() {
         Some(last) if last.role == Role::User => last.content.push(instruction),
@@ -112,14 +125,15 @@ mod tests {
             },
             Message::user_text("more"),
         ];
-        let req = summary_request(&view);
+        let req = summary_request(&view, Why::WindowFull);
         assert_eq!(req.len(), 3);
         let text = req[2].text();
         assert!(text.starts_with("more"));
         for s in SECTIONS {
             assert!(text.contains(&format!("## {s}")), "{text}");
         }
-        assert!(has_sections(&summary_instruction()));
+        assert!(has_sections(&summary_instruction(Why::WindowFull)));
+        assert!(summary_instruction(Why::Requested).starts_with("The user asked"));
         assert!(!has_sections("## Task only"));
     }
 }

@@ -37,4 +37,4 @@ pub use error::AgentError;
 pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved};
 pub use model::ModelSetup;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
-pub use run::{Agent, AgentSetup, RunEnd, Steering};
+pub use run::{Agent, AgentSetup, Compacted, RunEnd, Steering};

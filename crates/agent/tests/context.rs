@@ -8,7 +8,7 @@ mod common;
 
 use common::{World, entry, guarded};
 use serde_json::json;
-use tackle_agent::rebuild;
+use tackle_agent::{Compacted, rebuild};
 use tackle_protocol::{ContentBlock, Event, Part, RunOutcome};
 use tokio_util::sync::CancellationToken;
 
@@ -98,4 +98,84 @@ async fn old_results_are_elided_then_a_checkpoint_summarizes() {
 
     let rebuilt = rebuild(&world.session.event_log_path()).unwrap();
     assert_eq!(&rebuilt.conversation, conversation);
+}
+
+#[tokio::test]
+async fn compacting_on_request_writes_a_checkpoint_that_later_requests_start_from() {
+    let world = World::new();
+    let summary = "## Task\nnote\n## Done so far\none note\n## Current state\nnoted\n\
+                   ## Open questions\nnone\n## Next steps\nwait";
+    let asked = world.dir.path().join("asked.jsonl");
+    let replay = tackle_llm::replay::ReplayProvider::new(
+        "replay",
+        common::script(&[
+            note(100),
+            json!({"turn": {"text": "Noted."}}),
+            json!({"turn": {"text": summary}}),
+            json!({"turn": {"text": "Went on from the summary."}}),
+        ]),
+    );
+    let recording =
+        tackle_llm::replay::RecordingProvider::create(std::sync::Arc::new(replay), &asked).unwrap();
+    let mut agent = tackle_agent::Agent::new(world.setup(std::sync::Arc::new(recording)));
+
+    // Nothing to compact before the model has answered.
+    assert_eq!(
+        agent.compact(CancellationToken::new()).await,
+        Compacted::Nothing
+    );
+    let end = guarded(agent.run(Some("take a note"), CancellationToken::new())).await;
+    assert_eq!(end.outcome, RunOutcome::Finished, "{}", end.reason);
+
+    // user, the call, its result, the answer: the summary stands for the first three.
+    assert_eq!(
+        guarded(agent.compact(CancellationToken::new())).await,
+        Compacted::Written { through: 3 }
+    );
+    assert_eq!(
+        agent.conversation().checkpoint.as_ref().unwrap().summary,
+        summary
+    );
+    assert!(
+        world
+            .observer
+            .json()
+            .iter()
+            .any(|e| e["type"] == "checkpoint")
+    );
+    // Asked again at once, nothing new is older than the last turn.
+    assert_eq!(
+        agent.compact(CancellationToken::new()).await,
+        Compacted::Nothing
+    );
+
+    let end = guarded(agent.run(Some("go on"), CancellationToken::new())).await;
+    assert_eq!(end.outcome, RunOutcome::Finished, "{}", end.reason);
+    let requests: Vec<serde_json::Value> = std::fs::read_to_string(&asked)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(requests.len(), 4);
+    let summary_request = requests[2]["request"].to_string();
+    assert!(
+        summary_request.contains("The user asked to compact the conversation"),
+        "{summary_request}"
+    );
+    let offered = &requests[2]["request"]["tools"];
+    assert!(
+        offered.is_null() || offered.as_array().is_some_and(Vec::is_empty),
+        "a summary request offers no tools: {offered}"
+    );
+    let after = requests[3]["request"]["messages"].as_array().unwrap();
+    assert!(
+        after[0].to_string().contains("## Next steps"),
+        "the next request starts from the summary: {}",
+        after[0]
+    );
+    assert_eq!(after.len(), 3, "summary, the last answer, the new input");
+
+    let rebuilt = rebuild(&world.session.event_log_path()).unwrap();
+    assert_eq!(&rebuilt.conversation, agent.conversation());
 }

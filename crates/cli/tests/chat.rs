@@ -249,6 +249,7 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
         &project,
         &[
             serde_json::json!({"text": "hi"}),
+            serde_json::json!({"text": "## Task\ngreet\n## Done so far\ngreeted\n## Current state\nidle\n## Open questions\nnone\n## Next steps\nwait"}),
             serde_json::json!({"text": "hello again"}),
         ],
     );
@@ -264,6 +265,14 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
     chat.wait_for(&["hi", "the model ended its turn", "· ready"]);
     chat.type_line("/todo");
     chat.wait_for(&["no todo list yet"]);
+    // The model summarises what is before its last turn; nothing more is left to compact.
+    chat.type_line("/compact");
+    chat.wait_for(&[
+        "the conversation was compacted: a summary stands for its first 1 message(s)",
+        "· ready",
+    ]);
+    chat.type_line("/compact");
+    chat.wait_for(&["nothing to compact"]);
     chat.type_line("/model");
     chat.wait_for(&["· model replay:", "(window 200000 tokens)"]);
     chat.type_line("/resume");

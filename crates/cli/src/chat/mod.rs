@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use ratatui::crossterm::event::{self as term, Event as TermEvent};
-use tackle_agent::{AgentEvent, Observer, Steering};
+use tackle_agent::{AgentEvent, Compacted, Observer, Steering};
 use tackle_config::Config;
 use tackle_runtime::{Runtime, Session};
 use tokio::sync::mpsc;
@@ -234,11 +234,55 @@ impl Chat {
                 self.app.run_ended()
             }
             Done::Ran(_) => {}
+            Done::Compacted(seq, compacted) => {
+                if seq == self.app.run_seq && self.app.running.is_some() {
+                    self.app.run_ended();
+                }
+                self.app.view.fold_run_cost();
+                let (kind, text) = match compacted {
+                    // The checkpoint's own event has said what it stands for.
+                    Compacted::Written { .. } => return,
+                    Compacted::Nothing => (
+                        NoticeKind::Info,
+                        "nothing to compact: a summary would stand for no more than now".to_owned(),
+                    ),
+                    Compacted::Failed(reason) => {
+                        (NoticeKind::Warning, format!("not compacted: {reason}"))
+                    }
+                };
+                self.app.view.notice(kind, text);
+            }
             Done::Todo(Some(list)) => self.app.view.notice(NoticeKind::Info, list),
             Done::Todo(None) => self.app.view.notice(
                 NoticeKind::Info,
                 "no todo list yet: the model has not used the todo tool",
             ),
+        }
+    }
+
+    /// `/compact`: the model summarises the conversation before its last turn; later requests
+    /// start from the summary. Runs like a turn (Ctrl-C cancels it).
+    fn compact(&mut self) {
+        if self.app.running.is_some() {
+            self.app.view.notice(
+                NoticeKind::Info,
+                "a turn is running; /compact once it has ended",
+            );
+            return;
+        }
+        let cancel = CancellationToken::new();
+        self.app.running = Some(cancel.clone());
+        self.app.run_seq += 1;
+        let seq = self.app.run_seq;
+        self.app
+            .view
+            .notice(NoticeKind::Info, "compacting: the model writes a summary…");
+        if self.work.send(Work::Compact { cancel, seq }).is_err() {
+            self.app.running = None;
+            self.app.view.notice(
+                NoticeKind::Error,
+                "the agent loop has stopped; restart tackle chat",
+            );
         }
     }
 
@@ -281,11 +325,7 @@ impl Chat {
                     view.notice(NoticeKind::Info, "the todo list follows when the turn ends");
                 }
             }
-            Slash::Compact => view.notice(
-                NoticeKind::Info,
-                "compaction is automatic: when the next request would not fit the window, older \
-                 tool results are left out, then a summary checkpoint is written",
-            ),
+            Slash::Compact => self.compact(),
             Slash::Model(None) => {
                 let text = format!(
                     "model {} (window {} tokens)",

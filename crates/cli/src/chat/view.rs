@@ -162,8 +162,7 @@ impl View {
                 format!("the conversation was compacted: a summary stands for its first {through} message(s)"),
             ),
             AgentEvent::RunFinished { outcome, reason } => {
-                self.stats.cost_before = self.stats.cost();
-                self.stats.cost_run = None;
+                self.fold_run_cost();
                 let kind = match outcome {
                     RunOutcome::Finished => NoticeKind::Info,
                     RunOutcome::Cancelled | RunOutcome::BoundHit => NoticeKind::Warning,
@@ -172,6 +171,13 @@ impl View {
                 self.notice(kind, one_line(reason, 400));
             }
         }
+    }
+
+    /// The running run's (or compaction's) cost joins the session's: the next run counts
+    /// from zero.
+    pub fn fold_run_cost(&mut self) {
+        self.stats.cost_before = self.stats.cost();
+        self.stats.cost_run = None;
     }
 
     fn text(&mut self, turn: u32, delta: &str) {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use tackle_agent::{Agent, AgentEvent, Conversation, Observer};
+use tackle_agent::{Agent, AgentEvent, Compacted, Conversation, Observer};
 use tackle_protocol::{ContentBlock, Part};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +24,8 @@ pub enum Work {
     Replace(Box<Agent>),
     /// Say what the session's todo list last was.
     Todo,
+    /// Compact the conversation now (`/compact`).
+    Compact { cancel: CancellationToken, seq: u64 },
 }
 
 pub enum Done {
@@ -31,6 +33,8 @@ pub enum Done {
     /// how it ended).
     Ran(u64),
     Todo(Option<String>),
+    /// The compaction with this run number returned.
+    Compacted(u64, Compacted),
 }
 
 /// One event as the chat receives it.
@@ -82,6 +86,7 @@ pub async fn work(
                 continue;
             }
             Work::Todo => Done::Todo(last_todo(agent.conversation())),
+            Work::Compact { cancel, seq } => Done::Compacted(seq, agent.compact(cancel).await),
         };
         if done.send(answer).is_err() {
             return;

@@ -5,14 +5,16 @@
 //! recorded before the next begins ([`crate::record`]), so [`Agent::resume`] continues from any
 //! point a process was stopped at.
 
-use std::future::Future;
+mod compact;
+mod ending;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use tackle_llm::{ErrorKind, Provider, ToolChoice, TurnRequest};
+use tackle_llm::{ErrorKind, Provider, TurnRequest};
 use tackle_protocol::{
-    Checkpoint, Event, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted,
-    StopReason, ToolBatchFinished, ToolSpec, UserInput,
+    Event, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted, ToolBatchFinished,
+    ToolSpec, UserInput,
 };
 use tackle_runtime::{Runtime, Session};
 use tokio::sync::mpsc;
@@ -20,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::batch::Batch;
 use crate::bounds::{self, Bounds, Spent};
-use crate::checkpoint;
+use crate::checkpoint::Why;
 use crate::context::{self, Calibration};
 use crate::conversation::{Conversation, add_usage};
 use crate::error::AgentError;
@@ -30,6 +32,9 @@ use crate::prompt::Instructions;
 use crate::rebuild::rebuild;
 use crate::record::{Record, now_ms};
 use crate::turn::{self, Streamed};
+
+pub use compact::Compacted;
+use ending::{Ended, bounded, ended_by};
 
 /// Everything a session's loop runs with.
 pub struct AgentSetup {
@@ -74,20 +79,6 @@ pub struct Agent {
     calibration: Calibration,
     steer_tx: mpsc::UnboundedSender<String>,
     steer_rx: mpsc::UnboundedReceiver<String>,
-}
-
-struct Ended {
-    outcome: RunOutcome,
-    reason: String,
-}
-
-impl Ended {
-    fn new(outcome: RunOutcome, reason: impl Into<String>) -> Self {
-        Self {
-            outcome,
-            reason: reason.into(),
-        }
-    }
 }
 
 impl Agent {
@@ -228,7 +219,10 @@ impl Agent {
             let window = self.setup.model.prompt_window();
             let mut view = context::view(&self.conversation, fixed, window, self.calibration);
             if !view.fits {
-                if let Some(ended) = self.compact(turn_no, cancel, &mut spent, deadline).await? {
+                if let Some(ended) = self
+                    .write_checkpoint(Why::WindowFull, turn_no, cancel, &mut spent, deadline)
+                    .await?
+                {
                     return Ok(ended);
                 }
                 view = context::view(&self.conversation, fixed, window, self.calibration);
@@ -292,7 +286,9 @@ impl Agent {
                 }
                 Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong && view.fits => {
                     // The estimate was short: compact once, then ask again.
-                    if let Some(ended) = self.compact(turn_no, cancel, &mut spent, deadline).await?
+                    if let Some(ended) = self
+                        .write_checkpoint(Why::WindowFull, turn_no, cancel, &mut spent, deadline)
+                        .await?
                     {
                         return Ok(ended);
                     }
@@ -356,17 +352,6 @@ impl Agent {
         }
     }
 
-    /// A cancelled turn or batch: the wall clock's, or the user's.
-    fn stopped(&self, late: bool, what: &str) -> Ended {
-        match (late, self.setup.bounds.max_duration) {
-            (true, Some(max)) => Ended::new(
-                RunOutcome::BoundHit,
-                format!("{}; {what} stopped", bounds::wall_clock_reason(max)),
-            ),
-            _ => Ended::new(RunOutcome::Cancelled, format!("cancelled {what}")),
-        }
-    }
-
     fn request(&self, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
         let mut request = TurnRequest::new(
             self.setup.model.model.clone(),
@@ -404,118 +389,7 @@ impl Agent {
         Ok(())
     }
 
-    /// Writes a compaction checkpoint; `Some` when the run ends instead.
-    async fn compact(
-        &mut self,
-        turn: u32,
-        cancel: &CancellationToken,
-        spent: &mut Spent,
-        deadline: Option<Instant>,
-    ) -> Result<Option<Ended>, AgentError> {
-        let through = checkpoint::through(&self.conversation);
-        let fixed = context::estimate_fixed(checkpoint::SUMMARY_SYSTEM, &[]);
-        let view = context::view(
-            &self.conversation,
-            fixed,
-            self.setup.model.prompt_window(),
-            self.calibration,
-        );
-        let mut request = TurnRequest::new(
-            self.setup.model.model.clone(),
-            checkpoint::summary_request(&view.messages),
-            self.setup.model.max_tokens,
-        );
-        request.system = Some(checkpoint::SUMMARY_SYSTEM.to_owned());
-        request.tool_choice = ToolChoice::None;
-        let summary_cancel = cancel.child_token();
-        let (streamed, late) = bounded(
-            turn::stream(
-                self.setup.provider.as_ref(),
-                &request,
-                &summary_cancel,
-                self.setup.observer.as_ref(),
-                None,
-            ),
-            deadline,
-            &summary_cancel,
-        )
-        .await;
-        let answered = match streamed {
-            Streamed::Complete(t) => t,
-            Streamed::Cancelled { .. } => {
-                return Ok(Some(self.stopped(late, "the compaction summary")));
-            }
-            Streamed::Failed(e) => {
-                return Ok(Some(Ended::new(
-                    RunOutcome::ProviderFailed,
-                    format!("writing the compaction summary: {e}"),
-                )));
-            }
-        };
-        let record = Checkpoint {
-            through,
-            summary: answered.message.text(),
-            usage: answered.usage,
-            at_ms: now_ms(),
-        };
-        self.append(Event::Checkpoint(record.clone())).await?;
-        self.conversation.push_checkpoint(&record);
-        self.spend(spent, &answered.usage, turn);
-        self.setup
-            .observer
-            .on_event(&AgentEvent::Checkpoint { turn, through });
-        Ok(None)
-    }
-
     async fn append(&self, event: Event) -> Result<u64, AgentError> {
         self.record.append(event).await
-    }
-}
-
-/// How a turn without tool calls ends the run; `None` when the loop goes on (a paused turn).
-fn ended_by(stop: &StopReason) -> Option<Ended> {
-    Some(match stop {
-        StopReason::PauseTurn => return None,
-        // `tool_use` without a call: nothing to answer, so the turn is over.
-        StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse => {
-            Ended::new(RunOutcome::Finished, "the model ended its turn")
-        }
-        StopReason::MaxTokens => Ended::new(
-            RunOutcome::Finished,
-            "the model's answer reached its output limit",
-        ),
-        StopReason::Refusal => Ended::new(RunOutcome::Error, "the model declined to answer"),
-        StopReason::ContentFilter => Ended::new(
-            RunOutcome::Error,
-            "the provider filtered the model's answer",
-        ),
-        StopReason::ContextWindowExceeded => Ended::new(
-            RunOutcome::Error,
-            "the conversation no longer fits the model's context window",
-        ),
-        StopReason::Unknown { raw } => {
-            Ended::new(RunOutcome::Finished, format!("the model stopped (`{raw}`)"))
-        }
-    })
-}
-
-/// Runs `work`; at `deadline` cancels `token` and lets `work` wind down. True when the
-/// deadline fired.
-async fn bounded<F: Future>(
-    work: F,
-    deadline: Option<Instant>,
-    token: &CancellationToken,
-) -> (F::Output, bool) {
-    let Some(deadline) = deadline else {
-        return (work.await, false);
-    };
-    tokio::pin!(work);
-    tokio::select! {
-        biased;
-        out = &mut work => (out, false),
-        () = tokio::time::sleep_until(deadline.into()) => {
-            token.cancel();
-            (work.await, true)
-        }
     }
 }
