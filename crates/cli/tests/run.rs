@@ -87,6 +87,11 @@ fn a_task_streams_json_lines_and_writes_the_last_message() {
     );
     assert!(events[0]["session"].as_str().is_some_and(|s| !s.is_empty()));
     assert_eq!(events[6]["status"], "ok");
+    assert_eq!(
+        events[5]["turn"], 1,
+        "a call carries the turn it belongs to"
+    );
+    assert_eq!(events[6]["turn"], 1);
     assert_eq!(events[9]["total"]["input_tokens"], 10);
     assert_eq!(events[11]["outcome"], "finished");
     assert_eq!(std::fs::read_to_string(p.join("out.txt")).unwrap(), "hi\n");

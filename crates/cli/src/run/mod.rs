@@ -130,7 +130,7 @@ pub fn run(
         .map_err(Failure::Usage)?;
 
     let observer: Arc<dyn Observer> = if args.json {
-        Arc::new(output::JsonLines(std::sync::Mutex::new(std::io::stdout())))
+        Arc::new(output::JsonLines::stdout())
     } else {
         Arc::new(output::Text)
     };

@@ -9,17 +9,59 @@ use tackle_agent::{AgentEvent, Observer};
 use tackle_runtime::visible::visible;
 
 /// One JSON object a line; a reader that went away is ignored (the run goes on and its
-/// record is complete).
-pub struct JsonLines(pub Mutex<std::io::Stdout>);
+/// record is complete). The runtime's call events do not know the model turn they belong to;
+/// a run's turns are sequential, so each `tool_call_*` and `approval_requested` line gets the
+/// `turn` of the latest `turn_started`.
+pub struct JsonLines {
+    out: Mutex<JsonState>,
+}
+
+struct JsonState {
+    out: std::io::Stdout,
+    turn: Option<u32>,
+}
+
+impl JsonLines {
+    pub fn stdout() -> Self {
+        Self {
+            out: Mutex::new(JsonState {
+                out: std::io::stdout(),
+                turn: None,
+            }),
+        }
+    }
+}
 
 impl Observer for JsonLines {
     fn on_event(&self, event: &AgentEvent) {
-        let Ok(line) = serde_json::to_string(event) else {
+        let Ok(mut value) = serde_json::to_value(event) else {
             return;
         };
-        let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        let mut state = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        tag_turn(&mut value, &mut state.turn);
+        let _ = writeln!(state.out, "{value}");
+        let _ = state.out.flush();
+    }
+}
+
+/// Remembers the turn a `turn_started` opens and adds it to the call events that follow.
+fn tag_turn(value: &mut serde_json::Value, turn: &mut Option<u32>) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    match object.get("type").and_then(serde_json::Value::as_str) {
+        Some("turn_started") => {
+            *turn = object
+                .get("turn")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|t| u32::try_from(t).ok());
+        }
+        Some("tool_call_started" | "tool_call_finished" | "approval_requested") => {
+            if let Some(t) = *turn {
+                object.entry("turn").or_insert(t.into());
+            }
+        }
+        _ => {}
     }
 }
 
@@ -66,6 +108,41 @@ fn printable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn call_events_carry_the_turn_that_started_last() {
+        let mut turn = None;
+        let mut call = json!({"type": "tool_call_started", "tool": "bash"});
+        super::tag_turn(&mut call, &mut turn);
+        assert!(call.get("turn").is_none(), "no turn yet: none claimed");
+        for (line, want) in [
+            (json!({"type": "turn_started", "turn": 2}), None::<u64>),
+            (
+                json!({"type": "tool_call_started", "tool": "bash"}),
+                Some(2),
+            ),
+            (
+                json!({"type": "approval_requested", "tool": "bash"}),
+                Some(2),
+            ),
+            (
+                json!({"type": "tool_call_finished", "tool": "bash"}),
+                Some(2),
+            ),
+            (json!({"type": "text_delta", "text": "x"}), None),
+            (json!({"type": "turn_started", "turn": 3}), None),
+            (json!({"type": "tool_call_finished", "tool": "x"}), Some(3)),
+        ] {
+            let mut line = line;
+            let kind = line["type"].clone();
+            super::tag_turn(&mut line, &mut turn);
+            if kind != "turn_started" {
+                assert_eq!(line.get("turn").and_then(|t| t.as_u64()), want, "{line}");
+            }
+        }
+    }
+
     #[test]
     fn model_text_keeps_lines_and_escapes_control_sequences() {
         assert_eq!(super::printable("a\n\tb"), "a\n\tb");
