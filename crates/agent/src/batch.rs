@@ -100,6 +100,7 @@ impl Batch<'_> {
                         .iter()
                         .map(|o| o.artifact.clone())
                         .collect(),
+                    no_op: r.metadata.get("no_op").and_then(|v| v.as_bool()) == Some(true),
                 }
             })
             .collect();
@@ -137,6 +138,7 @@ fn cut_off(turn: u32, parts: &[tackle_protocol::ToolCallPart]) -> ToolBatchFinis
                     media: Vec::new(),
                 },
                 artifacts: Vec::new(),
+                no_op: false,
             })
             .collect(),
         notes: Vec::new(),

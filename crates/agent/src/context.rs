@@ -281,6 +281,7 @@ mod tests {
                         media: Vec::new(),
                     },
                     artifacts: vec![format!("artifact://sha256/{i:064}")],
+                    no_op: false,
                 }],
                 notes: Vec::new(),
                 cancelled: false,

@@ -58,10 +58,18 @@ pub enum AgentEvent {
         turn: u32,
         results: usize,
     },
-    /// A compaction checkpoint was recorded.
+    /// A compaction checkpoint was recorded; `task_done` holds the note when it marks a task
+    /// boundary.
     Checkpoint {
         turn: u32,
         through: usize,
+        task_done: Option<String>,
+    },
+    /// The watchdog tripped (`crate::watchdog`): `cut` when it ends the run.
+    Watchdog {
+        turn: u32,
+        message: String,
+        cut: bool,
     },
     RunFinished {
         outcome: RunOutcome,

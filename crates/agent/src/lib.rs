@@ -5,7 +5,8 @@
 //! Owns: the records of the conversation ([`record`], shapes in `tackle_protocol`), the
 //! rebuild of a conversation from them ([`rebuild`]), the turn ([`turn`]) and the loop
 //! ([`run`]), its bounds ([`bounds`]), the system prompt and project instructions
-//! ([`prompt`]), the context window ([`context`], [`checkpoint`]) and what front ends observe
+//! ([`prompt`]), the context window ([`context`], [`checkpoint`]), the loop's own tools
+//! ([`task_done`]), the watchdog over their results ([`watchdog`]) and what front ends observe
 //! ([`events`]).
 //!
 //! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
@@ -29,7 +30,9 @@ pub mod prompt;
 pub mod rebuild;
 pub mod record;
 pub mod run;
+pub mod task_done;
 pub mod turn;
+pub mod watchdog;
 
 pub use bounds::Bounds;
 pub use conversation::Conversation;
@@ -38,3 +41,5 @@ pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved}
 pub use model::ModelSetup;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
 pub use run::{Agent, AgentSetup, Compacted, RunEnd, Steering};
+pub use task_done::{MarkTaskDone, TaskBoundaries};
+pub use watchdog::{WatchdogMode, WatchdogSettings};

@@ -35,6 +35,11 @@ pub struct Rebuilt {
     pub model: Option<String>,
     /// Whether the log holds any agent record (a session `tackle call` made holds none).
     pub is_agent_session: bool,
+    /// A task boundary the model marked (mark_task_done) whose completion record the last
+    /// process did not write: the loop writes it before its next request.
+    pub task_done: Option<String>,
+    /// The watchdog's counts over the recorded batches (its settings are the caller's).
+    pub watchdog: crate::watchdog::Watchdog,
 }
 
 /// Reads the log at `path` and rebuilds its conversation.
@@ -111,7 +116,10 @@ fn apply(
     match event {
         Event::UserInput(input) => conversation.push_user(&input.text),
         Event::RunStarted(run) => out.model = Some(run.model),
-        Event::ModelTurn(turn) => conversation.push_turn(&turn),
+        Event::ModelTurn(turn) => {
+            out.task_done = None;
+            conversation.push_turn(&turn);
+        }
         Event::ModelTurnCancelled(cancelled) => {
             conversation.turns = conversation.turns.max(cancelled.turn)
         }
@@ -125,9 +133,20 @@ fn apply(
         }
         Event::ToolBatchFinished(batch) => {
             *open = None;
+            if let Some(note) =
+                crate::task_done::requested_in(&batch, &conversation.unanswered_calls())
+            {
+                out.task_done = Some(note);
+            }
+            if let Some(turn) = conversation.messages.last() {
+                out.watchdog.observe(&turn.clone(), &mut batch.clone());
+            }
             conversation.push_results(&batch);
         }
-        Event::Checkpoint(checkpoint) => conversation.push_checkpoint(&checkpoint),
+        Event::Checkpoint(checkpoint) => {
+            out.task_done = None;
+            conversation.push_checkpoint(&checkpoint);
+        }
         _ => {}
     }
 }
@@ -171,6 +190,7 @@ pub fn interrupted(
                     code: f.code.clone(),
                     result: part(&call.id, text, f.status != CallStatus::Ok),
                     artifacts,
+                    no_op: false,
                 }
             }
             None => BatchResult {
@@ -187,6 +207,7 @@ pub fn interrupted(
                     true,
                 ),
                 artifacts: Vec::new(),
+                no_op: false,
             },
         })
         .collect();

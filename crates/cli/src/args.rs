@@ -105,6 +105,16 @@ pub struct PolicyArgs {
     /// `[model] default`. `tackle models` lists the catalog.
     #[arg(long, global = true, value_name = "PROVIDER:MODEL")]
     pub model: Option<String>,
+    /// Who declares a task boundary (also `[checkpoint] mode`): model (default: the model may
+    /// call mark_task_done, which writes a checkpoint before its next turn) or operator (the
+    /// tool is withheld; only chat's /done declares one).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub checkpoint: Option<String>,
+    /// The loop's watchdog (also `[watchdog] mode`): warn (default: the model is told when it
+    /// repeats a call or its calls change nothing), enforce (a run that keeps at it is ended,
+    /// exit 4) or off.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub watchdog: Option<String>,
 }
 
 impl PolicyArgs {
@@ -121,6 +131,8 @@ impl PolicyArgs {
             plan_mode: self.plan_mode.clone(),
             task: self.task,
             model: self.model.clone(),
+            checkpoint: self.checkpoint.clone(),
+            watchdog: self.watchdog.clone(),
         }
     }
 }

@@ -46,6 +46,11 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "files": config.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             "mode": sourced_json(&s.mode),
             "plan_mode": sourced_json(&s.plan_mode),
+            "checkpoint": { "mode": sourced_json(&s.checkpoint_mode) },
+            "watchdog": {
+                "mode": sourced_json(&s.watchdog_mode),
+                "repeat_limit": sourced_json(&s.watchdog_repeat_limit),
+            },
             "rules": s.rules.iter().map(|(e, r)| json!({
                 "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
             })).collect::<Vec<_>>(),
@@ -118,6 +123,24 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         "plan_mode",
         &s.plan_mode.value,
         &s.plan_mode.origin,
+    );
+    row(
+        &mut text,
+        "checkpoint.mode",
+        &s.checkpoint_mode.value,
+        &s.checkpoint_mode.origin,
+    );
+    row(
+        &mut text,
+        "watchdog.mode",
+        &s.watchdog_mode.value,
+        &s.watchdog_mode.origin,
+    );
+    row(
+        &mut text,
+        "watchdog.repeat_limit",
+        &s.watchdog_repeat_limit.value.to_string(),
+        &s.watchdog_repeat_limit.origin,
     );
     if s.rules.is_empty() {
         text.push_str("rules                  (none; each key falls to its tool's default)\n");

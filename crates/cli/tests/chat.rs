@@ -272,7 +272,7 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
         "· ready",
     ]);
     chat.type_line("/compact");
-    chat.wait_for(&["nothing to compact"]);
+    chat.wait_for(&["nothing to summarise"]);
     chat.type_line("/model");
     chat.wait_for(&["· model replay:", "(window 200000 tokens)"]);
     chat.type_line("/resume");

@@ -11,33 +11,13 @@
 mod harness;
 
 use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use harness::Project;
+use harness::replay::{json_lines as lines, model, recorded_requests, script};
 use serde_json::{Value, json};
 
 const FLAGS: [&str; 4] = ["--mode", "yolo", "--allow", "tool.bash.cmd:*"];
-
-fn script(project: &Project, name: &str, turns: &[Value]) -> PathBuf {
-    let mut text = String::from("{\"tackle_replay\":1}\n");
-    for t in turns {
-        text.push_str(&t.to_string());
-        text.push('\n');
-    }
-    project.write_outside(name, text)
-}
-
-fn model(file: &Path) -> String {
-    format!("replay:{}", file.display())
-}
-
-fn lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
-        .collect()
-}
 
 #[test]
 fn a_task_streams_json_lines_and_writes_the_last_message() {
@@ -276,18 +256,6 @@ fn log_lines(p: &Project) -> usize {
     std::fs::read(entry.path().join("events.jsonl"))
         .map(|b| b.iter().filter(|&&c| c == b'\n').count())
         .unwrap_or(0)
-}
-
-/// The requests a recording holds (a torn last line, from a kill, is left out).
-fn recorded_requests(path: &Path) -> Vec<Value> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    text.lines()
-        .skip(1)
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|e| e.get("request").cloned())
-        .collect()
 }
 
 #[test]

@@ -6,32 +6,11 @@
 
 mod harness;
 
-use std::path::{Path, PathBuf};
-
 use harness::Project;
+use harness::replay::{json_lines, model, script};
 use serde_json::{Value, json};
 
 const FLAGS: [&str; 4] = ["--mode", "yolo", "--allow", "tool.bash.cmd:*"];
-
-fn script(project: &Project, name: &str, turns: &[Value]) -> PathBuf {
-    let mut text = String::from("{\"tackle_replay\":1}\n");
-    for t in turns {
-        text.push_str(&t.to_string());
-        text.push('\n');
-    }
-    project.write_outside(name, text)
-}
-
-fn model(file: &Path) -> String {
-    format!("replay:{}", file.display())
-}
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
-        .collect()
-}
 
 /// A two-turn run: a bash call, then the answer. Returns its session id.
 fn two_turn_run(p: &Project) -> String {

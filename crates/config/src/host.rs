@@ -15,19 +15,42 @@ use crate::load::Config;
 /// The catalog this configuration offers: built-ins minus disabled tools and minus tools no
 /// rule could ever allow, with descriptions rewritten to name only what is registered.
 pub fn catalog(config: &Config) -> Result<Catalog> {
+    catalog_with(config, Vec::new())
+}
+
+/// [`catalog`] with tools the host itself provides (the agent loop's mark_task_done), held to
+/// the same rules: a disabled tool, or one no rule could allow, is left out.
+pub fn catalog_with(config: &Config, host_tools: Vec<Arc<dyn DynTool>>) -> Result<Catalog> {
     let tools_config = builtin_config(config);
-    let registered = tools_config.registered.clone();
+    let mut registered = tools_config.registered.clone();
     let mut tools: Vec<Arc<dyn DynTool>> =
         with_runtime_tools(config, tackle_tools::builtin_tools(&tools_config))
             .into_iter()
             .filter(|t| registered.iter().any(|r| r == t.name()))
             .collect();
+    for tool in host_tools.into_iter().filter(|t| offered(config, t)) {
+        registered.push(tool.name().to_owned());
+        tools.push(tool);
+    }
     tools.extend(mcp_tools(config, &registered));
     let catalog = Catalog::build(tools, tackle_tools::BUILTIN_TOOL_NAMES)
         .map_err(|e| ConfigError::msg(format!("building the catalog: {e}")))?;
     // This host registered the tools, so it reports which of them wait for a plan.
     config.plans.report_gated(catalog.plan_gated());
     Ok(catalog)
+}
+
+/// Whether a tool is offered: not disabled, and some rule could allow it.
+fn offered(config: &Config, tool: &Arc<dyn DynTool>) -> bool {
+    let disabled = config
+        .settings
+        .disabled_tools
+        .iter()
+        .any(|t| t.value == tool.name());
+    !disabled
+        && config
+            .policy
+            .advertises(tool.name(), tool.permission_actions())
 }
 
 /// The gate every call passes: the compiled policy, and under `plan_mode = "required"` the
@@ -101,15 +124,7 @@ fn goal_tools(config: &Config) -> Vec<Arc<dyn DynTool>> {
 
 /// The built-in tools' configuration, with the names of the tools that will be offered.
 pub fn builtin_config(config: &Config) -> BuiltinConfig {
-    let disabled: Vec<&str> = config
-        .settings
-        .disabled_tools
-        .iter()
-        .map(|t| t.value.as_str())
-        .collect();
-    let offered = |t: &Arc<dyn DynTool>| {
-        !disabled.contains(&t.name()) && config.policy.advertises(t.name(), t.permission_actions())
-    };
+    let offered = |t: &Arc<dyn DynTool>| offered(config, t);
     // Two passes: learn which tools will be offered, then build them knowing that, so no tool
     // refers the model to one that is absent.
     let base = config.builtin();

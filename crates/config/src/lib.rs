@@ -9,6 +9,7 @@
 pub mod error;
 pub mod host;
 pub mod load;
+pub mod loop_settings;
 pub mod mcp_scope;
 pub mod models;
 pub mod posture;

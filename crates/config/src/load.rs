@@ -61,6 +61,8 @@ pub struct Config {
     pub wait: tackle_tools::WaitSettings,
     /// The model catalog: providers, entries, and the default and small model.
     pub models: crate::models::ModelCatalog,
+    /// `[checkpoint]` and `[watchdog]`, checked.
+    pub agent_loop: crate::loop_settings::LoopSettings,
 }
 
 impl Config {
@@ -264,6 +266,7 @@ fn validate(settings: &Settings) -> crate::Result<()> {
     let _ = private_hosts(settings)?;
     let _ = search_gate(settings)?;
     let _ = plan_mode(settings)?;
+    let _ = crate::loop_settings::loop_settings(settings)?;
     let _ = crate::wait_settings::wait_settings(settings, RuntimeConfig::DEFAULT_CALL_TIMEOUT)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -353,6 +356,7 @@ fn compile(
     })?;
     let search_gate = search_gate(&settings)?;
     let plan_mode = plan_mode(&settings)?;
+    let agent_loop = crate::loop_settings::loop_settings(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let models = crate::models::resolve(&settings)?;
     let mut process_env = EnvPolicy::default();
@@ -397,6 +401,7 @@ fn compile(
         plan_mode,
         plans: PlanBook::new(root),
         wait,
+        agent_loop,
     })
 }
 

@@ -100,6 +100,10 @@ pub struct BatchResult {
     /// request can be re-read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// The result's reserved `no_op` boolean: the call changed nothing (an unchanged plan, a
+    /// repeated task boundary). The watchdog reads this and nothing else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_op: bool,
 }
 
 /// A compaction checkpoint: a model-written summary that stands for every message before
@@ -110,6 +114,10 @@ pub struct Checkpoint {
     pub through: usize,
     pub summary: String,
     pub usage: Usage,
+    /// The task the model (mark_task_done) or the user (`/done`) declared finished, when the
+    /// checkpoint marks a task boundary rather than a full context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_done: Option<String>,
     pub at_ms: u64,
 }
 

@@ -1,6 +1,8 @@
 //! Compaction as the loop does it: a summary request without tools, recorded as a
 //! `checkpoint` before the conversation uses it. The loop compacts when a request would not
-//! fit; a front end compacts on the user's request through [`Agent::compact`].
+//! fit and after a batch in which the model marked a task done; a front end compacts on the
+//! user's request through [`Agent::compact`] and marks a task done through
+//! [`Agent::mark_done`].
 
 use std::time::Instant;
 
@@ -35,6 +37,17 @@ impl Agent {
     /// later requests start from that summary. Recorded like the loop's own checkpoints, so
     /// a resumed session starts from it too.
     pub async fn compact(&mut self, cancel: CancellationToken) -> Compacted {
+        self.compact_for(Why::Requested, cancel).await
+    }
+
+    /// The user declares a task finished (chat's `/done`): the completion record is written
+    /// now, as mark_task_done would have it written, whether or not that tool is offered.
+    pub async fn mark_done(&mut self, note: &str, cancel: CancellationToken) -> Compacted {
+        self.compact_for(Why::TaskDone(note.to_owned()), cancel)
+            .await
+    }
+
+    async fn compact_for(&mut self, why: Why, cancel: CancellationToken) -> Compacted {
         let through = checkpoint::through(&self.conversation);
         let covered = self
             .conversation
@@ -52,7 +65,7 @@ impl Agent {
         let turn = self.conversation.turns;
         let mut spent = Spent::default();
         match self
-            .write_checkpoint(Why::Requested, turn, &cancel, &mut spent, None)
+            .write_checkpoint(why, turn, &cancel, &mut spent, None)
             .await
         {
             Ok(None) => Compacted::Written { through },
@@ -80,7 +93,7 @@ impl Agent {
         );
         let mut request = TurnRequest::new(
             self.setup.model.model.clone(),
-            checkpoint::summary_request(&view.messages, why),
+            checkpoint::summary_request(&view.messages, &why),
             self.setup.model.max_tokens,
         );
         request.system = Some(checkpoint::SUMMARY_SYSTEM.to_owned());
@@ -114,14 +127,17 @@ impl Agent {
             through,
             summary: answered.message.text(),
             usage: answered.usage,
+            task_done: why.task_done().map(str::to_owned),
             at_ms: now_ms(),
         };
         self.append(Event::Checkpoint(record.clone())).await?;
         self.conversation.push_checkpoint(&record);
         self.spend(spent, &answered.usage, turn);
-        self.setup
-            .observer
-            .on_event(&AgentEvent::Checkpoint { turn, through });
+        self.setup.observer.on_event(&AgentEvent::Checkpoint {
+            turn,
+            through,
+            task_done: record.task_done.clone(),
+        });
         Ok(None)
     }
 }

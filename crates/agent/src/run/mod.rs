@@ -31,7 +31,9 @@ use crate::model::ModelSetup;
 use crate::prompt::Instructions;
 use crate::rebuild::rebuild;
 use crate::record::{Record, now_ms};
+use crate::task_done::TaskBoundaries;
 use crate::turn::{self, Streamed};
+use crate::watchdog::{Action, Watchdog, WatchdogSettings};
 
 pub use compact::Compacted;
 use ending::{Ended, bounded, ended_by};
@@ -46,6 +48,10 @@ pub struct AgentSetup {
     pub system: String,
     pub bounds: Bounds,
     pub observer: Arc<dyn Observer>,
+    /// Where mark_task_done (when the catalog offers it) leaves the boundaries the loop
+    /// writes between turns.
+    pub boundaries: Arc<TaskBoundaries>,
+    pub watchdog: WatchdogSettings,
 }
 
 /// How a run ended, and the model's last words.
@@ -79,28 +85,46 @@ pub struct Agent {
     calibration: Calibration,
     steer_tx: mpsc::UnboundedSender<String>,
     steer_rx: mpsc::UnboundedReceiver<String>,
+    watchdog: Watchdog,
+    /// Whether the watchdog cut the run in progress.
+    watchdog_cut: bool,
 }
 
 impl Agent {
     /// A new conversation in `setup.session` (whose log holds no agent records yet).
     pub fn new(setup: AgentSetup) -> Self {
-        Self::with(setup, Conversation::default(), None)
+        Self::with(setup, Conversation::default(), None, None)
     }
 
     /// The conversation recorded in `setup.session`'s log, continued. A batch the last
     /// process stopped in is answered from the record (interrupted calls are never re-run).
     pub fn resume(setup: AgentSetup) -> Result<Self, AgentError> {
         let rebuilt = rebuild(&setup.session.event_log_path())?;
-        Ok(Self::with(setup, rebuilt.conversation, rebuilt.interrupted))
+        if let Some(note) = rebuilt.task_done {
+            setup.boundaries.request(setup.session.id(), note);
+        }
+        Ok(Self::with(
+            setup,
+            rebuilt.conversation,
+            rebuilt.interrupted,
+            Some(rebuilt.watchdog),
+        ))
     }
 
     fn with(
         setup: AgentSetup,
         conversation: Conversation,
         interrupted: Option<ToolBatchFinished>,
+        recorded: Option<Watchdog>,
     ) -> Self {
         let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+        let mut watchdog = Watchdog::new(setup.watchdog);
+        if let Some(recorded) = &recorded {
+            watchdog.resume_from(recorded);
+        }
         Self {
+            watchdog,
+            watchdog_cut: false,
             tools: setup.runtime.catalog().specs(),
             record: Record::new(setup.session.clone()),
             instructions: Instructions::new(
@@ -133,10 +157,14 @@ impl Agent {
     /// stops the model stream or the running batch (and every process it started); the record
     /// says which.
     pub async fn run(&mut self, input: Option<&str>, cancel: CancellationToken) -> RunEnd {
+        self.watchdog_cut = false;
         let ended = match self.drive(input, &cancel).await {
             Ok(ended) => ended,
             Err(e) => Ended::new(RunOutcome::Error, e.to_string()),
         };
+        if !self.watchdog_cut {
+            self.watchdog.run_ended_uncut();
+        }
         let mut reason = ended.reason;
         let recorded = self
             .record
@@ -193,6 +221,13 @@ impl Agent {
                 "nothing to do: the session holds no task; give one",
             ));
         }
+        if self.watchdog.halted() {
+            self.watchdog_cut = true;
+            return Ok(Ended::new(
+                RunOutcome::BoundHit,
+                "the watchdog halted the agent after runs cut in a row; give new input to go on",
+            ));
+        }
         let mut spent = Spent::default();
         let mut retried_cut = false;
         loop {
@@ -215,6 +250,14 @@ impl Agent {
                 return Ok(Ended::new(RunOutcome::BoundHit, reason));
             }
             let turn_no = self.conversation.turns + 1;
+            // Between turns: a task the model marked done gets its completion record.
+            if let Some(note) = self.setup.boundaries.take(self.setup.session.id())
+                && let Some(ended) = self
+                    .write_checkpoint(Why::TaskDone(note), turn_no, cancel, &mut spent, deadline)
+                    .await?
+            {
+                return Ok(ended);
+            }
             let fixed = context::estimate_fixed(&self.setup.system, &self.tools);
             let window = self.setup.model.prompt_window();
             let mut view = context::view(&self.conversation, fixed, window, self.calibration);
@@ -342,12 +385,18 @@ impl Agent {
                 &batch_cancel,
             )
             .await;
-            let finished = finished?;
+            let mut finished = finished?;
+            let trips = self.watchdog.observe(&model_turn.message, &mut finished);
             self.append(Event::ToolBatchFinished(finished.clone()))
                 .await?;
             self.conversation.push_results(&finished);
             if finished.cancelled {
+                // A boundary marked in a batch the user stopped is not written.
+                self.setup.boundaries.take(self.setup.session.id());
                 return Ok(self.stopped(late, "the running tool calls"));
+            }
+            if let Some(ended) = self.watch(&trips, turn_no) {
+                return Ok(ended);
             }
         }
     }
@@ -379,7 +428,24 @@ impl Agent {
         });
     }
 
+    /// Acts on what the watchdog saw in a batch; `Some` when it cuts the run.
+    fn watch(&mut self, trips: &crate::watchdog::Trips, turn: u32) -> Option<Ended> {
+        let (message, cut) = match self.watchdog.act(trips) {
+            Action::Nothing => return None,
+            Action::Warn(message) => (message, false),
+            Action::Cut { reason, .. } => (reason, true),
+        };
+        self.setup.observer.on_event(&AgentEvent::Watchdog {
+            turn,
+            message: message.clone(),
+            cut,
+        });
+        self.watchdog_cut = cut;
+        cut.then(|| Ended::new(RunOutcome::BoundHit, message))
+    }
+
     async fn user_input(&mut self, text: &str) -> Result<(), AgentError> {
+        self.watchdog.operator_input();
         self.append(Event::UserInput(UserInput {
             text: text.to_owned(),
             at_ms: now_ms(),

@@ -5,7 +5,8 @@
 //! Test tools: `note` (parallel; counts executions, returns `noted <text>` padded to `size`
 //! bytes, and with `meet` waits at a two-party barrier so two notes prove they overlap),
 //! `hang` (says it started, then waits for its cancellation), and `steer` (sends input to the
-//! running loop through its [`Steering`] handle).
+//! running loop through its [`Steering`] handle); and the loop's own `mark_task_done`, sharing
+//! the world's [`TaskBoundaries`].
 
 #![allow(dead_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -21,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tackle_agent::{
     Agent, AgentEvent, AgentSetup, Bounds, CallEvents, ModelSetup, ObservedApprover, Observer,
-    Steering,
+    Steering, TaskBoundaries, WatchdogSettings,
 };
 use tackle_llm::catalog::{Modality, ModelEntry, Prices};
 use tackle_llm::media::DeliveryFamily;
@@ -293,6 +294,8 @@ pub struct World {
     pub session: Session,
     pub entry: ModelEntry,
     pub bounds: Bounds,
+    pub boundaries: Arc<TaskBoundaries>,
+    pub watchdog: WatchdogSettings,
 }
 
 impl World {
@@ -305,7 +308,8 @@ impl World {
         let session = Session::open(dir.path()).unwrap();
         let lab = Lab::new();
         let observer = Arc::new(Collect::default());
-        let runtime = runtime(&lab, gate, &observer);
+        let boundaries = TaskBoundaries::new();
+        let runtime = runtime(&lab, gate, &observer, &boundaries);
         Self {
             dir,
             lab,
@@ -314,6 +318,8 @@ impl World {
             session,
             entry: entry(200_000),
             bounds: Bounds::default(),
+            boundaries,
+            watchdog: WatchdogSettings::default(),
         }
     }
 
@@ -331,6 +337,8 @@ impl World {
             system: "You are tested.".into(),
             bounds: self.bounds.clone(),
             observer: self.observer.clone(),
+            boundaries: self.boundaries.clone(),
+            watchdog: self.watchdog,
         }
     }
 
@@ -352,11 +360,17 @@ impl World {
     }
 }
 
-pub fn runtime(lab: &Arc<Lab>, gate: Arc<dyn GateHook>, observer: &Arc<Collect>) -> Arc<Runtime> {
+pub fn runtime(
+    lab: &Arc<Lab>,
+    gate: Arc<dyn GateHook>,
+    observer: &Arc<Collect>,
+    boundaries: &Arc<TaskBoundaries>,
+) -> Arc<Runtime> {
     let tools: Vec<Arc<dyn DynTool>> = vec![
         Arc::new(Note(lab.clone())),
         Arc::new(Hang(lab.clone())),
         Arc::new(Steer(lab.clone())),
+        Arc::new(tackle_agent::MarkTaskDone::new(boundaries.clone())),
     ];
     let observer: Arc<dyn Observer> = observer.clone();
     Arc::new(

@@ -65,6 +65,7 @@ struct Chat {
     app: App,
     config: Config,
     runtime: Arc<Runtime>,
+    boundaries: Arc<tackle_agent::TaskBoundaries>,
     observer: Arc<dyn Observer>,
     choice: setup::ModelChoice,
     steering: Steering,
@@ -84,7 +85,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         asks: asks_tx,
         root: config.root.clone(),
     });
-    let runtime = setup::runtime(&config, approver, observer.clone())?;
+    let (runtime, boundaries) = setup::runtime(&config, approver, observer.clone())?;
     let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
         Some(id) => Session::resume(&config.root, id)
@@ -95,6 +96,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     let agent = setup::agent(
         &config,
         runtime.clone(),
+        boundaries.clone(),
         session,
         &choice,
         observer.clone(),
@@ -112,6 +114,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         ),
         config,
         runtime,
+        boundaries,
         observer,
         choice,
         steering,
@@ -244,7 +247,7 @@ impl Chat {
                     Compacted::Written { .. } => return,
                     Compacted::Nothing => (
                         NoticeKind::Info,
-                        "nothing to compact: a summary would stand for no more than now".to_owned(),
+                        "nothing to summarise: a record would stand for no more than the conversation does now".to_owned(),
                     ),
                     Compacted::Failed(reason) => {
                         (NoticeKind::Warning, format!("not compacted: {reason}"))
@@ -261,12 +264,14 @@ impl Chat {
     }
 
     /// `/compact`: the model summarises the conversation before its last turn; later requests
-    /// start from the summary. Runs like a turn (Ctrl-C cancels it).
-    fn compact(&mut self) {
+    /// start from the summary. `/done <note>` writes the completion record of a finished task
+    /// the same way. Either runs like a turn (Ctrl-C cancels it).
+    fn compact(&mut self, done: Option<String>) {
+        let name = if done.is_some() { "/done" } else { "/compact" };
         if self.app.running.is_some() {
             self.app.view.notice(
                 NoticeKind::Info,
-                "a turn is running; /compact once it has ended",
+                format!("a turn is running; {name} once it has ended"),
             );
             return;
         }
@@ -274,10 +279,13 @@ impl Chat {
         self.app.running = Some(cancel.clone());
         self.app.run_seq += 1;
         let seq = self.app.run_seq;
-        self.app
-            .view
-            .notice(NoticeKind::Info, "compacting: the model writes a summary…");
-        if self.work.send(Work::Compact { cancel, seq }).is_err() {
+        let what = if done.is_some() {
+            "marking the task done: the model writes its completion record…"
+        } else {
+            "compacting: the model writes a summary…"
+        };
+        self.app.view.notice(NoticeKind::Info, what);
+        if self.work.send(Work::Compact { cancel, seq, done }).is_err() {
             self.app.running = None;
             self.app.view.notice(
                 NoticeKind::Error,
@@ -325,7 +333,12 @@ impl Chat {
                     view.notice(NoticeKind::Info, "the todo list follows when the turn ends");
                 }
             }
-            Slash::Compact => self.compact(),
+            Slash::Compact => self.compact(None),
+            Slash::Done(None) => view.notice(
+                NoticeKind::Warning,
+                "say what was finished: /done <what the task was and how it ended>",
+            ),
+            Slash::Done(Some(note)) => self.compact(Some(note)),
             Slash::Model(None) => {
                 let text = format!(
                     "model {} (window {} tokens)",
@@ -367,6 +380,7 @@ impl Chat {
         let agent = setup::agent(
             &self.config,
             self.runtime.clone(),
+            self.boundaries.clone(),
             opened,
             choice.as_ref().unwrap_or(&self.choice),
             self.observer.clone(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tackle_agent::prompt::{Environment, system_prompt};
-use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer};
+use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, TaskBoundaries};
 use tackle_config::Config;
 use tackle_config::models::ModelCatalog;
 use tackle_runtime::{Approver, Runtime, Session};
@@ -20,26 +20,29 @@ pub fn choose(catalog: &ModelCatalog, flag: Option<&str>) -> anyhow::Result<Mode
     crate::run::model::choose(catalog, flag, None)
 }
 
-/// The runtime every session of this chat runs its calls on.
+/// The runtime every session of this chat runs its calls on, and where its mark_task_done
+/// leaves task boundaries (one store for all of the chat's sessions, keyed by session).
 pub fn runtime(
     config: &Config,
     approver: Arc<dyn Approver>,
     observer: Arc<dyn Observer>,
-) -> anyhow::Result<Arc<Runtime>> {
+) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>)> {
+    let (catalog, boundaries) = crate::run::loop_tools::catalog(config)?;
     let runtime = Runtime::new(
-        tackle_config::host::catalog(config)?,
+        catalog,
         tackle_config::host::gate(config),
         config.runtime.clone(),
     )
     .with_approver(approver)
     .with_event_observer(Arc::new(CallEvents(observer)));
-    Ok(Arc::new(runtime))
+    Ok((Arc::new(runtime), boundaries))
 }
 
 /// The agent of `session`: a new conversation, or the one its log holds when `resume`.
 pub fn agent(
     config: &Config,
     runtime: Arc<Runtime>,
+    boundaries: Arc<TaskBoundaries>,
     session: Session,
     choice: &ModelChoice,
     observer: Arc<dyn Observer>,
@@ -67,6 +70,8 @@ pub fn agent(
         model: choice.setup.clone(),
         bounds: Bounds::default(),
         observer,
+        boundaries,
+        watchdog: config.agent_loop.watchdog,
     };
     if resume {
         Agent::resume(setup).context("resuming the session")

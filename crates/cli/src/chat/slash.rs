@@ -6,6 +6,8 @@ pub enum Slash {
     Help,
     Model(Option<String>),
     Compact,
+    /// `/done <note>`: the note is the rest of the line.
+    Done(Option<String>),
     Todo,
     Stats,
     Resume(Option<String>),
@@ -25,6 +27,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "compact the conversation (the loop does it when the window fills)",
     ),
+    (
+        "/done <note>",
+        "the task is finished: write its completion record (later turns start from it)",
+    ),
     ("/todo", "show the session's todo list"),
     ("/stats", "tokens used and their cost"),
     ("/resume [id]", "list recent sessions, or continue one"),
@@ -36,11 +42,13 @@ pub fn parse(line: &str) -> Option<Slash> {
     let rest = line.trim().strip_prefix('/')?;
     let mut words = rest.split_whitespace();
     let name = words.next().unwrap_or("");
+    let rest = rest.trim_start()[name.len()..].trim();
     let arg = words.next().map(str::to_owned);
     Some(match name {
         "help" | "?" => Slash::Help,
         "model" => Slash::Model(arg),
         "compact" => Slash::Compact,
+        "done" => Slash::Done(Some(rest.to_owned()).filter(|r| !r.is_empty())),
         "todo" => Slash::Todo,
         "stats" => Slash::Stats,
         "resume" => Slash::Resume(arg),
@@ -91,6 +99,11 @@ mod tests {
             ),
             ("  /compact ", Some(Slash::Compact)),
             ("/todo", Some(Slash::Todo)),
+            ("/done", Some(Slash::Done(None))),
+            (
+                "/done  fixed the parser,  tests pass ",
+                Some(Slash::Done(Some("fixed the parser,  tests pass".into()))),
+            ),
             ("/stats", Some(Slash::Stats)),
             ("/resume abc", Some(Slash::Resume(Some("abc".into())))),
             ("/quit", Some(Slash::Quit)),
@@ -107,7 +120,7 @@ mod tests {
         let text = unknown("frob");
         assert!(text.starts_with("unknown command `/frob`"));
         for name in [
-            "/help", "/model", "/compact", "/todo", "/stats", "/resume", "/quit",
+            "/help", "/model", "/compact", "/done", "/todo", "/stats", "/resume", "/quit",
         ] {
             assert!(text.contains(name), "{text}");
         }

@@ -157,9 +157,26 @@ impl View {
                 NoticeKind::Info,
                 format!("{results} older tool result(s) left out of the request to fit the window"),
             ),
-            AgentEvent::Checkpoint { through, .. } => self.notice(
+            AgentEvent::Checkpoint {
+                through, task_done, ..
+            } => self.notice(
                 NoticeKind::Info,
-                format!("the conversation was compacted: a summary stands for its first {through} message(s)"),
+                match task_done {
+                    Some(note) => format!(
+                        "task done: {note} (a completion record stands for the first {through} message(s))"
+                    ),
+                    None => format!(
+                        "the conversation was compacted: a summary stands for its first {through} message(s)"
+                    ),
+                },
+            ),
+            AgentEvent::Watchdog { message, cut, .. } => self.notice(
+                NoticeKind::Warning,
+                if *cut {
+                    format!("watchdog ended the run: {message}")
+                } else {
+                    format!("watchdog: {message}")
+                },
             ),
             AgentEvent::RunFinished { outcome, reason } => {
                 self.fold_run_cost();

@@ -24,8 +24,13 @@ pub enum Work {
     Replace(Box<Agent>),
     /// Say what the session's todo list last was.
     Todo,
-    /// Compact the conversation now (`/compact`).
-    Compact { cancel: CancellationToken, seq: u64 },
+    /// Compact the conversation now (`/compact`), or, with `done`, write the completion
+    /// record of the task it names (`/done`).
+    Compact {
+        cancel: CancellationToken,
+        seq: u64,
+        done: Option<String>,
+    },
 }
 
 pub enum Done {
@@ -86,7 +91,16 @@ pub async fn work(
                 continue;
             }
             Work::Todo => Done::Todo(last_todo(agent.conversation())),
-            Work::Compact { cancel, seq } => Done::Compacted(seq, agent.compact(cancel).await),
+            Work::Compact {
+                cancel,
+                seq,
+                done: None,
+            } => Done::Compacted(seq, agent.compact(cancel).await),
+            Work::Compact {
+                cancel,
+                seq,
+                done: Some(note),
+            } => Done::Compacted(seq, agent.mark_done(&note, cancel).await),
         };
         if done.send(answer).is_err() {
             return;

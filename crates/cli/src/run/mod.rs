@@ -6,6 +6,7 @@
 //! Exit codes: 0 the task finished, 1 the run ended on an error, 2 bad command line, 3 tackle
 //! could not work, 4 a bound was reached, 5 the provider failed, 130 cancelled.
 
+pub(crate) mod loop_tools;
 pub(crate) mod model;
 mod output;
 mod sessions;
@@ -134,16 +135,13 @@ pub fn run(
     } else {
         Arc::new(output::Text)
     };
-    let runtime = Runtime::new(
-        commands::catalog(config)?,
-        commands::gate(config),
-        config.runtime.clone(),
-    )
-    .with_approver(Arc::new(ObservedApprover {
-        inner: approver(headless),
-        observer: observer.clone(),
-    }))
-    .with_event_observer(Arc::new(CallEvents(observer.clone())));
+    let (catalog, boundaries) = loop_tools::catalog(config)?;
+    let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
+        .with_approver(Arc::new(ObservedApprover {
+            inner: approver(headless),
+            observer: observer.clone(),
+        }))
+        .with_event_observer(Arc::new(CallEvents(observer.clone())));
     let env = tackle_agent::prompt::Environment {
         root: config.root.clone(),
         os: std::env::consts::OS.to_owned(),
@@ -160,6 +158,8 @@ pub fn run(
         system,
         bounds,
         observer: observer.clone(),
+        boundaries,
+        watchdog: config.agent_loop.watchdog,
     };
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -84,8 +84,25 @@ impl Observer for Text {
                 let code = code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
                 eprintln!("tackle: ← {} {status:?}{code}", visible(tool));
             }
-            AgentEvent::Checkpoint { .. } => {
+            AgentEvent::Checkpoint {
+                task_done: Some(note),
+                ..
+            } => eprintln!(
+                "tackle: task done: {}; later turns start from its completion record",
+                printable(note)
+            ),
+            AgentEvent::Checkpoint {
+                task_done: None, ..
+            } => {
                 eprintln!("tackle: the conversation was compacted to fit the context window")
+            }
+            AgentEvent::Watchdog { message, cut, .. } => {
+                let what = if *cut {
+                    "watchdog ended the run"
+                } else {
+                    "watchdog"
+                };
+                eprintln!("tackle: {what}: {}", printable(message))
             }
             _ => {}
         }

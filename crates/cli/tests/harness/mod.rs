@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+pub mod replay;
+
 /// A temp project directory. [`Project::new`] creates `.agents/` so it is a project root.
 ///
 /// The root is `<temp>/proj`, so tests can put things next to it, outside the root

@@ -50,6 +50,8 @@ pub struct SettingsFile {
     pub alert: Option<AlertSection>,
     pub safety: Option<SafetySection>,
     pub bash: Option<BashSection>,
+    pub checkpoint: Option<CheckpointSection>,
+    pub watchdog: Option<WatchdogSection>,
     pub model: Option<ModelSection>,
     /// User config only (a project file with it is refused).
     pub providers: Option<ProviderTables>,
@@ -149,6 +151,25 @@ pub struct WaitAndVerifySection {
     /// Tools (model-facing names, `mcp__<server>__<tool>`) that may be polled although they do
     /// not declare themselves read-only.
     pub poll_allow: Option<Vec<Spanned<String>>>,
+}
+
+/// `[checkpoint]`: who declares a task boundary.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointSection {
+    /// `"model"` (default: the model may call mark_task_done) or `"operator"` (the tool is
+    /// withheld; the user's `/done` still works).
+    pub mode: Option<Spanned<String>>,
+}
+
+/// `[watchdog]`: the loop's detectors of calls that change nothing.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchdogSection {
+    /// `"off"`, `"warn"` (default) or `"enforce"`.
+    pub mode: Option<Spanned<String>>,
+    /// Identical calls in a row reported to the model (default 3; 0 turns it off).
+    pub repeat_limit: Option<Spanned<u32>>,
 }
 
 /// `[tool_output]`: per-stream preview limits, digests and the media size limit.

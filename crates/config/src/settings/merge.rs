@@ -30,6 +30,10 @@ pub struct Flags {
     pub task: Option<crate::task::TaskClass>,
     /// `--model provider:model`.
     pub model: Option<String>,
+    /// `--checkpoint`.
+    pub checkpoint: Option<String>,
+    /// `--watchdog`.
+    pub watchdog: Option<String>,
 }
 
 /// The effective settings, each value with its origin.
@@ -74,6 +78,12 @@ pub struct Settings {
     pub wait_max_attempts: Sourced<u32>,
     /// `[tools.wait_and_verify] poll_allow`, accumulated across layers.
     pub wait_poll_allow: Vec<Sourced<String>>,
+    /// `[checkpoint] mode` (or `--checkpoint`).
+    pub checkpoint_mode: Sourced<String>,
+    /// `[watchdog] mode` (or `--watchdog`).
+    pub watchdog_mode: Sourced<String>,
+    /// `[watchdog] repeat_limit`.
+    pub watchdog_repeat_limit: Sourced<u32>,
     /// `[model] default` (or `--model`), unchecked text: [`crate::models`] resolves it.
     pub model_default: Option<Sourced<String>>,
     /// `[model] small`.
@@ -126,6 +136,12 @@ impl Settings {
                 Origin::BuiltIn,
             ),
             wait_poll_allow: Vec::new(),
+            checkpoint_mode: Sourced::new("model".to_owned(), Origin::BuiltIn),
+            watchdog_mode: Sourced::new("warn".to_owned(), Origin::BuiltIn),
+            watchdog_repeat_limit: Sourced::new(
+                tackle_agent::watchdog::DEFAULT_REPEAT_LIMIT,
+                Origin::BuiltIn,
+            ),
             model_default: None,
             model_small: None,
             providers: Vec::new(),
@@ -162,6 +178,17 @@ impl Settings {
             }
             if let Some(small) = &m.small {
                 self.model_small = Some(f.sourced(small));
+            }
+        }
+        if let Some(m) = s.checkpoint.as_ref().and_then(|c| c.mode.as_ref()) {
+            self.checkpoint_mode = f.sourced(m);
+        }
+        if let Some(w) = &s.watchdog {
+            if let Some(m) = &w.mode {
+                self.watchdog_mode = f.sourced(m);
+            }
+            if let Some(n) = &w.repeat_limit {
+                self.watchdog_repeat_limit = f.sourced(n);
             }
         }
         if let Some(p) = &s.permissions {
@@ -271,6 +298,17 @@ impl Settings {
                     flag: "--plan-mode",
                 },
             );
+        }
+        if let Some(m) = &flags.checkpoint {
+            self.checkpoint_mode = Sourced::new(
+                m.clone(),
+                Origin::Flag {
+                    flag: "--checkpoint",
+                },
+            );
+        }
+        if let Some(m) = &flags.watchdog {
+            self.watchdog_mode = Sourced::new(m.clone(), Origin::Flag { flag: "--watchdog" });
         }
         if let Some(m) = &flags.model {
             self.model_default = Some(Sourced::new(m.clone(), Origin::Flag { flag: "--model" }));

@@ -5,9 +5,9 @@ mod merge;
 mod models_file;
 
 pub use file::{
-    AlertSection, BashSection, FetchSection, LoadedFile, Origin, PathScopeSection,
-    PermissionsSection, SafetySection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
-    UrlScopeSection, WaitAndVerifySection, nearest,
+    AlertSection, BashSection, CheckpointSection, FetchSection, LoadedFile, Origin,
+    PathScopeSection, PermissionsSection, SafetySection, SettingsFile, Sourced, ToolOutputSection,
+    ToolsSection, UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};
 pub use models_file::{

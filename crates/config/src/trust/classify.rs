@@ -8,6 +8,8 @@
 //! below) is judged the safe way: a malformed value is kept so that its error surfaces, and a
 //! well-formed value whose reach is unclear widens.
 
+mod loop_keys;
+
 use tackle_gate::Mode;
 use tackle_mcp::client::{SecretUse, ServerConfig, Transport};
 use tackle_tools::SearchGateMode;
@@ -169,6 +171,21 @@ pub const KEYS: &[KeyRule] = &[
         "false is kept; true over a lower false starts a shell the user turned off",
     ),
     row(
+        "checkpoint.mode",
+        Treatment::KeptIfNarrower,
+        "\"operator\" only withholds mark_task_done; \"model\" over a lower \"operator\" lets the model declare task boundaries the user keeps for /done",
+    ),
+    row(
+        "watchdog.mode",
+        Treatment::KeptIfNarrower,
+        "a closer watch is kept (enforce > warn > off); a laxer one lets a loop of calls that change nothing run on",
+    ),
+    row(
+        "watchdog.repeat_limit",
+        Treatment::KeptIfNarrower,
+        "a lower limit reports repeated identical calls sooner and is kept; a higher one, or 0 (off), reports them later or never",
+    ),
+    row(
         "model.default",
         Treatment::Ignored,
         "chooses which of the user's providers receives the conversation (and the code in it)",
@@ -257,6 +274,8 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         alert: s.alert.as_ref().map(|a| out.alert(a)),
         safety: s.safety.as_ref().map(|x| out.safety(x)),
         bash: s.bash.as_ref().map(|b| out.bash(b)),
+        checkpoint: s.checkpoint.as_ref().map(|c| out.checkpoint(c)),
+        watchdog: s.watchdog.as_ref().map(|w| out.watchdog(w)),
         model: s.model.as_ref().map(|m| out.model(m)),
         // Never applied from a project, trusted or not: `config::load_with` refuses a project
         // file that has them before it is split.
@@ -906,6 +925,17 @@ bash.env_pass | | [bash]\nenv_pass = ["GITHUB_TOKEN", "SSH_AUTH_SOCK"] | ignored
 bash.prestart | | [bash]\nprestart = false | kept
 bash.prestart | | [bash]\nprestart = true | kept
 bash.prestart | [bash]\nprestart = false | [bash]\nprestart = true | ignored
+checkpoint.mode | | [checkpoint]\nmode = "operator" | kept
+checkpoint.mode | | [checkpoint]\nmode = "model" | kept
+checkpoint.mode | [checkpoint]\nmode = "operator" | [checkpoint]\nmode = "model" | ignored
+watchdog.mode | | [watchdog]\nmode = "enforce" | kept
+watchdog.mode | | [watchdog]\nmode = "off" | ignored
+watchdog.mode | [watchdog]\nmode = "off" | [watchdog]\nmode = "warn" | kept
+watchdog.mode | [watchdog]\nmode = "enforce" | [watchdog]\nmode = "warn" | ignored
+watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 2 | kept
+watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 5 | ignored
+watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 0 | ignored
+watchdog.repeat_limit | [watchdog]\nrepeat_limit = 0 | [watchdog]\nrepeat_limit = 9 | kept
 model.default | | [model]\ndefault = "openai:gpt-5" | ignored
 model.default | [model]\ndefault = "anthropic:claude-sonnet-4-5" | [model]\ndefault = "anthropic:claude-sonnet-4-5" | ignored
 model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored

@@ -1,0 +1,89 @@
+//! `[checkpoint]` and `[watchdog]` checked: who may declare a task boundary, and how the loop
+//! treats calls that change nothing. Neither widens what runs or where data goes (one withholds
+//! a tool, the other ends runs sooner), so a project file may set both without folder trust.
+
+use tackle_agent::{WatchdogMode, WatchdogSettings};
+
+use crate::bail;
+use crate::settings::Settings;
+
+/// Who declares a task boundary (seed 003, mark_task_done).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CheckpointMode {
+    /// The model may call mark_task_done (the default).
+    #[default]
+    Model,
+    /// Only the user (`/done`): mark_task_done is withheld from the catalog.
+    Operator,
+}
+
+impl CheckpointMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Operator => "operator",
+        }
+    }
+}
+
+/// The loop's settings, checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopSettings {
+    pub checkpoint: CheckpointMode,
+    pub watchdog: WatchdogSettings,
+}
+
+pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
+    let mode = &settings.checkpoint_mode;
+    let checkpoint = match mode.value.as_str() {
+        "model" => CheckpointMode::Model,
+        "operator" => CheckpointMode::Operator,
+        other => bail!(
+            "checkpoint mode \"{other}\" ({}): use \"model\" (the model may call mark_task_done) \
+             or \"operator\" (only the user's /done declares a task boundary)",
+            mode.origin
+        ),
+    };
+    let watchdog = &settings.watchdog_mode;
+    let mode: WatchdogMode = watchdog
+        .value
+        .parse()
+        .map_err(|e| crate::config_error!("watchdog mode ({}): {e}", watchdog.origin))?;
+    Ok(LoopSettings {
+        checkpoint,
+        watchdog: WatchdogSettings {
+            mode,
+            repeat_limit: settings.watchdog_repeat_limit.value,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{Flags, Origin, Sourced};
+
+    #[test]
+    fn defaults_flags_and_bad_values() {
+        let mut s = Settings::defaults(10, 100);
+        assert_eq!(loop_settings(&s).unwrap(), LoopSettings::default());
+        s.apply_flags(&Flags {
+            checkpoint: Some("operator".into()),
+            watchdog: Some("enforce".into()),
+            ..Flags::default()
+        });
+        let l = loop_settings(&s).unwrap();
+        assert_eq!(l.checkpoint, CheckpointMode::Operator);
+        assert_eq!(l.watchdog.mode, WatchdogMode::Enforce);
+        s.checkpoint_mode = Sourced::new("agent".into(), Origin::BuiltIn);
+        let e = loop_settings(&s).unwrap_err().to_string();
+        assert!(e.contains("\"model\"") && e.contains("\"operator\""), "{e}");
+        s.checkpoint_mode = Sourced::new("model".into(), Origin::BuiltIn);
+        s.watchdog_mode = Sourced::new("loud".into(), Origin::Flag { flag: "--watchdog" });
+        let e = loop_settings(&s).unwrap_err().to_string();
+        assert!(
+            e.contains("--watchdog") && e.contains("off, warn or enforce"),
+            "{e}"
+        );
+    }
+}
