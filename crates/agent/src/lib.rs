@@ -18,6 +18,7 @@
 //! same functions the live loop uses; rejected: a separate transcript file, which a crash can
 //! leave disagreeing with the calls the log says ran.
 
+pub mod ask_user;
 pub mod batch;
 pub mod bounds;
 pub mod checkpoint;
@@ -34,6 +35,7 @@ pub mod task_done;
 pub mod turn;
 pub mod watchdog;
 
+pub use ask_user::{Answer, AskUser, Prompter, Question};
 pub use bounds::Bounds;
 pub use conversation::Conversation;
 pub use error::AgentError;

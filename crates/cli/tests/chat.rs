@@ -289,3 +289,59 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
     chat.keys(&["C-c"]);
     chat.wait_gone();
 }
+
+#[test]
+fn the_model_asks_the_user_and_done_marks_the_task() {
+    let project = Project::new();
+    let ask = |id: &str, question: &str| {
+        serde_json::json!({"tool_calls": [{"id": id, "name": "ask_user",
+            "arguments": {"question": question, "default": "small"}}]})
+    };
+    let script = replay(
+        &project,
+        &[
+            ask("q1", "Which colour?"),
+            ask("q2", "Which size?"),
+            serde_json::json!({"text": "blue and small, then"}),
+            serde_json::json!({"text": "## Completed task\npicked\n## Task\npick\n## Done so far\npicked\n## Current state\nidle\n## Open questions\nnone\n## Next steps\nwait"}),
+        ],
+    );
+    let chat = Tmux::start(&project, &script);
+    chat.wait_for(&["new session"]);
+    chat.type_line("pick a colour and a size");
+    chat.wait_for(&["the model asks: Which colour?", "waiting for your answer"]);
+    chat.type_line("blue");
+    chat.wait_for(&[
+        "the model asks: Which size?",
+        "Enter alone answers \"small\"",
+    ]);
+    chat.keys(&["Enter"]);
+    chat.wait_for(&["blue and small, then", "· ready"]);
+    chat.type_line("/done");
+    chat.wait_for(&["say what was finished: /done <"]);
+    chat.type_line("/done picked the colour and size");
+    chat.wait_for(&["task done: picked the colour and size", "· ready"]);
+    chat.type_line("/quit");
+    chat.wait_gone();
+
+    let log: Vec<serde_json::Value> = project
+        .sessions()
+        .concat()
+        .into_iter()
+        .map(|e| e["event"].clone())
+        .collect();
+    let text = |call: &str| {
+        log.iter()
+            .filter(|e| e["type"] == "tool_batch_finished")
+            .flat_map(|b| b["results"].as_array().unwrap().clone())
+            .find(|r| r["result"]["call_id"] == call)
+            .map(|r| r["result"]["content"][0]["text"].clone())
+    };
+    assert_eq!(text("q1").unwrap(), "The user answered: blue");
+    assert_eq!(
+        text("q2").unwrap(),
+        "The user gave no answer; the default applies: small"
+    );
+    let done = log.iter().find(|e| e["type"] == "checkpoint").unwrap();
+    assert_eq!(done["task_done"], "picked the colour and size");
+}

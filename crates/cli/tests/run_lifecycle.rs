@@ -172,3 +172,81 @@ fn the_watchdog_reports_repeats_and_enforce_ends_the_run() {
         .count();
     assert_eq!(ran, 6, "cut after twice the limit, never before");
 }
+
+#[test]
+fn ask_user_is_answered_on_stdin_refused_when_headless_and_absent_unasked_for() {
+    let p = Project::new();
+    let turns = [
+        json!({"turn": {"tool_calls": [{"id": "q1", "name": "ask_user",
+            "arguments": {"question": "Which colour?\u{1b}[2J", "default": "red"}}]}}),
+        json!({"turn": {"tool_calls": [{"id": "q2", "name": "ask_user",
+            "arguments": {"question": "And the size?", "default": "small"}}]}}),
+        json!({"turn": {"text": "noted"}}),
+    ];
+    let result_text = |p: &Project, call: &str| {
+        records(p, "tool_batch_finished")
+            .iter()
+            .flat_map(|b| b["results"].as_array().unwrap().clone())
+            .find(|r| r["result"]["call_id"] == call)
+            .map(|r| {
+                r["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .unwrap_or_else(|| panic!("no result for {call}"))
+    };
+
+    let file = script(&p, "ask.jsonl", &turns);
+    let out = p
+        .tackle(FLAGS)
+        .args([
+            "--model",
+            &model(&file),
+            "run",
+            "--ask-user",
+            "stdin",
+            "pick",
+        ])
+        .stdin("blue\n\n")
+        .run();
+    out.success();
+    assert_eq!(result_text(&p, "q1"), "The user answered: blue");
+    assert_eq!(
+        result_text(&p, "q2"),
+        "The user gave no answer; the default applies: small"
+    );
+    assert!(
+        out.stderr.contains("Which colour?\\x1b[2J"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains('\u{1b}'),
+        "an escape reached the terminal"
+    );
+
+    let p = Project::new();
+    let file = script(&p, "ask.jsonl", &turns);
+    p.tackle(FLAGS)
+        .args(["--headless", "--model", &model(&file)])
+        .args(["run", "--ask-user", "auto", "pick"])
+        .run()
+        .success();
+    let refused = result_text(&p, "q1");
+    assert!(
+        refused.starts_with("No one can answer here") && refused.contains("headless"),
+        "{refused}"
+    );
+
+    let p = Project::new();
+    let file = script(&p, "ask.jsonl", &turns[2..]);
+    let record = p.outside("ask-requests.jsonl");
+    p.tackle(FLAGS)
+        .args(["--model", &model(&file), "run", "pick"])
+        .env("TACKLE_REPLAY_RECORD", &record)
+        .run()
+        .success();
+    let tools = tool_names(&recorded_requests(&record)[0]).join(",");
+    assert!(!tools.contains("ask_user"), "{tools}");
+}

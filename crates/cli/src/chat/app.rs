@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::{Ask, Pending};
 use super::input::InputLine;
+use super::question::Asked;
 use super::view::{NoticeKind, View};
 
 pub struct App {
@@ -15,6 +16,9 @@ pub struct App {
     pub approval: Option<Pending>,
     /// Asks that arrived while another was on screen (calls of one batch ask one by one).
     pub waiting: VecDeque<Ask>,
+    /// The model's questions (ask_user), oldest first: the first is the one the next line
+    /// typed answers.
+    pub questions: VecDeque<Asked>,
     /// `provider:model`.
     pub model: String,
     /// The model's context window in tokens.
@@ -49,6 +53,7 @@ impl App {
             input: InputLine::default(),
             approval: None,
             waiting: VecDeque::new(),
+            questions: VecDeque::new(),
             model,
             window,
             posture: short_posture(posture),
@@ -72,6 +77,7 @@ impl App {
                 // The calls waiting for an answer are cancelled with their batch.
                 self.approval = None;
                 self.waiting.clear();
+                self.questions.clear();
                 self.view
                     .notice(NoticeKind::Warning, "cancelling… (Ctrl-C again quits)");
                 Interrupted::Cancelled
@@ -96,11 +102,18 @@ impl App {
         self.approval = self.waiting.pop_front().map(Pending::new);
     }
 
+    /// A question from the model: shown now, answered by the next line.
+    pub fn question(&mut self, asked: Asked) {
+        self.view.notice(NoticeKind::Warning, asked.shown());
+        self.questions.push_back(asked);
+    }
+
     pub fn run_ended(&mut self) {
         self.running = None;
         self.cancelling = false;
         self.approval = None;
         self.waiting.clear();
+        self.questions.clear();
         if self.quit_after_run {
             self.quit = true;
         }
@@ -112,6 +125,8 @@ impl App {
         let percent = (used * 100).checked_div(self.window).unwrap_or(0);
         let state = if self.approval.is_some() {
             "waiting for approval"
+        } else if !self.questions.is_empty() {
+            "waiting for your answer"
         } else if self.cancelling {
             "cancelling"
         } else if self.running.is_some() {

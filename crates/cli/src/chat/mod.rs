@@ -11,6 +11,7 @@ mod approval;
 mod diff;
 mod input;
 mod markdown;
+mod question;
 mod render;
 mod setup;
 mod slash;
@@ -75,6 +76,7 @@ struct Chat {
 async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     let (updates_tx, mut updates) = mpsc::unbounded_channel();
     let (asks_tx, mut asks) = mpsc::unbounded_channel();
+    let (questions_tx, mut questions) = mpsc::unbounded_channel();
     let (done_tx, mut done) = mpsc::unbounded_channel();
     let (work_tx, work_rx) = mpsc::unbounded_channel();
     let observer: Arc<dyn Observer> = Arc::new(worker::ChatObserver {
@@ -85,7 +87,10 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         asks: asks_tx,
         root: config.root.clone(),
     });
-    let (runtime, boundaries) = setup::runtime(&config, approver, observer.clone())?;
+    let prompter = Arc::new(question::ChatPrompter {
+        questions: questions_tx,
+    });
+    let (runtime, boundaries) = setup::runtime(&config, approver, prompter, observer.clone())?;
     let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
         Some(id) => Session::resume(&config.root, id)
@@ -153,6 +158,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
             Some(event) = keys.recv() => chat.terminal_event(event),
             Some(update) = updates.recv() => chat.update(update),
             Some(ask) = asks.recv() => chat.app.ask(ask),
+            Some(asked) = questions.recv() => chat.app.question(asked),
             Some(end) = done.recv() => chat.done(end),
             else => break Ok(()),
         }
@@ -176,6 +182,16 @@ impl Chat {
                 return;
             }
         }
+        // Enter alone answers the model's question with its default.
+        if key.code == term::KeyCode::Enter
+            && key.kind != term::KeyEventKind::Release
+            && self.app.input.text.is_empty()
+            && let Some(asked) = self.app.questions.pop_front()
+        {
+            self.app.view.user("(the default)", false);
+            asked.answer("");
+            return;
+        }
         match self.app.input.key(key) {
             Action::None => {}
             Action::Submit(line) => self.submit(line),
@@ -192,6 +208,11 @@ impl Chat {
         self.app.scroll = 0;
         if let Some(command) = slash::parse(&line) {
             return self.slash(command);
+        }
+        if let Some(asked) = self.app.questions.pop_front() {
+            self.app.view.user(&line, false);
+            asked.answer(&line);
+            return;
         }
         if self.app.running.is_some() {
             let queued = self.steering.send(line.clone());

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tackle_agent::prompt::{Environment, system_prompt};
-use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, TaskBoundaries};
+use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, Prompter, TaskBoundaries};
 use tackle_config::Config;
 use tackle_config::models::ModelCatalog;
 use tackle_runtime::{Approver, Runtime, Session};
@@ -20,14 +20,16 @@ pub fn choose(catalog: &ModelCatalog, flag: Option<&str>) -> anyhow::Result<Mode
     crate::run::model::choose(catalog, flag, None)
 }
 
-/// The runtime every session of this chat runs its calls on, and where its mark_task_done
+/// The runtime every session of this chat runs its calls on (ask_user answered on the input
+/// line), and where its mark_task_done
 /// leaves task boundaries (one store for all of the chat's sessions, keyed by session).
 pub fn runtime(
     config: &Config,
     approver: Arc<dyn Approver>,
+    prompter: Arc<dyn Prompter>,
     observer: Arc<dyn Observer>,
 ) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>)> {
-    let (catalog, boundaries) = crate::run::loop_tools::catalog(config)?;
+    let (catalog, boundaries) = crate::run::loop_tools::catalog(config, Some(prompter))?;
     let runtime = Runtime::new(
         catalog,
         tackle_config::host::gate(config),

@@ -1,20 +1,26 @@
 //! The catalog of an agent session: the configuration's, plus the tools the loop itself
 //! provides. mark_task_done is offered unless `[checkpoint] mode = "operator"` keeps task
 //! boundaries for the user (chat's /done); the same disabled and advertised rules hold for it
-//! as for every tool.
+//! as for every tool. ask_user is offered when the front end has someone to answer it.
 
 use std::sync::Arc;
 
-use tackle_agent::{MarkTaskDone, TaskBoundaries};
+use tackle_agent::{AskUser, MarkTaskDone, Prompter, TaskBoundaries};
 use tackle_config::Config;
 use tackle_config::loop_settings::CheckpointMode;
 use tackle_runtime::Catalog;
 use tackle_tool::DynTool;
 
 /// The session catalog and where its mark_task_done leaves boundaries for the loop.
-pub fn catalog(config: &Config) -> anyhow::Result<(Catalog, Arc<TaskBoundaries>)> {
+pub fn catalog(
+    config: &Config,
+    prompter: Option<Arc<dyn Prompter>>,
+) -> anyhow::Result<(Catalog, Arc<TaskBoundaries>)> {
     let boundaries = TaskBoundaries::new();
     let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
+    if let Some(prompter) = prompter {
+        tools.push(Arc::new(AskUser::new(prompter)));
+    }
     if config.agent_loop.checkpoint == CheckpointMode::Model {
         tools.push(Arc::new(MarkTaskDone::new(boundaries.clone())));
     }

@@ -6,6 +6,7 @@
 //! Exit codes: 0 the task finished, 1 the run ended on an error, 2 bad command line, 3 tackle
 //! could not work, 4 a bound was reached, 5 the provider failed, 130 cancelled.
 
+mod ask;
 pub(crate) mod loop_tools;
 pub(crate) mod model;
 mod output;
@@ -80,6 +81,11 @@ pub struct RunArgs {
     /// End the run after SECONDS of wall-clock time.
     #[arg(long, value_name = "SECONDS")]
     pub max_duration: Option<f64>,
+    /// Offer the model ask_user, answered here: stdin (each answer a line of standard input,
+    /// the question on stderr) or auto (on the terminal; refused at once without one, or
+    /// under --headless). Without it the model cannot ask. (Not `--ask PATTERN`, a rule.)
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub ask_user: Option<ask::AskMode>,
 }
 
 /// The global `--model` as `tackle run` takes it: a replay file (`replay:<file>`, for tests)
@@ -135,7 +141,8 @@ pub fn run(
     } else {
         Arc::new(output::Text)
     };
-    let (catalog, boundaries) = loop_tools::catalog(config)?;
+    let prompter = args.ask_user.map(|mode| ask::prompter(mode, headless));
+    let (catalog, boundaries) = loop_tools::catalog(config, prompter)?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
             inner: approver(headless),
