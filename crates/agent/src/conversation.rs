@@ -126,6 +126,35 @@ pub(crate) fn add_usage(total: &mut Usage, usage: &Usage) {
     }
 }
 
+impl Conversation {
+    /// The text of the newest result of a `tool` call, as the model was shown it: for the todo
+    /// tool, the list as the model last saw it.
+    pub fn last_result_text(&self, tool: &str) -> Option<String> {
+        use tackle_protocol::ContentBlock;
+        let call = self.messages.iter().rev().find_map(|m| {
+            m.tool_calls()
+                .filter(|c| c.name == tool)
+                .last()
+                .map(|c| c.id.clone())
+        })?;
+        self.messages.iter().rev().find_map(|m| {
+            m.content.iter().find_map(|p| match p {
+                Part::ToolResult(r) if r.call_id == call => Some(
+                    r.content
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                _ => None,
+            })
+        })
+    }
+}
+
 /// Text blocks of a result as one string (attachments as their references).
 #[cfg(test)]
 pub(crate) fn result_text(content: &[tackle_protocol::ContentBlock]) -> String {
@@ -141,4 +170,50 @@ pub(crate) fn result_text(content: &[tackle_protocol::ContentBlock]) -> String {
             } => format!("[attachment {mime_type} {artifact}]"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_result_of_a_tool_is_its_newest_calls() {
+        use tackle_protocol::{
+            CallId, ContentBlock, Message, Role, ToolArguments, ToolCallPart, ToolResultPart,
+        };
+        let call = |id: &str, name: &str| {
+            Part::ToolCall(ToolCallPart {
+                id: CallId(id.into()),
+                name: name.into(),
+                arguments: ToolArguments::Valid {
+                    value: serde_json::json!({}),
+                },
+            })
+        };
+        let result = |id: &str, text: &str| {
+            Part::ToolResult(ToolResultPart {
+                call_id: CallId(id.into()),
+                content: vec![ContentBlock::Text { text: text.into() }],
+                is_error: false,
+                media: Vec::new(),
+            })
+        };
+        let message = |role, parts| Message {
+            role,
+            content: parts,
+        };
+        let mut conversation = Conversation::default();
+        assert_eq!(conversation.last_result_text("todo"), None);
+        conversation.messages = vec![
+            message(Role::Assistant, vec![call("a", "todo")]),
+            message(Role::User, vec![result("a", "[ ] old")]),
+            message(Role::Assistant, vec![call("b", "todo"), call("c", "bash")]),
+            message(Role::User, vec![result("b", "[x] new"), result("c", "ls")]),
+        ];
+        assert_eq!(
+            conversation.last_result_text("todo").as_deref(),
+            Some("[x] new")
+        );
+        assert_eq!(conversation.last_result_text("bash").as_deref(), Some("ls"));
+    }
 }

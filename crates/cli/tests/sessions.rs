@@ -187,3 +187,33 @@ fn bad_ids_and_turns_are_usage_errors_that_say_what_to_do() {
     let zero = p.tackle(["sessions", "fork", &id, "--turn", "0"]).run();
     zero.code(2);
 }
+
+#[test]
+fn show_ends_with_the_todo_list_as_the_model_last_saw_it() {
+    let p = Project::new();
+    let add = |id: &str, text: &str| json!({"id": id, "name": "todo", "arguments": {"action": "add", "text": text}});
+    let file = script(
+        &p,
+        "todo.jsonl",
+        &[
+            json!({"turn": {"tool_calls": [add("t1", "write the parser")]}}),
+            json!({"turn": {"tool_calls": [add("t2", "test the parser\u{1b}[2J")]}}),
+            json!({"turn": {"text": "planned"}}),
+        ],
+    );
+    p.tackle(FLAGS)
+        .args(["--model", &model(&file), "run", "plan it"])
+        .run()
+        .success();
+    let list = json_lines(&p.tackle(["sessions", "ls", "--json"]).run().stdout);
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    let show = p.tackle(["sessions", "show", &id]).run();
+    show.success();
+    let (_, todo) = show
+        .stdout
+        .split_once("── todo (as the model last saw it) ──")
+        .unwrap_or_else(|| panic!("no todo section:\n{}", show.stdout));
+    assert!(todo.contains("write the parser"), "{todo}");
+    assert!(todo.contains("test the parser\\x1b[2J"), "{todo}");
+    assert!(!show.stdout.contains('\u{1b}'));
+}

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use tackle_agent::{Agent, AgentEvent, Compacted, Conversation, Observer};
-use tackle_protocol::{ContentBlock, Part};
+use tackle_agent::{Agent, AgentEvent, Compacted, Observer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -90,7 +89,7 @@ pub async fn work(
                 agent = *next;
                 continue;
             }
-            Work::Todo => Done::Todo(last_todo(agent.conversation())),
+            Work::Todo => Done::Todo(agent.conversation().last_result_text("todo")),
             Work::Compact {
                 cancel,
                 seq,
@@ -105,71 +104,5 @@ pub async fn work(
         if done.send(answer).is_err() {
             return;
         }
-    }
-}
-
-/// The text of the newest `todo` call's result: the list as the model last saw it.
-pub fn last_todo(conversation: &Conversation) -> Option<String> {
-    let messages = &conversation.messages;
-    let call = messages.iter().rev().find_map(|m| {
-        m.tool_calls()
-            .filter(|c| c.name == "todo")
-            .last()
-            .map(|c| c.id.clone())
-    })?;
-    messages.iter().rev().find_map(|m| {
-        m.content.iter().find_map(|p| match p {
-            Part::ToolResult(r) if r.call_id == call => Some(
-                r.content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
-            _ => None,
-        })
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tackle_protocol::{CallId, Message, Role, ToolArguments, ToolCallPart, ToolResultPart};
-
-    #[test]
-    fn the_todo_list_is_the_newest_todo_result() {
-        let call = |id: &str, name: &str| {
-            Part::ToolCall(ToolCallPart {
-                id: CallId(id.into()),
-                name: name.into(),
-                arguments: ToolArguments::Valid {
-                    value: serde_json::json!({}),
-                },
-            })
-        };
-        let result = |id: &str, text: &str| {
-            Part::ToolResult(ToolResultPart {
-                call_id: CallId(id.into()),
-                content: vec![ContentBlock::Text { text: text.into() }],
-                is_error: false,
-                media: Vec::new(),
-            })
-        };
-        let message = |role, parts| Message {
-            role,
-            content: parts,
-        };
-        let mut conversation = Conversation::default();
-        assert_eq!(last_todo(&conversation), None);
-        conversation.messages = vec![
-            message(Role::Assistant, vec![call("a", "todo")]),
-            message(Role::User, vec![result("a", "[ ] old")]),
-            message(Role::Assistant, vec![call("b", "todo"), call("c", "bash")]),
-            message(Role::User, vec![result("b", "[x] new"), result("c", "ls")]),
-        ];
-        assert_eq!(last_todo(&conversation).as_deref(), Some("[x] new"));
     }
 }

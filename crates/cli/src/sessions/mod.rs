@@ -56,6 +56,10 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
             } else {
                 out.write_all(show::to_text(messages).as_bytes())
                     .context("writing the session")?;
+                if let Some(list) = rebuilt.conversation.last_result_text("todo") {
+                    out.write_all(show::todo_text(&list).as_bytes())
+                        .context("writing the session")?;
+                }
             }
         }
         SessionsCommand::Replay { id, json } => {

@@ -26,6 +26,16 @@ pub fn to_text(messages: &[Message]) -> String {
     out
 }
 
+/// The session's todo list as the model last saw it, after the conversation.
+pub fn todo_text(list: &str) -> String {
+    let mut out = String::from("\n── todo (as the model last saw it) ──\n");
+    for line in list.lines() {
+        out.push_str(&visible(line));
+        out.push('\n');
+    }
+    out
+}
+
 fn part_text(out: &mut String, part: &Part) {
     match part {
         Part::Text { text } => {
