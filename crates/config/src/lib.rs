@@ -14,6 +14,7 @@ pub mod mcp_scope;
 pub mod models;
 pub mod posture;
 pub mod root;
+pub mod sciontool;
 pub mod settings;
 pub mod task;
 pub mod trust;

@@ -63,6 +63,8 @@ pub struct Config {
     pub models: crate::models::ModelCatalog,
     /// `[checkpoint]` and `[watchdog]`, checked.
     pub agent_loop: crate::loop_settings::LoopSettings,
+    /// The hub's `sciontool`, when `[tools.sciontool_status] command` finds it.
+    pub sciontool: Option<tackle_tools::SciontoolCommand>,
 }
 
 impl Config {
@@ -89,6 +91,7 @@ impl Config {
             plan_mode: self.plan_mode,
             plans: Some(self.plans.clone()),
             wait: self.wait.clone(),
+            sciontool: self.sciontool.clone(),
         }
     }
 }
@@ -358,6 +361,7 @@ fn compile(
     let plan_mode = plan_mode(&settings)?;
     let agent_loop = crate::loop_settings::loop_settings(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
+    let sciontool = crate::sciontool::command(&settings, root)?;
     let models = crate::models::resolve(&settings)?;
     let mut process_env = EnvPolicy::default();
     process_env
@@ -402,6 +406,7 @@ fn compile(
         plans: PlanBook::new(root),
         wait,
         agent_loop,
+        sciontool,
     })
 }
 

@@ -44,6 +44,9 @@ pub struct BuiltinConfig {
     /// `[tools.wait_and_verify]`: the ceilings no wait may pass, and the tools the operator
     /// vouches for as pollable.
     pub wait: WaitSettings,
+    /// The hub's `sciontool`, when found (`sciontool_status::discover`). `None`: no
+    /// sciontool_status tool.
+    pub sciontool: Option<crate::SciontoolCommand>,
 }
 
 impl Default for BuiltinConfig {
@@ -61,6 +64,7 @@ impl Default for BuiltinConfig {
             plan_mode: PlanMode::Off,
             plans: None,
             wait: WaitSettings::DEFAULT,
+            sciontool: None,
         }
     }
 }

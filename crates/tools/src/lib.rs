@@ -34,6 +34,7 @@ pub mod read_file;
 pub mod read_many_files;
 pub mod record_plan;
 pub mod registry;
+pub mod sciontool_status;
 pub mod shell;
 pub mod stack;
 pub mod stat;
@@ -65,6 +66,7 @@ pub use read_file::ReadFile;
 pub use read_many_files::ReadManyFiles;
 pub use record_plan::{PlanBook, RecordPlan};
 pub use registry::{BUILTIN_TOOL_NAMES, Registration, builtin_tools};
+pub use sciontool_status::{SciontoolCommand, SciontoolStatus};
 
 pub use stat::Stat;
 pub use todo::Todo;

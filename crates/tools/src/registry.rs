@@ -12,7 +12,8 @@ use tackle_tool::{DynTool, PlanMode};
 
 use crate::{
     Alert, Bash, BashStdin, BuiltinConfig, DeleteFile, EditFile, FetchUrl, Glob, Grep, JsonQuery,
-    ListDir, ReadFile, ReadManyFiles, RecordPlan, Stat, Todo, WaitAndVerify, WriteFile,
+    ListDir, ReadFile, ReadManyFiles, RecordPlan, SciontoolStatus, Stat, Todo, WaitAndVerify,
+    WriteFile,
 };
 
 /// One built-in tool: its name (the one its `Tool::name` returns) and how it is built.
@@ -107,6 +108,15 @@ pub const REGISTRY: &[Registration] = &[
         build: |c| Alert::new(c.alert_targets.clone(), &c.fetch).map(tool),
     },
     Registration {
+        name: "sciontool_status",
+        // Only where the hub's binary is (seed 003): hidden, not a no-op, elsewhere.
+        build: |c| {
+            c.sciontool
+                .clone()
+                .map(|cmd| tool(SciontoolStatus::new(cmd)))
+        },
+    },
+    Registration {
         name: "record_plan",
         // Only under plan_mode advisory or required (seed 003).
         build: |c| match (c.plan_mode, &c.plans) {
@@ -199,6 +209,10 @@ mod tests {
             }],
             plan_mode: PlanMode::Advisory,
             plans: Some(PlanBook::new(plans)),
+            sciontool: Some(crate::SciontoolCommand {
+                program: "/usr/bin/sciontool".into(),
+                args: vec!["status".into()],
+            }),
             ..BuiltinConfig::default()
         }
     }
@@ -248,7 +262,7 @@ mod tests {
             .iter()
             .map(|t| t.name().to_owned())
             .collect();
-        for absent in ["fetch_url", "alert", "record_plan"] {
+        for absent in ["fetch_url", "alert", "record_plan", "sciontool_status"] {
             assert!(!names.iter().any(|n| n == absent), "{absent} in {names:?}");
         }
         assert!(names.iter().any(|n| n == "bash_stdin"), "{names:?}");

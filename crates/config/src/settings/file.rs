@@ -137,6 +137,16 @@ pub struct ToolsSection {
     pub disable: Option<Vec<Spanned<String>>>,
     pub enable: Option<Vec<Spanned<String>>>,
     pub wait_and_verify: Option<WaitAndVerifySection>,
+    pub sciontool_status: Option<SciontoolStatusSection>,
+}
+
+/// `[tools.sciontool_status]` (user config only: it names a program tackle runs).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SciontoolStatusSection {
+    /// The program and the arguments before the event's two (default
+    /// `["sciontool", "status"]`); the tool is offered only when the program is found.
+    pub command: Option<Spanned<Vec<String>>>,
 }
 
 /// `[tools.wait_and_verify]`: the ceilings no wait may pass, and third-party tools the operator

@@ -78,6 +78,8 @@ pub struct Settings {
     pub wait_max_attempts: Sourced<u32>,
     /// `[tools.wait_and_verify] poll_allow`, accumulated across layers.
     pub wait_poll_allow: Vec<Sourced<String>>,
+    /// `[tools.sciontool_status] command`: the program and its leading arguments.
+    pub sciontool_command: Sourced<Vec<String>>,
     /// `[checkpoint] mode` (or `--checkpoint`).
     pub checkpoint_mode: Sourced<String>,
     /// `[watchdog] mode` (or `--watchdog`).
@@ -136,6 +138,13 @@ impl Settings {
                 Origin::BuiltIn,
             ),
             wait_poll_allow: Vec::new(),
+            sciontool_command: Sourced::new(
+                std::iter::once(tackle_tools::sciontool_status::BINARY)
+                    .chain(tackle_tools::sciontool_status::DEFAULT_ARGS.iter().copied())
+                    .map(str::to_owned)
+                    .collect(),
+                Origin::BuiltIn,
+            ),
             checkpoint_mode: Sourced::new("model".to_owned(), Origin::BuiltIn),
             watchdog_mode: Sourced::new("warn".to_owned(), Origin::BuiltIn),
             watchdog_repeat_limit: Sourced::new(
@@ -224,6 +233,9 @@ impl Settings {
             let enable: Vec<Sourced<String>> =
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
+            if let Some(c) = t.sciontool_status.as_ref().and_then(|s| s.command.as_ref()) {
+                self.sciontool_command = f.sourced(c);
+            }
             if let Some(w) = &t.wait_and_verify {
                 if let Some(m) = &w.max_timeout_seconds {
                     self.wait_max_timeout_seconds = f.sourced(m);

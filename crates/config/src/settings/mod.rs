@@ -6,8 +6,9 @@ mod models_file;
 
 pub use file::{
     AlertSection, BashSection, CheckpointSection, FetchSection, LoadedFile, Origin,
-    PathScopeSection, PermissionsSection, SafetySection, SettingsFile, Sourced, ToolOutputSection,
-    ToolsSection, UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
+    PathScopeSection, PermissionsSection, SafetySection, SciontoolStatusSection, SettingsFile,
+    Sourced, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
+    WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};
 pub use models_file::{

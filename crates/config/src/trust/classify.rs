@@ -17,8 +17,8 @@ use toml::Spanned;
 
 use crate::settings::{
     AlertSection, BashSection, FetchSection, LoadedFile, ModelSection, Origin, PathScopeSection,
-    PermissionsSection, SafetySection, Settings, SettingsFile, ToolOutputSection, ToolsSection,
-    UrlScopeSection, WaitAndVerifySection,
+    PermissionsSection, SafetySection, SciontoolStatusSection, Settings, SettingsFile,
+    ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
 };
 
 /// How an untrusted project's value for a key is treated.
@@ -119,6 +119,11 @@ pub const KEYS: &[KeyRule] = &[
         "tools.wait_and_verify",
         Treatment::KeptIfNarrower,
         "ceilings (max_timeout_seconds, max_attempts) no higher than those below are kept; a higher one lets waits poll longer, and a poll_allow name the layers below do not list makes a tool that may change things pollable",
+    ),
+    row(
+        "tools.sciontool_status",
+        Treatment::Ignored,
+        "its command is a program tackle runs, with tackle's environment, whenever the model signals the hub",
     ),
     row(
         "tool_output.lines",
@@ -524,6 +529,14 @@ impl Splitter<'_> {
             disable: t.disable.clone(),
             enable,
             wait_and_verify: t.wait_and_verify.as_ref().map(|w| self.wait_and_verify(w)),
+            sciontool_status: t.sciontool_status.as_ref().map(|s| {
+                if let Some(c) = &s.command {
+                    let line = Spanned::new(c.span(), c.get_ref().join(" "));
+                    let effect = format!("sciontool_status runs {}", line.get_ref());
+                    self.widen("tools.sciontool_status", &line, effect);
+                }
+                SciontoolStatusSection { command: None }
+            }),
         }
     }
 
@@ -936,6 +949,7 @@ watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 2 | kept
 watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 5 | ignored
 watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 0 | ignored
 watchdog.repeat_limit | [watchdog]\nrepeat_limit = 0 | [watchdog]\nrepeat_limit = 9 | kept
+tools.sciontool_status | | [tools.sciontool_status]\ncommand = ["./sciontool", "status"] | ignored
 model.default | | [model]\ndefault = "openai:gpt-5" | ignored
 model.default | [model]\ndefault = "anthropic:claude-sonnet-4-5" | [model]\ndefault = "anthropic:claude-sonnet-4-5" | ignored
 model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored
