@@ -10,7 +10,7 @@ use tackle_protocol::{ContentBlock, Part};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::diff::{self, Diff};
+use crate::diff::{self, Diff};
 
 pub enum Work {
     /// Run the loop on this input until the model ends its turn.
