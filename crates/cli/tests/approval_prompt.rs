@@ -189,3 +189,51 @@ fn call_shows_a_new_file_in_colour_and_a_denial_leaves_it_unwritten() {
         "the call is recorded as denied: {log:?}"
     );
 }
+
+#[test]
+fn run_shows_the_models_edit_and_a_bash_command_and_applies_them_once_approved() {
+    let project = Project::new();
+    project.write("notes.txt", "one\ntwo\n");
+    let mut replay = String::from("{\"tackle_replay\":1}\n");
+    for turn in [
+        serde_json::json!({"tool_calls": [{"name": "edit_file", "arguments":
+            {"path": "notes.txt", "old_string": "two", "new_string": "three"}}]}),
+        serde_json::json!({"tool_calls": [{"name": "bash", "arguments":
+            {"command": "echo done > out.txt && cat notes.txt"}}]}),
+        serde_json::json!({"text": "Edited."}),
+    ] {
+        replay.push_str(&serde_json::json!({ "turn": turn }).to_string());
+        replay.push('\n');
+    }
+    let replay = project.write_outside("replay.jsonl", replay);
+    let line = format!(
+        "cd '{root}' && env -u TACKLE_HEADLESS NO_COLOR=1 XDG_CONFIG_HOME='{xdg}' '{bin}' --root '{root}' run --model 'replay:{replay}' 'edit the notes'",
+        root = project.path().display(),
+        xdg = project.xdg().display(),
+        bin = tackle_binary().display(),
+        replay = replay.display(),
+    );
+    let pane = Tmux::start(&line);
+    let screen = pane.wait_for(&[
+        "tackle: edit_file needs approval",
+        "--- a/notes.txt",
+        "allow [o]nce",
+    ]);
+    assert!(
+        screen.lines().any(|l| l == "  -two") && screen.lines().any(|l| l == "  +three"),
+        "{screen}"
+    );
+    pane.type_line("o");
+    let screen = pane.wait_for(&["tackle: bash needs approval", "  $ echo done"]);
+    assert!(screen.contains("  $ cat notes.txt"), "{screen}");
+    pane.type_line("o");
+    pane.wait_for(&["Edited.", "tackle exited 0"]);
+    assert_eq!(
+        std::fs::read_to_string(project.join("notes.txt")).unwrap(),
+        "one\nthree\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("out.txt")).unwrap(),
+        "done\n"
+    );
+}
