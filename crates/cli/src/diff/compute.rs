@@ -14,6 +14,7 @@ use std::time::Duration;
 use tackle_fs::{FsError, Root};
 use tackle_tools::edit::{EditRequest, Refusal, apply};
 
+use super::capped::Capped;
 use crate::safe_text::{cut, safe_line};
 
 /// Files (and new contents) larger than this are not diffed.
@@ -341,7 +342,7 @@ pub fn parse_unified(text: &str) -> Vec<DiffLine> {
     lines
 }
 
-fn line(kind: DiffKind, text: &str) -> DiffLine {
+pub(super) fn line(kind: DiffKind, text: &str) -> DiffLine {
     DiffLine {
         kind,
         text: cut(safe_line(text), MAX_LINE_CHARS),
@@ -349,55 +350,12 @@ fn line(kind: DiffKind, text: &str) -> DiffLine {
 }
 
 /// A line of our own words (already safe).
-fn note(text: String) -> DiffLine {
+pub(super) fn note(text: String) -> DiffLine {
     note_kind(DiffKind::Note, text)
 }
 
 fn note_kind(kind: DiffKind, text: String) -> DiffLine {
     DiffLine { kind, text }
-}
-
-/// At most [`MAX_LINES`] lines, and a count of the rest: a huge file is never held line by line.
-#[derive(Default)]
-struct Capped {
-    lines: Vec<DiffLine>,
-    more: usize,
-}
-
-impl Capped {
-    fn push(&mut self, line: DiffLine) {
-        if self.lines.len() < MAX_LINES {
-            self.lines.push(line);
-        } else {
-            self.more += 1;
-        }
-    }
-
-    fn extend(&mut self, lines: impl IntoIterator<Item = DiffLine>) {
-        for l in lines {
-            self.push(l);
-        }
-    }
-
-    /// Every line of `text` as `kind`; the ones past the cap are only counted.
-    fn text(&mut self, kind: DiffKind, text: &str) {
-        for l in text.lines() {
-            if self.lines.len() < MAX_LINES {
-                self.lines.push(line(kind, l));
-            } else {
-                self.more += 1;
-            }
-        }
-    }
-
-    fn finish(mut self) -> Vec<DiffLine> {
-        match self.more {
-            0 => {}
-            1 => self.lines.push(note("… 1 more line".to_owned())),
-            n => self.lines.push(note(format!("… {n} more lines"))),
-        }
-        self.lines
-    }
 }
 
 #[cfg(test)]

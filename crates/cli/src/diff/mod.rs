@@ -4,6 +4,7 @@
 //! `tackle call`); [`plain`] prints them as text for a terminal prompt; chat draws them with
 //! ratatui (`chat/diff.rs`).
 
+mod capped;
 pub mod compute;
 pub mod plain;
 
