@@ -2,6 +2,7 @@
 //! a tool's failure is a printed result with exit 1.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -229,11 +230,13 @@ pub(crate) fn is_headless(flag: bool) -> bool {
     flag || std::env::var_os("TACKLE_HEADLESS").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
+/// The terminal approver when there is a terminal and no `--headless`, else refusals; a file
+/// change's diff is read under `root`.
+pub(crate) fn approver(headless: bool, root: &Path) -> Arc<dyn tackle_runtime::Approver> {
     if is_headless(headless) {
         Arc::new(tackle_runtime::HeadlessApprover)
     } else {
-        Arc::new(crate::approve::TerminalApprover::from_tty())
+        Arc::new(crate::approve::TerminalApprover::from_tty(root.to_owned()))
     }
 }
 
@@ -273,7 +276,7 @@ fn call(
     let mut one_call = config.clone();
     one_call.settings.bash_prestart.value = false;
     let runtime = Runtime::new(catalog(&one_call)?, gate(config), config.runtime.clone())
-        .with_approver(approver(headless));
+        .with_approver(approver(headless, &config.root));
     let session = match &session {
         // Naming a session that is not there is a bad command line; a log that cannot be
         // read or is corrupt is tackle unable to work (exit 3, as the README says).

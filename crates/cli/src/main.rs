@@ -1,10 +1,12 @@
 //! The `tackle` binary: arguments become a validated [`config::Config`], then one command runs.
 
+mod approval_view;
 mod approve;
 mod args;
 mod artifacts;
 mod chat;
 mod commands;
+mod diff;
 mod exit;
 mod goal;
 mod leftovers;
@@ -12,6 +14,7 @@ mod mcp;
 mod models;
 mod plan;
 mod run;
+mod safe_text;
 mod serve;
 mod sessions;
 mod show_config;

@@ -136,7 +136,7 @@ impl App {
         };
         format!(
             "{} · {} · context {}/{} ({percent}%) · {state}",
-            super::text::one_line(&self.model, 60),
+            crate::safe_text::one_line(&self.model, 60),
             self.posture,
             tokens(used),
             tokens(self.window),

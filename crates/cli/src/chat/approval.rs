@@ -9,40 +9,14 @@ use std::path::PathBuf;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use tackle_runtime::visible::visible_json;
 use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use tokio::sync::{mpsc, oneshot};
 
-use super::diff::{self, Diff};
+use super::diff;
 use super::input::InputLine;
-use super::text::{one_line, safe_line};
-
-/// The prefix of a bash command's key.
-const BASH_KEY: &str = "tool.bash.cmd:";
-
-/// What a person is asked, safe to show.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ApprovalView {
-    pub tool: String,
-    pub call: String,
-    pub keys: Vec<String>,
-    pub why: String,
-    pub session_grant: bool,
-    pub diff: Option<Diff>,
-}
-
-impl ApprovalView {
-    pub fn of(request: &ApprovalRequest<'_>, root: &std::path::Path) -> Self {
-        Self {
-            tool: one_line(request.tool, 60),
-            call: one_line(&visible_json(request.arguments), 300),
-            keys: request.keys.iter().map(|k| safe_line(k)).collect(),
-            why: one_line(request.message, 300),
-            session_grant: request.session_grant,
-            diff: diff::for_call(root, request.tool, request.arguments),
-        }
-    }
-}
+pub use crate::approval_view::ApprovalView;
+use crate::approval_view::ShownKey;
+use crate::safe_text::cut;
 
 /// One ask on its way to the screen.
 pub struct Ask {
@@ -133,28 +107,30 @@ impl Pending {
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let dim = Style::default().add_modifier(Modifier::DIM);
         let mut lines = vec![Line::from(vec![Span::styled(
-            format!("{} needs approval", v.tool),
+            format!("{} needs approval", cut(v.tool.clone(), 60)),
             bold.fg(Color::Yellow),
         )])];
         for key in &v.keys {
-            lines.push(match key.strip_prefix(BASH_KEY) {
-                Some(command) => Line::from(vec![
+            lines.push(match key {
+                ShownKey::Command(command) => Line::from(vec![
                     Span::styled("  $ ", dim),
-                    Span::styled(command.to_owned(), bold),
+                    Span::styled(command.clone(), bold),
                 ]),
-                None => Line::from(vec![Span::styled("  key: ", dim), Span::raw(key.clone())]),
+                ShownKey::Key(key) => {
+                    Line::from(vec![Span::styled("  key: ", dim), Span::raw(key.clone())])
+                }
             });
         }
         match &v.diff {
             Some(d) => lines.extend(diff::render(d, "  ")),
             None => lines.push(Line::from(vec![
                 Span::styled("  call: ", dim),
-                Span::raw(v.call.clone()),
+                Span::raw(cut(v.call.clone(), 300)),
             ])),
         }
         lines.push(Line::from(vec![
             Span::styled("  why: ", dim),
-            Span::raw(v.why.clone()),
+            Span::raw(cut(v.why.clone(), 300)),
         ]));
         lines.push(match &self.deny_message {
             Some(m) => Line::from(vec![
@@ -189,7 +165,10 @@ mod tests {
         let view = ApprovalView {
             tool: "bash".into(),
             call: "{}".into(),
-            keys: vec!["tool.bash.cmd:rm -rf build".into(), "write:build".into()],
+            keys: vec![
+                ShownKey::of("tool.bash.cmd:rm -rf build"),
+                ShownKey::of("write:build"),
+            ],
             why: "rule asks".into(),
             session_grant,
             diff: None,

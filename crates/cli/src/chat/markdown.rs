@@ -1,14 +1,14 @@
 //! Markdown from the model drawn as terminal lines: headings, paragraphs, emphasis, inline
 //! code, fenced and indented code blocks, ordered and unordered (nested) lists, block quotes,
 //! rules and links. Parsed by pulldown-cmark; every piece of text goes through
-//! [`super::text::safe_line`]. Streamed text is re-rendered whole as it grows: an unclosed
+//! [`crate::safe_text::safe_line`]. Streamed text is re-rendered whole as it grows: an unclosed
 //! block renders as far as it goes.
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::text::safe_line;
+use crate::safe_text::safe_line;
 
 /// `text` as lines.
 pub fn render(text: &str) -> Vec<Line<'static>> {

@@ -15,7 +15,6 @@ mod question;
 mod render;
 mod setup;
 mod slash;
-mod text;
 mod view;
 mod worker;
 
@@ -439,7 +438,7 @@ fn sessions(root: &std::path::Path) -> String {
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut text = "recent sessions (/resume <id> continues one):".to_owned();
     for (_, id) in found.into_iter().take(10) {
-        text.push_str(&format!("\n  {}", text::safe_line(&id)));
+        text.push_str(&format!("\n  {}", crate::safe_text::safe_line(&id)));
     }
     text
 }

@@ -7,7 +7,7 @@ use tackle_agent::ask_user::AnswerFuture;
 use tackle_agent::{Answer, Prompter, Question};
 use tokio::sync::{mpsc, oneshot};
 
-use super::text::safe_lines;
+use crate::safe_text::safe_lines;
 
 /// A question on its way to the screen.
 pub struct Asked {

@@ -10,8 +10,8 @@ use tackle_protocol::CallStatus;
 
 use super::app::App;
 use super::diff;
-use super::text::safe_lines;
 use super::view::{Entry, NoticeKind, ToolEntry, ToolState};
+use crate::safe_text::safe_lines;
 
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
@@ -195,7 +195,8 @@ mod tests {
         );
         let diff = diff::Diff {
             path: "a.txt".into(),
-            lines: diff::parse_unified("@@ -1 +1 @@\n-old\n+new\n"),
+            change: crate::diff::compute::Change::Modify,
+            lines: crate::diff::compute::parse_unified("@@ -1 +1 @@\n-old\n+new\n"),
         };
         app.view.apply(
             &AgentEvent::ToolCallStarted {

@@ -79,7 +79,7 @@ pub fn unknown(name: &str) -> String {
         .collect();
     format!(
         "unknown command `/{}`; the commands are {}",
-        super::text::one_line(name, 40),
+        crate::safe_text::one_line(name, 40),
         known.join(", ")
     )
 }

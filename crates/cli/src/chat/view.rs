@@ -8,9 +8,9 @@ use ratatui::text::Line;
 use tackle_agent::AgentEvent;
 use tackle_protocol::{CallId, CallStatus, RunOutcome, Usage};
 
-use super::diff::Diff;
 use super::markdown;
-use super::text::one_line;
+use crate::diff::Diff;
+use crate::safe_text::one_line;
 
 /// One thing in the transcript.
 pub enum Entry {

@@ -9,7 +9,7 @@ use tackle_agent::{Agent, AgentEvent, Compacted, Observer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::diff::{self, Diff};
+use crate::diff::{self, Diff};
 
 pub enum Work {
     /// Run the loop on this input until the model ends its turn.

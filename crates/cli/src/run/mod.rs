@@ -145,7 +145,7 @@ pub fn run(
     let (catalog, boundaries) = loop_tools::catalog(config, prompter)?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
-            inner: approver(headless),
+            inner: commands::approver(headless, &config.root),
             observer: observer.clone(),
         }))
         .with_event_observer(Arc::new(CallEvents(observer.clone())));
@@ -230,15 +230,6 @@ fn bounds(args: &RunArgs) -> Result<Bounds, Failure> {
             .map(|v| positive(v, "--max-duration").map(Duration::from_secs_f64))
             .transpose()?,
     })
-}
-
-/// The terminal approver when there is a terminal and no `--headless`, else refusals.
-fn approver(headless: bool) -> Arc<dyn tackle_runtime::Approver> {
-    if commands::is_headless(headless) {
-        Arc::new(tackle_runtime::HeadlessApprover)
-    } else {
-        Arc::new(crate::approve::TerminalApprover::from_tty())
-    }
 }
 
 /// First Ctrl-C cancels the turn (the model stream, or the batch and every process it

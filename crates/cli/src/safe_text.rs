@@ -1,6 +1,7 @@
-//! Text from a model or a tool made safe to draw: one screen line per line of the text, each
-//! through [`tackle_runtime::visible`], so no escape sequence, carriage return or
-//! bidirectional override reaches the terminal and redraws it.
+//! Text from a model, a tool or a file made safe to draw, for both terminal front ends (chat's
+//! screen and the terminal approver): one screen line per line of the text, each through
+//! [`tackle_runtime::visible`], so no escape sequence, carriage return or bidirectional
+//! override reaches the terminal and redraws it.
 
 /// The lines of `text`, each safe to show. A line's final `\r` (a CRLF ending) is dropped;
 /// tabs become four spaces.
@@ -17,7 +18,12 @@ pub fn safe_line(line: &str) -> String {
 
 /// `text` on one line, cut to `max` characters with an ellipsis.
 pub fn one_line(text: &str, max: usize) -> String {
-    let safe = safe_line(text);
+    cut(safe_line(text), max)
+}
+
+/// Already safe text cut to `max` characters with an ellipsis. (Safe text is not made safe
+/// again: [`safe_line`] would double the backslash of every escape it wrote.)
+pub fn cut(safe: String, max: usize) -> String {
     if safe.chars().count() <= max {
         return safe;
     }
@@ -40,5 +46,6 @@ mod tests {
     fn one_line_cuts_and_escapes_newlines() {
         assert_eq!(one_line("abcdef", 4), "abc…");
         assert_eq!(one_line("a\nb", 10), "a\\nb");
+        assert_eq!(cut(safe_line("\u{1b}[2J"), 5), "\\x1b…");
     }
 }
