@@ -71,6 +71,15 @@ pub enum AgentEvent {
         message: String,
         cut: bool,
     },
+    /// An autonomous run waits for the wake the model asked for.
+    Sleeping {
+        wake: String,
+        reason: String,
+    },
+    /// The wait ended; the next run starts.
+    Woken {
+        why: String,
+    },
     RunFinished {
         outcome: RunOutcome,
         reason: String,

@@ -19,6 +19,7 @@
 //! leave disagreeing with the calls the log says ran.
 
 pub mod ask_user;
+pub mod autonomous;
 pub mod batch;
 pub mod bounds;
 pub mod checkpoint;
@@ -31,11 +32,13 @@ pub mod prompt;
 pub mod rebuild;
 pub mod record;
 pub mod run;
+pub mod schedule;
 pub mod task_done;
 pub mod turn;
 pub mod watchdog;
 
 pub use ask_user::{Answer, AskUser, Prompter, Question};
+pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_autonomous};
 pub use bounds::Bounds;
 pub use conversation::Conversation;
 pub use error::AgentError;
@@ -43,5 +46,6 @@ pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved}
 pub use model::ModelSetup;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
 pub use run::{Agent, AgentSetup, Compacted, RunEnd, Steering};
+pub use schedule::{ScheduleNextTurn, Wakes};
 pub use task_done::{MarkTaskDone, TaskBoundaries};
 pub use watchdog::{WatchdogMode, WatchdogSettings};

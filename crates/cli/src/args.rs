@@ -311,6 +311,14 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Leave a message for a session: an autonomous run (`tackle run --autonomous`) waiting in
+    /// it wakes and takes the message as its next input; otherwise it waits in the session's
+    /// inbox for the next autonomous wait.
+    Message {
+        id: String,
+        /// The message (the model reads it as the user's words).
+        text: String,
+    },
     /// Copy a session's conversation through one turn into a new session, to go on from there
     /// with `tackle run --resume <new id>`.
     Fork {

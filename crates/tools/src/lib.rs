@@ -91,6 +91,18 @@ pub(crate) fn resolve_real(
     path_keys::ResolvedPath::new(tool, &*open_root(tool, root)?, input)
 }
 
+/// A model-supplied path resolved for reading, for tools built outside this crate: its
+/// root-relative form and the `read:` resources the gate checks (symlinks followed).
+pub fn resolve_read(
+    tool: &str,
+    root: &Path,
+    input: &str,
+) -> Result<(tackle_fs::RelPath, Vec<tackle_tool::PermissionResource>), ToolError> {
+    let resolved = resolve_real(tool, root, input)?;
+    let resources = resolved.resources(tackle_tool::Action::Read);
+    Ok((resolved.rel, resources))
+}
+
 /// A `tackle-fs` refusal as a tool result, keeping its code (`path_outside_root`, ...).
 pub(crate) fn fs_error(tool: &str, e: FsError) -> ToolError {
     ToolError::new(ErrorCode::new(e.code()), format!("{tool}: {e}"))

@@ -29,7 +29,7 @@ pub fn runtime(
     prompter: Arc<dyn Prompter>,
     observer: Arc<dyn Observer>,
 ) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>)> {
-    let (catalog, boundaries) = crate::run::loop_tools::catalog(config, Some(prompter))?;
+    let (catalog, boundaries) = crate::run::loop_tools::catalog(config, Some(prompter), None)?;
     let runtime = Runtime::new(
         catalog,
         tackle_config::host::gate(config),

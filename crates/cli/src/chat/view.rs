@@ -170,6 +170,10 @@ impl View {
                     ),
                 },
             ),
+            AgentEvent::Sleeping { wake, .. } => {
+                self.notice(NoticeKind::Info, format!("waiting {wake}"))
+            }
+            AgentEvent::Woken { why } => self.notice(NoticeKind::Info, format!("woken: {why}")),
             AgentEvent::Watchdog { message, cut, .. } => self.notice(
                 NoticeKind::Warning,
                 if *cut {

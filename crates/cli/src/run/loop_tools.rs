@@ -1,11 +1,12 @@
 //! The catalog of an agent session: the configuration's, plus the tools the loop itself
 //! provides. mark_task_done is offered unless `[checkpoint] mode = "operator"` keeps task
 //! boundaries for the user (chat's /done); the same disabled and advertised rules hold for it
-//! as for every tool. ask_user is offered when the front end has someone to answer it.
+//! as for every tool. ask_user is offered when the front end has someone to answer it, and
+//! schedule_next_turn in an autonomous run.
 
 use std::sync::Arc;
 
-use tackle_agent::{AskUser, MarkTaskDone, Prompter, TaskBoundaries};
+use tackle_agent::{AskUser, MarkTaskDone, Prompter, ScheduleNextTurn, TaskBoundaries, Wakes};
 use tackle_config::Config;
 use tackle_config::loop_settings::CheckpointMode;
 use tackle_runtime::Catalog;
@@ -15,9 +16,13 @@ use tackle_tool::DynTool;
 pub fn catalog(
     config: &Config,
     prompter: Option<Arc<dyn Prompter>>,
+    wakes: Option<Arc<Wakes>>,
 ) -> anyhow::Result<(Catalog, Arc<TaskBoundaries>)> {
     let boundaries = TaskBoundaries::new();
     let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
+    if let Some(wakes) = wakes {
+        tools.push(Arc::new(ScheduleNextTurn::new(wakes)));
+    }
     if let Some(prompter) = prompter {
         tools.push(Arc::new(AskUser::new(prompter)));
     }

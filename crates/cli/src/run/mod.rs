@@ -86,6 +86,24 @@ pub struct RunArgs {
     /// under --headless). Without it the model cannot ask. (Not `--ask PATTERN`, a rule.)
     #[arg(long, value_enum, value_name = "WHERE")]
     pub ask_user: Option<ask::AskMode>,
+    /// Keep the session going across turns: the model may call schedule_next_turn to be
+    /// woken after a sleep, at a time, when a file changes or when a message arrives
+    /// (`tackle sessions message ID TEXT`), and each wake starts the next run. Ends when the
+    /// model ends a run without asking to be woken, or at --max-wakes / --max-total (exit 4).
+    #[arg(long)]
+    pub autonomous: bool,
+    /// With --autonomous: the most wakes (default 20).
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "autonomous")]
+    pub max_wakes: u32,
+    /// With --autonomous: the longest the whole run may take, waits included, in seconds
+    /// (default 3600).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 3600.0,
+        requires = "autonomous"
+    )]
+    pub max_total: f64,
 }
 
 /// The global `--model` as `tackle run` takes it: a replay file (`replay:<file>`, for tests)
@@ -142,7 +160,8 @@ pub fn run(
         Arc::new(output::Text)
     };
     let prompter = args.ask_user.map(|mode| ask::prompter(mode, headless));
-    let (catalog, boundaries) = loop_tools::catalog(config, prompter)?;
+    let wakes = args.autonomous.then(tackle_agent::Wakes::new);
+    let (catalog, boundaries) = loop_tools::catalog(config, prompter, wakes.clone())?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
             inner: commands::approver(headless, &config.root),
@@ -185,7 +204,29 @@ pub fn run(
         });
         let cancel = CancellationToken::new();
         tokio::spawn(ctrl_c(cancel.clone()));
-        Ok::<RunEnd, Failure>(agent.run(args.prompt.as_deref(), cancel).await)
+        let end = match &wakes {
+            None => agent.run(args.prompt.as_deref(), cancel).await,
+            Some(wakes) => {
+                let dir = session.event_log_path();
+                let inbox = tackle_agent::Inbox::of_session(dir.parent().unwrap_or(&config.root));
+                let scheduler = tackle_agent::SleepScheduler { inbox };
+                let autonomy = tackle_agent::AutonomyBounds {
+                    max_wakes: args.max_wakes,
+                    max_total: Duration::from_secs_f64(args.max_total),
+                };
+                tackle_agent::run_autonomous(
+                    &mut agent,
+                    wakes.clone(),
+                    args.prompt.as_deref(),
+                    &scheduler,
+                    autonomy,
+                    observer.clone(),
+                    cancel,
+                )
+                .await
+            }
+        };
+        Ok::<RunEnd, Failure>(end)
     })?;
     if let Some(path) = &args.output_last_message {
         std::fs::write(path, end.last_message.clone().unwrap_or_default())
@@ -218,6 +259,14 @@ fn bounds(args: &RunArgs) -> Result<Bounds, Failure> {
             )))
         }
     };
+    // Checked here, so the autonomous runner's Duration never sees a bad value.
+    positive(args.max_total, "--max-total")?;
+    if args.max_total > 365.0 * 86_400.0 {
+        return Err(Failure::Usage(anyhow!(
+            "--max-total: {} s is more than a year; give at most 31536000",
+            args.max_total
+        )));
+    }
     Ok(Bounds {
         max_turns: args.max_turns,
         max_tokens: args.max_tokens,

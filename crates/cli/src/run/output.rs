@@ -96,6 +96,12 @@ impl Observer for Text {
             } => {
                 eprintln!("tackle: the conversation was compacted to fit the context window")
             }
+            AgentEvent::Sleeping { wake, reason } => eprintln!(
+                "tackle: waiting {} to: {}",
+                printable(wake),
+                printable(reason)
+            ),
+            AgentEvent::Woken { why } => eprintln!("tackle: woken: {}", printable(why)),
             AgentEvent::Watchdog { message, cut, .. } => {
                 let what = if *cut {
                     "watchdog ended the run"

@@ -79,6 +79,24 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
                 }
             }
         }
+        SessionsCommand::Message { id, text } => {
+            let log = log_of(config, &id)?;
+            if text.trim().is_empty() {
+                return Err(Failure::Usage(anyhow!(
+                    "the message is empty; say what the session should hear"
+                )));
+            }
+            let dir = log.parent().context("the session's directory")?;
+            let inbox = tackle_agent::Inbox::of_session(dir);
+            inbox
+                .send(&text)
+                .with_context(|| format!("writing to {}", inbox.dir().display()))?;
+            writeln!(
+                out,
+                "left for session {id}: an autonomous run waiting in it wakes with it"
+            )
+            .context("writing the answer")?;
+        }
         SessionsCommand::Fork { id, turn, json } => {
             let log = log_of(config, &id)?;
             let forked = fork::fork(&config.root, &id, &log, turn).map_err(Failure::Usage)?;
