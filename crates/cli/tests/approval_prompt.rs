@@ -6,105 +6,8 @@
 
 mod harness;
 
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
+use harness::tmux::Tmux;
 use harness::{Project, tackle_binary};
-
-/// How long any one expected screen may take to appear.
-const DEADLINE: Duration = Duration::from_secs(60);
-/// Between two looks at the screen.
-const POLL: Duration = Duration::from_millis(50);
-
-// A small tmux driver of this file's own, after the one in `chat.rs`; the two are meant to
-// become one shared helper of the harness.
-
-/// A tmux server of its own (socket per test) running one shell line; killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    /// Runs `line` in a pane; the pane stays open after it (reading its input) so its last
-    /// screen can be read.
-    fn start(line: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let socket = format!(
-            "tackle-approve-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let t = Self { socket };
-        let command = format!("{line}; echo \"tackle exited $?\"; exec cat");
-        let out = t.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            "ask",
-            "-x",
-            "120",
-            "-y",
-            "50",
-            &command,
-        ]);
-        assert!(out.status.success(), "tmux new-session: {out:?}");
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("running tmux (scripts/install-test-deps installs it)")
-    }
-
-    /// The screen as text; with `escapes`, with the colours tmux draws it in.
-    fn screen(&self, escapes: bool) -> String {
-        let mut args = vec!["capture-pane", "-p", "-t", "ask"];
-        if escapes {
-            args.push("-e");
-        }
-        String::from_utf8_lossy(&self.tmux(&args).stdout).into_owned()
-    }
-
-    /// The screen once it shows every one of `needles`.
-    fn wait_for(&self, needles: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen(false);
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "waited for {needles:?}; the screen is:\n{screen}"
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-
-    fn type_line(&self, text: &str) {
-        assert!(
-            self.tmux(&["send-keys", "-t", "ask", "-l", text])
-                .status
-                .success()
-        );
-        assert!(
-            self.tmux(&["send-keys", "-t", "ask", "Enter"])
-                .status
-                .success()
-        );
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
 
 /// The shell line that runs `tackle call <tool> <arguments>` in `project`, asking on the pane;
 /// `env` is put before it (`NO_COLOR=1`, `-u NO_COLOR`).
@@ -124,7 +27,7 @@ fn call_shows_the_edit_diff_and_applies_it_once_approved() {
     let args = serde_json::json!({
         "path": "./src/notes.txt", "old_string": "beta", "new_string": "BETA\u{1b}[2J"
     });
-    let pane = Tmux::start(&call_line(&project, "NO_COLOR=1", "edit_file", &args));
+    let pane = Tmux::start_keeping(&call_line(&project, "NO_COLOR=1", "edit_file", &args));
     let screen = pane.wait_for(&[
         "tackle: edit_file needs approval",
         "--- a/src/notes.txt",
@@ -154,7 +57,7 @@ fn call_shows_the_edit_diff_and_applies_it_once_approved() {
 fn call_shows_a_new_file_in_colour_and_a_denial_leaves_it_unwritten() {
     let project = Project::new();
     let args = serde_json::json!({"path": "new.txt", "content": "hello\nworld\n"});
-    let pane = Tmux::start(&call_line(&project, "-u NO_COLOR", "write_file", &args));
+    let pane = Tmux::start_keeping(&call_line(&project, "-u NO_COLOR", "write_file", &args));
     let screen = pane.wait_for(&[
         "tackle: write_file needs approval",
         "--- /dev/null",
@@ -164,7 +67,7 @@ fn call_shows_a_new_file_in_colour_and_a_denial_leaves_it_unwritten() {
         "+world",
     ]);
     assert!(screen.contains("@@ -0,0 +1,2 @@"), "{screen}");
-    let coloured = pane.screen(true);
+    let coloured = pane.screen_escaped();
     let green = coloured
         .lines()
         .find(|l| l.contains("+hello"))
@@ -213,7 +116,7 @@ fn run_shows_the_models_edit_and_a_bash_command_and_applies_them_once_approved()
         bin = tackle_binary().display(),
         replay = replay.display(),
     );
-    let pane = Tmux::start(&line);
+    let pane = Tmux::start_keeping(&line);
     let screen = pane.wait_for(&[
         "tackle: edit_file needs approval",
         "--- a/notes.txt",

@@ -7,113 +7,13 @@
 mod harness;
 
 use std::path::Path;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use harness::{Project, tackle_binary};
+use harness::Project;
+use harness::tmux::Tmux;
 
-/// How long any one expected screen may take to appear.
-const DEADLINE: Duration = Duration::from_secs(60);
-/// Between two looks at the screen.
-const POLL: Duration = Duration::from_millis(50);
-
-/// A tmux server of its own (socket per test) running one chat; killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(project: &Project, replay: &Path) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let socket = format!(
-            "tackle-chat-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let command = format!(
-            "cd '{}' && exec env XDG_CONFIG_HOME='{}' '{}' --root '{}' chat --model 'replay:{}'",
-            project.path().display(),
-            project.xdg().display(),
-            tackle_binary().display(),
-            project.path().display(),
-            replay.display(),
-        );
-        let t = Self { socket };
-        let out = t.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            "chat",
-            "-x",
-            "120",
-            "-y",
-            "50",
-            &command,
-        ]);
-        assert!(out.status.success(), "tmux new-session: {out:?}");
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("running tmux (scripts/install-test-deps installs it)")
-    }
-
-    fn screen(&self) -> String {
-        let out = self.tmux(&["capture-pane", "-p", "-t", "chat"]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The screen once it shows every one of `needles`.
-    fn wait_for(&self, needles: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if needles.iter().all(|n| screen.contains(n)) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "waited for {needles:?}; the screen is:\n{screen}"
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-
-    fn type_line(&self, text: &str) {
-        self.keys(&["-l", text]);
-        self.keys(&["Enter"]);
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "chat"];
-        args.extend_from_slice(keys);
-        assert!(self.tmux(&args).status.success());
-    }
-
-    /// Waits for the chat to leave (its session ends with it).
-    fn wait_gone(&self) {
-        let start = Instant::now();
-        while self.tmux(&["has-session", "-t", "chat"]).status.success() {
-            assert!(
-                start.elapsed() < DEADLINE,
-                "the chat did not leave; the screen is:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
+/// A chat on a scripted model.
+fn start(project: &Project, replay: &Path) -> Tmux {
+    Tmux::chat(project, &format!("replay:{}", replay.display()))
 }
 
 fn replay(project: &Project, turns: &[serde_json::Value]) -> std::path::PathBuf {
@@ -152,7 +52,7 @@ fn a_chat_edits_with_approval_denies_with_a_message_cancels_and_quits() {
             }),
         ],
     );
-    let chat = Tmux::start(&project, &script);
+    let chat = start(&project, &script);
     let screen = chat.wait_for(&["new session", "/help for commands", "context 0/200.0k"]);
     assert!(
         screen.contains("replay:"),
@@ -253,7 +153,7 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
             serde_json::json!({"text": "hello again"}),
         ],
     );
-    let chat = Tmux::start(&project, &script);
+    let chat = start(&project, &script);
     let screen = chat.wait_for(&["new session"]);
     let id = screen
         .split("new session ")
@@ -306,7 +206,7 @@ fn the_model_asks_the_user_and_done_marks_the_task() {
             serde_json::json!({"text": "## Completed task\npicked\n## Task\npick\n## Done so far\npicked\n## Current state\nidle\n## Open questions\nnone\n## Next steps\nwait"}),
         ],
     );
-    let chat = Tmux::start(&project, &script);
+    let chat = start(&project, &script);
     chat.wait_for(&["new session"]);
     chat.type_line("pick a colour and a size");
     chat.wait_for(&["the model asks: Which colour?", "waiting for your answer"]);

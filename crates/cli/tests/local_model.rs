@@ -1,0 +1,139 @@
+//! `tackle run` and `tackle chat` against a real model: Qwen2.5-Coder-1.5B behind llama.cpp's
+//! server (`crates/llm/tests/local_server`, the one launcher), through each endpoint family it
+//! offers: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages, configured as a
+//! user would, as providers of the user config with no key.
+//!
+//! A 1.5B model at temperature 0 is reliable for one tool step, so the tests assert structure,
+//! never wording: a read_file call that ran ok, a run that finished, a last message. The
+//! catalog is cut to read_file (`--disable-tools`) so the request fits a small context slot and
+//! the model has one obvious tool. Times are printed, never asserted.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+#[path = "../../llm/tests/local_server/mod.rs"]
+mod local_server;
+
+use std::time::{Duration, Instant};
+
+use harness::Project;
+use harness::replay::json_lines;
+use serde_json::Value;
+
+/// Every tool but read_file, so the model sees one.
+const OTHERS: &str = "read_many_files,write_file,edit_file,delete_file,stat,list_dir,glob,grep,\
+view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw,mark_task_done";
+
+const TASK: &str =
+    "Use the read_file tool to read notes.txt, then tell me the number written in it.";
+
+/// A project whose user config names the local server under three providers.
+fn project(base_url: &str) -> Project {
+    let p = Project::new();
+    p.write("notes.txt", "The number is 7316.\n");
+    let mut config = format!(
+        "[providers.local-chat]\nkind = \"openai-chat\"\nbase_url = \"{base_url}/v1\"\n\n\
+         [providers.local-responses]\nkind = \"openai-responses\"\nbase_url = \"{base_url}/v1\"\n\n\
+         [providers.local-anthropic]\nkind = \"anthropic\"\nbase_url = \"{base_url}\"\n"
+    );
+    for provider in ["local-chat", "local-responses", "local-anthropic"] {
+        config.push_str(&format!(
+            "\n[models.\"{provider}:local-qwen\"]\ncontext_window = 8192\nmax_output = 400\n"
+        ));
+    }
+    p.user_config(&config);
+    p
+}
+
+#[test]
+fn tackle_run_completes_a_one_tool_task_through_each_family() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = project(&server.base_url);
+    for provider in ["local-chat", "local-responses", "local-anthropic"] {
+        let started = Instant::now();
+        let out = p
+            .tackle(["--disable-tools", OTHERS])
+            .args(["--model", &format!("{provider}:local-qwen")])
+            .args(["run", "--json", "--max-turns", "4", TASK])
+            .timeout(Duration::from_secs(600))
+            .run();
+        out.success();
+        let events = json_lines(&out.stdout);
+        let of =
+            |kind: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == kind).collect() };
+        let started_calls = of("tool_call_started");
+        assert!(
+            started_calls.iter().any(|c| c["tool"] == "read_file"),
+            "{provider}: no read_file call: {}",
+            out.stdout
+        );
+        let finished = of("tool_call_finished");
+        assert!(
+            finished
+                .iter()
+                .any(|c| c["tool"] == "read_file" && c["status"] == "ok"),
+            "{provider}: no read_file that ran ok: {}",
+            out.stdout
+        );
+        let end = events.last().unwrap();
+        assert_eq!(end["type"], "run_finished", "{provider}");
+        assert_eq!(end["outcome"], "finished", "{provider}: {end}");
+        let text: String = of("text_delta")
+            .iter()
+            .map(|d| d["text"].as_str().unwrap())
+            .collect();
+        assert!(
+            !text.trim().is_empty(),
+            "{provider}: no answer: {}",
+            out.stdout
+        );
+        eprintln!(
+            "{provider}: tackle run finished in {:.1?} ({} turn(s))",
+            started.elapsed(),
+            of("turn_started").len()
+        );
+    }
+}
+
+#[test]
+fn tackle_chat_completes_a_one_tool_task_in_a_terminal() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = project(&server.base_url);
+    p.user_config(&format!(
+        "{}\n[tools]\ndisable = [{}]\n",
+        std::fs::read_to_string(p.xdg().join("tackle/config.toml")).unwrap(),
+        OTHERS
+            .split(',')
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let started = Instant::now();
+    let chat = harness::tmux::Tmux::chat(&p, "local-chat:local-qwen");
+    chat.wait_for(&["new session"]);
+    chat.type_line(TASK);
+    let limit = Duration::from_secs(600);
+    chat.wait_for_within(&["read_file notes.txt"], limit);
+    chat.wait_for_within(&["the model ended its turn", "· ready"], limit);
+    chat.type_line("/quit");
+    chat.wait_gone();
+    eprintln!("tackle chat: one tool step in {:.1?}", started.elapsed());
+
+    let log: Vec<Value> = p
+        .sessions()
+        .concat()
+        .iter()
+        .map(|l| l["event"].clone())
+        .collect();
+    assert!(
+        log.iter().any(|e| e["type"] == "call_finished"
+            && e["tool"] == "read_file"
+            && e["status"] == "ok"),
+        "the session log records the read_file call: {log:#?}"
+    );
+}
