@@ -8,6 +8,7 @@
 
 mod app;
 mod approval;
+mod commands;
 mod diff;
 mod input;
 mod markdown;
@@ -33,7 +34,6 @@ use crate::commands::Failure;
 use crate::exit;
 use app::App;
 use input::Action;
-use slash::Slash;
 use view::NoticeKind;
 use worker::{Done, Update, Work};
 
@@ -283,37 +283,6 @@ impl Chat {
         }
     }
 
-    /// `/compact`: the model summarises the conversation before its last turn; later requests
-    /// start from the summary. `/done <note>` writes the completion record of a finished task
-    /// the same way. Either runs like a turn (Ctrl-C cancels it).
-    fn compact(&mut self, done: Option<String>) {
-        let name = if done.is_some() { "/done" } else { "/compact" };
-        if self.app.running.is_some() {
-            self.app.view.notice(
-                NoticeKind::Info,
-                format!("a turn is running; {name} once it has ended"),
-            );
-            return;
-        }
-        let cancel = CancellationToken::new();
-        self.app.running = Some(cancel.clone());
-        self.app.run_seq += 1;
-        let seq = self.app.run_seq;
-        let what = if done.is_some() {
-            "marking the task done: the model writes its completion record…"
-        } else {
-            "compacting: the model writes a summary…"
-        };
-        self.app.view.notice(NoticeKind::Info, what);
-        if self.work.send(Work::Compact { cancel, seq, done }).is_err() {
-            self.app.running = None;
-            self.app.view.notice(
-                NoticeKind::Error,
-                "the agent loop has stopped; restart tackle chat",
-            );
-        }
-    }
-
     fn quit(&mut self) {
         match &self.app.running {
             Some(cancel) => {
@@ -324,121 +293,4 @@ impl Chat {
             None => self.app.quit = true,
         }
     }
-
-    fn slash(&mut self, command: Slash) {
-        let view = &mut self.app.view;
-        match command {
-            Slash::Help => view.notice(NoticeKind::Info, slash::help().join("\n")),
-            Slash::Unknown(name) => view.notice(NoticeKind::Warning, slash::unknown(&name)),
-            Slash::Quit => self.quit(),
-            Slash::Stats => {
-                let s = view.stats;
-                let t = s.total;
-                let cost = s.cost().map_or(
-                    "unknown (the model has no prices in the catalog)".to_owned(),
-                    |c| format!("${c:.4}"),
-                );
-                view.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "{} model turn(s) · input {} tokens (cache read {}, cache write {}) · output {} tokens · cost {cost}",
-                        s.turns, t.input_tokens, t.cache_read_tokens, t.cache_write_tokens, t.output_tokens
-                    ),
-                );
-            }
-            Slash::Todo => {
-                if self.work.send(Work::Todo).is_err() {
-                    view.notice(NoticeKind::Error, "the agent loop has stopped");
-                } else if self.app.running.is_some() {
-                    view.notice(NoticeKind::Info, "the todo list follows when the turn ends");
-                }
-            }
-            Slash::Compact => self.compact(None),
-            Slash::Done(None) => view.notice(
-                NoticeKind::Warning,
-                "say what was finished: /done <what the task was and how it ended>",
-            ),
-            Slash::Done(Some(note)) => self.compact(Some(note)),
-            Slash::Model(None) => {
-                let text = format!(
-                    "model {} (window {} tokens)",
-                    self.app.model, self.app.window
-                );
-                view.notice(NoticeKind::Info, text);
-            }
-            Slash::Model(Some(id)) => self.switch(Some(id), None),
-            Slash::Resume(None) => {
-                let text = sessions(&self.config.root);
-                self.app.view.notice(NoticeKind::Info, text);
-            }
-            Slash::Resume(Some(id)) => self.switch(None, Some(id)),
-        }
-    }
-
-    /// Goes on with another model, or in another session (the conversation its log holds).
-    fn switch(&mut self, model: Option<String>, session: Option<String>) {
-        if self.app.running.is_some() {
-            self.app.view.notice(
-                NoticeKind::Warning,
-                "a turn is running; wait for it to end (or Ctrl-C) first",
-            );
-            return;
-        }
-        match self.rebuild(model.as_deref(), session.as_deref()) {
-            Ok(text) => self.app.view.notice(NoticeKind::Info, text),
-            Err(e) => self.app.view.notice(NoticeKind::Error, format!("{e:#}")),
-        }
-    }
-
-    fn rebuild(&mut self, model: Option<&str>, session: Option<&str>) -> anyhow::Result<String> {
-        let choice = match model {
-            Some(m) => Some(setup::choose(&self.config.models, Some(m))?),
-            None => None,
-        };
-        let id = session.unwrap_or(&self.app.session).to_owned();
-        let opened = Session::resume(&self.config.root, &id).map_err(|e| anyhow!("{e}"))?;
-        let agent = setup::agent(
-            &self.config,
-            self.runtime.clone(),
-            self.boundaries.clone(),
-            opened,
-            choice.as_ref().unwrap_or(&self.choice),
-            self.observer.clone(),
-            true,
-        )?;
-        self.steering = agent.steering();
-        self.work
-            .send(Work::Replace(Box::new(agent)))
-            .map_err(|_| anyhow!("the agent loop has stopped"))?;
-        if let Some(choice) = choice {
-            self.app.model = choice.setup.id();
-            self.app.window = choice.setup.entry.context_window;
-            self.choice = choice;
-        }
-        self.app.session = id.clone();
-        Ok(format!("session {id} with model {}", self.app.model))
-    }
-}
-
-/// The ten most recent sessions of the project, newest first.
-fn sessions(root: &std::path::Path) -> String {
-    let dir = Session::store_dir_for(root).join("sessions");
-    let mut found: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(&dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let modified = e.metadata().ok()?.modified().ok()?;
-            Some((modified, e.file_name().to_string_lossy().into_owned()))
-        })
-        .collect();
-    if found.is_empty() {
-        return "no sessions yet".to_owned();
-    }
-    found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    let mut text = "recent sessions (/resume <id> continues one):".to_owned();
-    for (_, id) in found.into_iter().take(10) {
-        text.push_str(&format!("\n  {}", crate::safe_text::safe_line(&id)));
-    }
-    text
 }
