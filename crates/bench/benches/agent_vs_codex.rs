@@ -18,6 +18,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tackle_bench::reaped::reap;
+use tackle_bench::release::workspace;
 use tackle_bench::responses_mock::{ResponsesMock, Script, Step};
 use tackle_bench::{Stats, ratio};
 
@@ -66,43 +68,49 @@ struct Sample {
     max_rss_kib: u64,
 }
 
-/// Spawn `cmd`, wait with `wait4`, check the edit landed.
+/// Spawn `cmd`, reap it with `wait4`, check the edit landed.
 fn measure(mut cmd: Command, project: &Path, mock: &ResponsesMock) -> BenchResult<Sample> {
-    mock.take_arrivals();
+    mock.take_served();
     let start = Instant::now();
-    let child = cmd
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not yet waited for; both out-pointers are valid.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let stderr = child.stderr.take();
+    let reaped = reap(child)?;
     let wall = start.elapsed();
-    if waited != pid {
-        return Err(format!("wait4: {}", std::io::Error::last_os_error()).into());
-    }
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr {
+    let mut stderr_text = String::new();
+    if let Some(mut e) = stderr {
         use std::io::Read as _;
-        e.read_to_string(&mut stderr).ok();
+        e.read_to_string(&mut stderr_text).ok();
     }
-    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("{:?} failed (status {status}): {stderr}", cmd.get_program()).into());
+    if !reaped.status.success() {
+        return Err(format!(
+            "{:?} failed ({}): {stderr_text}",
+            cmd.get_program(),
+            reaped.status
+        )
+        .into());
     }
     let notes = std::fs::read_to_string(project.join("notes.txt"))?;
     if !notes.contains("version = 2") {
-        return Err(format!("{:?} did not edit notes.txt: {stderr}", cmd.get_program()).into());
+        return Err(format!(
+            "{:?} did not edit notes.txt: {stderr_text}",
+            cmd.get_program()
+        )
+        .into());
     }
-    let arrivals = mock.take_arrivals();
-    let first = arrivals.first().ok_or("the agent never asked the model")?;
+    let first = mock
+        .take_served()
+        .iter()
+        .map(|s| s.arrived)
+        .min()
+        .ok_or("the agent never asked the model")?;
     Ok(Sample {
         wall,
         first_request: first.saturating_duration_since(start),
-        max_rss_kib: usage.ru_maxrss as u64,
+        max_rss_kib: reaped.max_rss_kib,
     })
 }
 
@@ -180,21 +188,6 @@ fn codex_command(codex: &Path, project: &Path, home: &Path, mock: &ResponsesMock
     cmd
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn release_tackle() -> BenchResult<PathBuf> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .args(["build", "--release", "-q", "-p", "tackle-cli"])
-        .current_dir(workspace())
-        .status()?;
-    if !status.success() {
-        return Err("building tackle failed".into());
-    }
-    Ok(workspace().join("target/release/tackle"))
-}
-
 fn codex_binary() -> Option<PathBuf> {
     let vendor = workspace().join("target/agents/node_modules/@openai/codex-linux-x64/vendor");
     let arch = std::fs::read_dir(&vendor).ok()?.flatten().next()?.path();
@@ -222,7 +215,7 @@ fn report(name: &str, samples: &[Sample]) -> (Stats, Stats, u64) {
 }
 
 fn main() -> BenchResult<()> {
-    let tackle = release_tackle()?;
+    let tackle = tackle_bench::release::release_tackle()?;
     let mock = ResponsesMock::start(scripts())?;
     let base = tempfile::tempdir()?;
     let codex = codex_binary();

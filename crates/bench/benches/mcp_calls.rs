@@ -27,6 +27,7 @@ use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tackle_bench::release::workspace;
 use tackle_bench::{Stats, ratio};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -265,19 +266,8 @@ async fn time_raw_interleaved(
     Ok((Stats::of(&mut sa), Stats::of(&mut sb)))
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn tackle_binary() -> BenchResult<PathBuf> {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "tackle-cli"])
-        .current_dir(workspace())
-        .status()?;
-    if !status.success() {
-        return Err("building tackle failed".into());
-    }
-    Ok(tackle_bench::target_dir().join("release/tackle"))
+    Ok(tackle_bench::release::release_tackle()?)
 }
 
 fn tackle_cmd(bin: &Path, root: &Path) -> tokio::process::Command {

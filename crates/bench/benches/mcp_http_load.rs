@@ -300,19 +300,8 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn tackle_binary() -> BenchResult<PathBuf> {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "tackle-cli"])
-        .current_dir(workspace())
-        .status()?;
-    if !status.success() {
-        return Err("building tackle failed".into());
-    }
-    Ok(tackle_bench::target_dir().join("release/tackle"))
+    Ok(tackle_bench::release::release_tackle()?)
 }
 
 /// A child that prints where it listens on one of its streams; killed on drop.

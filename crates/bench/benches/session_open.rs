@@ -12,7 +12,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -127,20 +126,11 @@ fn spawn(cmd: &mut Command, stdin: &[u8]) -> Option<Run> {
     let mut input = child.stdin.take().unwrap();
     input.write_all(stdin).unwrap();
     drop(input);
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for the kernel to overwrite.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our unreaped child; the pointers are to live locals. Reaping it here
-    // (instead of through `child.wait`) is what gives this child's own rusage.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    let reaped = tackle_bench::reaped::reap(child).unwrap();
     let wall = started.elapsed();
-    std::mem::forget(child);
-    let status = std::process::ExitStatus::from_raw(status);
-    status.success().then_some(Run {
+    reaped.status.success().then_some(Run {
         wall,
-        max_rss_kib: usage.ru_maxrss as u64,
+        max_rss_kib: reaped.max_rss_kib,
     })
 }
 
@@ -153,20 +143,10 @@ fn only_session(root: &Path) -> String {
     ids.pop().unwrap()
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The binary named by `env`, or this workspace's release build of tackle.
 fn binary(env: &str) -> PathBuf {
     if let Some(path) = std::env::var_os(env) {
         return PathBuf::from(path);
     }
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "tackle-cli"])
-        .current_dir(workspace())
-        .status()
-        .unwrap();
-    assert!(status.success(), "building tackle failed");
-    tackle_bench::target_dir().join("release/tackle")
+    tackle_bench::release::release_tackle().unwrap()
 }

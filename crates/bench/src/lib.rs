@@ -3,6 +3,9 @@
 
 pub mod corpus;
 pub mod direct;
+pub mod loop_turns;
+pub mod reaped;
+pub mod release;
 pub mod responses_mock;
 
 use std::path::PathBuf;

@@ -6,7 +6,9 @@
 //! step `k`: a function call, or, past the last call, the final text. Every answer is streamed
 //! as the Responses events a real server sends (`response.created`, the item added, its deltas,
 //! done, `response.completed` with usage), with a `content-length` so connections are kept
-//! alive. The arrival time of every request is kept, for "start to first model request".
+//! alive. Every request's arrival and the moment its answer was written are kept ([`Served`]):
+//! the first arrival gives "start to first model request", and the time between the two is the
+//! mock's own share of a turn, which a loop benchmark takes out of the agent's.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -32,10 +34,28 @@ pub struct Script {
     pub steps: Vec<Step>,
 }
 
+/// One request the mock answered.
+#[derive(Clone, Debug)]
+pub struct Served {
+    /// The request's path (`/v1/responses` for a model turn).
+    pub path: String,
+    /// When the whole request had been read.
+    pub arrived: Instant,
+    /// When the last byte of the answer had been written.
+    pub answered: Instant,
+}
+
+impl Served {
+    /// Whether this was a model turn (a `POST …/responses`), not a listing.
+    pub fn is_turn(&self) -> bool {
+        self.path.ends_with("/responses")
+    }
+}
+
 /// A running mock; it serves until the process ends.
 pub struct ResponsesMock {
     pub url: String,
-    arrivals: Arc<Mutex<Vec<Instant>>>,
+    served: Arc<Mutex<Vec<Served>>>,
 }
 
 impl ResponsesMock {
@@ -43,10 +63,10 @@ impl ResponsesMock {
     pub fn start(scripts: Vec<Script>) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let url = format!("http://{}", listener.local_addr()?);
-        let arrivals = Arc::new(Mutex::new(Vec::new()));
+        let served = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::new(Shared {
             scripts,
-            arrivals: arrivals.clone(),
+            served: served.clone(),
             ids: AtomicU64::new(0),
         });
         std::thread::spawn(move || {
@@ -55,18 +75,18 @@ impl ResponsesMock {
                 std::thread::spawn(move || serve_connection(conn, &shared));
             }
         });
-        Ok(Self { url, arrivals })
+        Ok(Self { url, served })
     }
 
-    /// When the requests since the last call arrived, oldest first; clears the list.
-    pub fn take_arrivals(&self) -> Vec<Instant> {
-        std::mem::take(&mut *self.arrivals.lock().unwrap_or_else(|p| p.into_inner()))
+    /// The requests answered since the last call, oldest first; clears the list.
+    pub fn take_served(&self) -> Vec<Served> {
+        std::mem::take(&mut *self.served.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
 struct Shared {
     scripts: Vec<Script>,
-    arrivals: Arc<Mutex<Vec<Instant>>>,
+    served: Arc<Mutex<Vec<Served>>>,
     ids: AtomicU64,
 }
 
@@ -84,11 +104,7 @@ fn serve_connection(conn: TcpStream, shared: &Shared) {
     let mut reader = BufReader::new(conn);
     let mut writer = write_half;
     while let Some((method, path, body)) = read_request(&mut reader) {
-        shared
-            .arrivals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Instant::now());
+        let arrived = Instant::now();
         let (content_type, payload) = if method == "POST" && path.ends_with("/responses") {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             ("text/event-stream", answer(shared, &request))
@@ -105,6 +121,15 @@ fn serve_connection(conn: TcpStream, shared: &Shared) {
         if writer.write_all(head.as_bytes()).is_err() || writer.write_all(&payload).is_err() {
             return;
         }
+        shared
+            .served
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Served {
+                path,
+                arrived,
+                answered: Instant::now(),
+            });
     }
 }
 
