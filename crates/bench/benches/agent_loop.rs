@@ -139,7 +139,9 @@ fn run_session(tackle: &Path, dir: &Path, side: &Side) -> BenchResult<Session> {
             std::fs::write(
                 config.join("tackle/config.toml"),
                 format!(
-                    "[providers.mock]\nkind = \"openai-responses\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+                    // A window no session of the bench fills: the mock picks its answer by the
+                    // number of tool outputs a request carries, which a checkpoint would reset.
+                    "[providers.mock]\nkind = \"openai-responses\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[models.\"mock:mock-model\"]\ncontext_window = 1000000\nmax_output = 4096\n",
                     mock.url
                 ),
             )?;
@@ -147,7 +149,10 @@ fn run_session(tackle: &Path, dir: &Path, side: &Side) -> BenchResult<Session> {
             mock.take_served();
         }
     }
-    cmd.args(["run", "--json", TASK]);
+    // A bound past the script's length: a session that runs away fails instead of spinning.
+    cmd.args(["run", "--json", "--max-turns"])
+        .arg((TURNS + 5).to_string())
+        .arg(TASK);
 
     let started = Instant::now();
     let mut child = cmd
