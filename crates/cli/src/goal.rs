@@ -71,28 +71,30 @@ fn print_goal(goal: Option<&Goal>, json: bool) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    writeln!(out, "{}", describe(goal, "tackle goal set"))?;
+    Ok(())
+}
+
+/// The goal as text: its id, status and revision, the objective, then the checklist. `set` is
+/// how the user sets one where the text is shown (`tackle goal set`, chat's `/goal set`).
+pub(crate) fn describe(goal: Option<&Goal>, set: &str) -> String {
     let Some(g) = goal else {
-        writeln!(
-            out,
-            "no goal is set; set one with `tackle goal set \"<objective>\"`"
-        )?;
-        return Ok(());
+        return format!("no goal is set; set one with `{set} \"<objective>\"`");
     };
     let objective = tackle_runtime::visible::visible(&g.objective);
-    writeln!(
-        out,
+    let mut text = format!(
         "{} ({}, revision {}): {objective}",
         g.goal_id,
         g.status.as_str(),
         g.revision
-    )?;
+    );
     if g.checklist.is_empty() {
-        writeln!(out, "  checklist: empty")?;
+        text.push_str("\n  checklist: empty");
     }
     for item in &g.checklist {
         let mark = if item.finished { "[x]" } else { "[ ]" };
-        let text = tackle_runtime::visible::visible(&item.description);
-        writeln!(out, "  {mark} {text}")?;
+        let item = tackle_runtime::visible::visible(&item.description);
+        text.push_str(&format!("\n  {mark} {item}"));
     }
-    Ok(())
+    text
 }

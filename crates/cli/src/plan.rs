@@ -20,7 +20,11 @@ pub fn revoke(config: &Config, session: Option<String>, json: bool) -> Result<u8
         .plans
         .revoke(None, session.as_ref())
         .map_err(|e| anyhow::anyhow!("revoking the plan: {e}"))?;
-    let text = describe(&revoked, session.as_ref());
+    let text = describe(
+        &revoked,
+        session.as_ref(),
+        "pass --session with its session to revoke it",
+    );
     let mut out = std::io::stdout().lock();
     if json {
         let value = match &revoked {
@@ -50,7 +54,9 @@ pub fn revoke(config: &Config, session: Option<String>, json: bool) -> Result<u8
     Ok(exit::OK)
 }
 
-fn describe(revoked: &Revoked, session: Option<&SessionId>) -> String {
+/// What a revocation did, in a sentence. `other` says how another author's plan is revoked
+/// where the text is shown.
+pub(crate) fn describe(revoked: &Revoked, session: Option<&SessionId>, other: &str) -> String {
     let gate = match session {
         Some(s) => format!("session {} has no plan on file now", visible(&s.0)),
         None => "no session was named, so no session's gate changed".to_owned(),
@@ -84,7 +90,7 @@ fn describe(revoked: &Revoked, session: Option<&SessionId>) -> String {
             }
             format!(
                 "no plan names this session; the newest, {}, belongs to {} and was left alone \
-                 (pass --session with its session to revoke it); {gate}",
+                 ({other}); {gate}",
                 plans(&[*seq]),
                 whose.join(", ")
             )
@@ -106,7 +112,7 @@ mod tests {
             agent: Some("evil\u{1b}[2J\u{202e}".into()),
             session: Some("s\nforged line".into()),
         };
-        let text = describe(&revoked, Some(&SessionId("mine".into())));
+        let text = describe(&revoked, Some(&SessionId("mine".into())), "hint");
         assert!(
             !text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains('\n'),
             "{text:?}"

@@ -245,3 +245,97 @@ fn the_model_asks_the_user_and_done_marks_the_task() {
     let done = log.iter().find(|e| e["type"] == "checkpoint").unwrap();
     assert_eq!(done["task_done"], "picked the colour and size");
 }
+
+#[test]
+fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
+    let project = Project::new();
+    project.config("[permissions]\nplan_mode = \"required\"\n");
+    let script = replay(
+        &project,
+        &[
+            serde_json::json!({"tool_calls": [{"id": "p1", "name": "record_plan",
+                "arguments": {"plan": "1. write a.txt"}}]}),
+            serde_json::json!({"text": "planned"}),
+            serde_json::json!({"tool_calls": [{"id": "w1", "name": "write_file",
+                "arguments": {"path": "a.txt", "content": "x\n"}}]}),
+            serde_json::json!({"text": "held back"}),
+        ],
+    );
+    let chat = start(&project, &script);
+    let screen = chat.wait_for(&["new session"]);
+    let id = screen
+        .split("new session ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    chat.type_line("plan it");
+    chat.wait_for(&["planned", "· ready"]);
+    assert!(project.join(".agents/plans/plan-1.md").exists());
+    chat.type_line("/replan");
+    chat.wait_for(&[
+        "archived .agents/plans/plan-1.md to .agents/plans/archive/;",
+        "has no plan on file now",
+    ]);
+    assert!(!project.join(".agents/plans/plan-1.md").exists());
+    assert!(project.join(".agents/plans/archive/plan-1.md").exists());
+    // With the plan archived, the gate holds the write back again: no approval is asked.
+    chat.type_line("now write it");
+    chat.wait_for(&["held back", "· ready"]);
+    assert!(!project.join("a.txt").exists());
+    chat.type_line("/replan");
+    chat.wait_for(&["no plan is on file in .agents/plans/;"]);
+
+    chat.type_line("/goal");
+    chat.wait_for(&["no goal is set; set one with `/goal set \"<objective>\"`"]);
+    chat.type_line("/goal pause");
+    chat.wait_for(&["type /goal to see it, then /goal pause"]);
+    chat.type_line("/goal set ship the parser");
+    chat.wait_for(&[
+        "goal-1 (active, revision 1): ship the parser",
+        "checklist: empty",
+    ]);
+    chat.type_line("/goal pause");
+    chat.wait_for(&["goal-1 (paused, revision 2): ship the parser"]);
+    // The goal changes behind the chat's back: a bare control acts on what was seen, and is
+    // refused.
+    project
+        .tackle([
+            "goal",
+            "resume",
+            "--goal-id",
+            "goal-1",
+            "--expected-revision",
+            "2",
+        ])
+        .run()
+        .success();
+    chat.type_line("/goal cancel");
+    chat.wait_for(&[
+        "goal: goal goal-1 is at revision 3, not 2",
+        "(in chat, /goal shows it as it is now)",
+    ]);
+    chat.type_line("/goal frob");
+    chat.wait_for(&["`/goal frob` is not a goal command"]);
+    chat.type_line("/goal cancel goal-1 3");
+    chat.wait_for(&["goal-1 (canceled, revision 4): ship the parser"]);
+    chat.type_line("/quit");
+    chat.wait_gone();
+
+    let log: Vec<serde_json::Value> = project
+        .sessions()
+        .concat()
+        .into_iter()
+        .map(|e| e["event"].clone())
+        .collect();
+    let denied = log
+        .iter()
+        .filter(|e| e["type"] == "tool_batch_finished")
+        .flat_map(|b| b["results"].as_array().unwrap().clone())
+        .find(|r| r["result"]["call_id"] == "w1")
+        .unwrap();
+    let text = denied["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("call record_plan"), "{text}");
+    let plan = std::fs::read_to_string(project.join(".agents/plans/archive/plan-1.md")).unwrap();
+    assert!(plan.contains(&format!("session: \"{id}\"")), "{plan}");
+}

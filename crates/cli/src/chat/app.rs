@@ -26,6 +26,8 @@ pub struct App {
     /// The posture in a few words (`mode standard`).
     pub posture: String,
     pub session: String,
+    /// The goal and revision `/goal` last showed: what a bare `/goal pause` acts on.
+    pub goal_seen: Option<(String, u64)>,
     /// The running turn's cancel, while one runs.
     pub running: Option<CancellationToken>,
     /// The number of the latest run started (see `worker::Done::Ran`).
@@ -58,6 +60,7 @@ impl App {
             window,
             posture: short_posture(posture),
             session,
+            goal_seen: None,
             running: None,
             run_seq: 0,
             cancelling: false,

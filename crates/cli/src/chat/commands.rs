@@ -1,8 +1,10 @@
 //! What the slash commands do: `/compact` and `/done` run like a turn, `/model` and `/resume`
-//! go on with another agent, the rest answer on screen.
+//! go on with another agent, `/replan` archives the session's plan, `/goal` is in
+//! [`super::goal`], the rest answer on screen.
 
 use anyhow::anyhow;
 use tackle_runtime::Session;
+use tackle_tool::protocol::SessionId;
 use tokio_util::sync::CancellationToken;
 
 use super::slash::{self, Slash};
@@ -70,6 +72,8 @@ impl Chat {
                     view.notice(NoticeKind::Info, "the todo list follows when the turn ends");
                 }
             }
+            Slash::Replan => self.replan(),
+            Slash::Goal(command) => self.goal(command),
             Slash::Compact => self.compact(None),
             Slash::Done(None) => view.notice(
                 NoticeKind::Warning,
@@ -90,6 +94,29 @@ impl Chat {
             }
             Slash::Resume(Some(id)) => self.switch(None, Some(id)),
         }
+    }
+
+    /// `/replan`: archives this session's plan (seed 003), falling back to the newest plan
+    /// that names no author; another author's is left alone. Either way the session has no
+    /// plan on file afterwards, so under `plan_mode = "required"` its mutating calls wait for a
+    /// new record_plan.
+    fn replan(&mut self) {
+        let session = SessionId(self.app.session.clone());
+        let (kind, text) = match self.config.plans.revoke(None, Some(&session)) {
+            Ok(revoked) => (
+                NoticeKind::Info,
+                crate::plan::describe(
+                    &revoked,
+                    Some(&session),
+                    "`tackle plan revoke --session <its session>` revokes it",
+                ),
+            ),
+            Err(e) => (
+                NoticeKind::Error,
+                format!("revoking the plan: {e}; the plan gate of this session is closed"),
+            ),
+        };
+        self.app.view.notice(kind, text);
     }
 
     /// Goes on with another model, or in another session (the conversation its log holds).

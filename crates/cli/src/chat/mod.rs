@@ -10,6 +10,7 @@ mod app;
 mod approval;
 mod commands;
 mod diff;
+mod goal;
 mod input;
 mod markdown;
 mod question;

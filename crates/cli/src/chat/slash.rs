@@ -9,11 +9,31 @@ pub enum Slash {
     /// `/done <note>`: the note is the rest of the line.
     Done(Option<String>),
     Todo,
+    /// `/replan`: archive this session's plan; its plan gate closes.
+    Replan,
+    Goal(GoalSlash),
     Stats,
     Resume(Option<String>),
     Quit,
     /// A word after `/` that names no command.
     Unknown(String),
+}
+
+/// `/goal …`: the user's controls over the project's goal, as `tackle goal` has them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoalSlash {
+    /// `/goal` or `/goal show`.
+    Show,
+    /// `/goal set <objective>`: the objective is the rest of the line (empty when none).
+    Set(String),
+    /// `/goal pause|resume|cancel [<goal-id> <revision>]`; without them, the goal and
+    /// revision the chat last showed.
+    Control {
+        control: tackle_goals::Control,
+        named: Option<(String, u64)>,
+    },
+    /// Anything else after `/goal`: what was wrong with it.
+    Bad(String),
 }
 
 /// Every command with what it does, in the order `/help` lists them.
@@ -32,6 +52,22 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "the task is finished: write its completion record (later turns start from it)",
     ),
     ("/todo", "show the session's todo list"),
+    (
+        "/replan",
+        "archive this session's plan (plan mode: mutating tools wait for a new one)",
+    ),
+    (
+        "/goal [show]",
+        "show the project's goal: objective, status, revision, checklist",
+    ),
+    (
+        "/goal set <objective>",
+        "set a new goal (replaces the current one)",
+    ),
+    (
+        "/goal pause|resume|cancel",
+        "change the goal /goal last showed (or name it: <goal-id> <revision>)",
+    ),
     ("/stats", "tokens used and their cost"),
     ("/resume [id]", "list recent sessions, or continue one"),
     ("/quit", "leave (Ctrl-C when idle does too)"),
@@ -50,11 +86,52 @@ pub fn parse(line: &str) -> Option<Slash> {
         "compact" => Slash::Compact,
         "done" => Slash::Done(Some(rest.to_owned()).filter(|r| !r.is_empty())),
         "todo" => Slash::Todo,
+        "replan" => Slash::Replan,
+        "goal" => Slash::Goal(goal(rest)),
         "stats" => Slash::Stats,
         "resume" => Slash::Resume(arg),
         "quit" | "exit" => Slash::Quit,
         other => Slash::Unknown(other.to_owned()),
     })
+}
+
+/// The words after `/goal`.
+fn goal(rest: &str) -> GoalSlash {
+    use tackle_goals::Control;
+    let mut words = rest.split_whitespace();
+    let sub = words.next().unwrap_or("show");
+    let control = match sub {
+        "show" if words.next().is_none() => return GoalSlash::Show,
+        "set" => return GoalSlash::Set(rest[sub.len()..].trim().to_owned()),
+        "pause" => Control::Pause,
+        "resume" => Control::Resume,
+        "cancel" => Control::Cancel,
+        _ => {
+            return GoalSlash::Bad(format!(
+                "`/goal {}` is not a goal command; use /goal, /goal set <objective>, or /goal pause|resume|cancel",
+                crate::safe_text::one_line(rest, 40)
+            ));
+        }
+    };
+    let args: Vec<&str> = words.collect();
+    match args.as_slice() {
+        [] => GoalSlash::Control {
+            control,
+            named: None,
+        },
+        [id, revision] => match revision.parse::<u64>() {
+            Ok(r) => GoalSlash::Control {
+                control,
+                named: Some(((*id).to_owned(), r)),
+            },
+            Err(_) => GoalSlash::Bad(format!(
+                "the revision must be a number, as /goal shows it: /goal {sub} <goal-id> <revision>"
+            )),
+        },
+        _ => GoalSlash::Bad(format!(
+            "/goal {sub} takes the goal and its revision together, or neither: /goal {sub} <goal-id> <revision>"
+        )),
+    }
 }
 
 /// What `/help` shows.
@@ -105,6 +182,31 @@ mod tests {
                 Some(Slash::Done(Some("fixed the parser,  tests pass".into()))),
             ),
             ("/stats", Some(Slash::Stats)),
+            ("/replan", Some(Slash::Replan)),
+            ("/goal", Some(Slash::Goal(GoalSlash::Show))),
+            ("/goal show", Some(Slash::Goal(GoalSlash::Show))),
+            (
+                "/goal set  make CI  green ",
+                Some(Slash::Goal(GoalSlash::Set("make CI  green".into()))),
+            ),
+            (
+                "/goal set",
+                Some(Slash::Goal(GoalSlash::Set(String::new()))),
+            ),
+            (
+                "/goal pause",
+                Some(Slash::Goal(GoalSlash::Control {
+                    control: tackle_goals::Control::Pause,
+                    named: None,
+                })),
+            ),
+            (
+                "/goal cancel goal-2 7",
+                Some(Slash::Goal(GoalSlash::Control {
+                    control: tackle_goals::Control::Cancel,
+                    named: Some(("goal-2".into(), 7)),
+                })),
+            ),
             ("/resume abc", Some(Slash::Resume(Some("abc".into())))),
             ("/quit", Some(Slash::Quit)),
             ("/frob x", Some(Slash::Unknown("frob".into()))),
@@ -116,11 +218,30 @@ mod tests {
     }
 
     #[test]
+    fn bad_goal_commands_say_what_is_wrong() {
+        for (line, says) in [
+            ("/goal frob", "not a goal command"),
+            ("/goal show extra", "not a goal command"),
+            ("/goal resume goal-1", "together, or neither"),
+            ("/goal resume goal-1 two", "must be a number"),
+            ("/goal pause goal-1 2 3", "together, or neither"),
+        ] {
+            match parse(line) {
+                Some(Slash::Goal(GoalSlash::Bad(text))) => {
+                    assert!(text.contains(says), "{line}: {text}")
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn unknown_commands_list_the_known_ones() {
         let text = unknown("frob");
         assert!(text.starts_with("unknown command `/frob`"));
         for name in [
-            "/help", "/model", "/compact", "/done", "/todo", "/stats", "/resume", "/quit",
+            "/help", "/model", "/compact", "/done", "/todo", "/replan", "/goal", "/stats",
+            "/resume", "/quit",
         ] {
             assert!(text.contains(name), "{text}");
         }

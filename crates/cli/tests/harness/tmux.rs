@@ -87,7 +87,12 @@ impl Tmux {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if needles.iter().all(|n| screen.contains(n)) {
+            // The chat wraps long lines at word boundaries: a needle may span a wrap.
+            let flowing = flow(&screen);
+            if needles
+                .iter()
+                .all(|n| screen.contains(n) || flowing.contains(&flow(n)))
+            {
                 return screen;
             }
             assert!(
@@ -127,4 +132,9 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
     }
+}
+
+/// Text with every run of whitespace (line ends included) made one space.
+fn flow(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
