@@ -72,7 +72,8 @@ pub struct PolicyArgs {
     pub deny: Vec<String>,
     /// Permission mode: ask (default), accept-edits, plan (read-only) or yolo (asks become allows;
     /// denies still hold).
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE",
+          value_parser = ["ask", "accept-edits", "plan", "yolo"])]
     pub mode: Option<String>,
     /// Remove tools from the catalog, comma-separated (e.g. --disable-tools stat,list_dir).
     #[arg(long, global = true, value_name = "TOOLS", value_delimiter = ',')]
@@ -90,12 +91,14 @@ pub struct PolicyArgs {
     pub no_digest: bool,
     /// The bash search gate: enforce (refuse bash grep/rg/find when the grep or glob tool
     /// exists; the default), warn (run, with advice attached) or allow (off). Holds in every mode.
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE",
+          value_parser = ["enforce", "warn", "allow"])]
     pub bash_search_gate: Option<String>,
     /// Plan-first mode (also `[permissions] plan_mode`): off (default), advisory (offer
     /// record_plan; nothing waits) or required (every mutating call is denied until the
     /// session has a plan on file). Not the same as `--mode plan`, which is read-only.
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE",
+          value_parser = ["off", "advisory", "required"])]
     pub plan_mode: Option<String>,
     /// An investigation-shaped task: debug or research drop bash; review drops bash and the
     /// write tools. --enable-tools puts a dropped tool back.
@@ -108,12 +111,12 @@ pub struct PolicyArgs {
     /// Who declares a task boundary (also `[checkpoint] mode`): model (default: the model may
     /// call mark_task_done, which writes a checkpoint before its next turn) or operator (the
     /// tool is withheld; only chat's /done declares one).
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE", value_parser = ["model", "operator"])]
     pub checkpoint: Option<String>,
     /// The loop's watchdog (also `[watchdog] mode`): warn (default: the model is told when it
     /// repeats a call or its calls change nothing), enforce (a run that keeps at it is ended,
     /// exit 4) or off.
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE", value_parser = ["off", "warn", "enforce"])]
     pub watchdog: Option<String>,
 }
 

@@ -291,10 +291,12 @@ fn search_gate_refuses_bash_grep_when_the_grep_tool_exists_and_is_inert_otherwis
 #[test]
 fn bad_search_gate_modes_name_their_origin() {
     let p = Project::new();
+    // A bad flag is a command-line error (exit 2) naming the flag and its values.
     p.tackle(["--bash-search-gate", "strict", "config"])
         .run()
-        .code(3)
-        .stderr_contains("--bash-search-gate");
+        .code(2)
+        .stderr_contains("--bash-search-gate")
+        .stderr_contains("enforce, warn, allow");
     p.config("[safety]\nbash_search_gate = \"off\"\n");
     p.tackle(["config"])
         .run()

@@ -96,6 +96,32 @@ fn config_typos_and_tool_typos_fail_loudly() {
         .stderr_contains("`list_dir`");
 }
 
+/// A flag's value outside its list is a command-line error (exit 2) that lists the values; the
+/// same value in a file is a configuration error (exit 3) naming the file.
+#[test]
+fn a_bad_flag_value_is_a_usage_error_listing_the_values() {
+    let p = Project::new();
+    let flags = [
+        ("--mode", "ask, accept-edits, plan, yolo"),
+        ("--bash-search-gate", "enforce, warn, allow"),
+        ("--plan-mode", "off, advisory, required"),
+        ("--checkpoint", "model, operator"),
+        ("--watchdog", "off, warn, enforce"),
+    ];
+    for (flag, values) in flags {
+        p.tackle([flag, "frob", "config"])
+            .run()
+            .code(2)
+            .stderr_contains(flag)
+            .stderr_contains(values);
+    }
+    p.config("[watchdog]\nmode = \"frob\"\n");
+    p.tackle(["config"])
+        .run()
+        .code(3)
+        .stderr_contains("off, warn or enforce");
+}
+
 #[test]
 fn disabled_tools_leave_the_catalog_and_cannot_be_called() {
     let p = Project::new();

@@ -259,8 +259,8 @@ fn the_catalog_follows_the_plan_mode() {
     .stdout_contains("no tool call was ever blocked on this plan");
     p.tackle(["--plan-mode", "sometimes", "tools"])
         .run()
-        .code(3)
-        .stderr_contains("\"advisory\"");
+        .code(2)
+        .stderr_contains("off, advisory, required");
 }
 
 /// An untrusted project may make plan mode stricter, never laxer.

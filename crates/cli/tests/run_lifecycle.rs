@@ -114,10 +114,10 @@ fn checkpoint_operator_withholds_mark_task_done() {
         .tackle(FLAGS)
         .args(["--checkpoint", "agent", "run", "go"])
         .run();
-    // A bad value is a configuration error, exit 3, as a bad --mode is.
-    out.code(3);
+    // A bad flag value is a command-line error, exit 2, naming the values there are.
+    out.code(2);
     assert!(
-        out.stderr.contains("\"model\"") && out.stderr.contains("\"operator\""),
+        out.stderr.contains("--checkpoint") && out.stderr.contains("model, operator"),
         "{}",
         out.stderr
     );
