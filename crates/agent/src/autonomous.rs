@@ -5,6 +5,10 @@
 //! other way than finished, or at a bound: [`AutonomyBounds::max_wakes`] wakes, or
 //! [`AutonomyBounds::max_total`] of wall clock across runs and waits.
 //!
+//! Each wait is a pair of records in the session's log (`wake_pending`, `wake_ended`); a wait
+//! the process died in is rebuilt as [`crate::Rebuilt::pending_wake`] and taken up again by
+//! `tackle run --autonomous --continue` ([`crate::wake_record`]).
+//!
 //! [`Scheduler`] is the seam a daemon replaces (one process waiting for many sessions);
 //! [`SleepScheduler`] waits in this process. Every wait also ends early when a message for the
 //! session arrives in its inbox (`Inbox`), which becomes the next input.
@@ -15,10 +19,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use tackle_protocol::RunOutcome;
+use tackle_protocol::{Event, RunOutcome, WakeEnded, WakePending};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{AgentEvent, Observer};
+use crate::record::now_ms;
 use crate::run::{Agent, RunEnd};
 use crate::schedule::{FileState, Wake, WakeRequest, Wakes};
 
@@ -200,10 +205,16 @@ impl Default for AutonomyBounds {
 
 /// Runs `agent` on `input`, then on every wake the model asks for, until one of the ends in
 /// the module's header. The returned end is the last run's, or the bound's.
+///
+/// Each wait is recorded (`wake_pending` before it, `wake_ended` after), so a process that dies
+/// in one leaves it in the log; `resumed` is such a wait, taken up again before any run (and
+/// `input` is then ignored).
+#[allow(clippy::too_many_arguments)]
 pub async fn run_autonomous(
     agent: &mut Agent,
     wakes: Arc<Wakes>,
     input: Option<&str>,
+    resumed: Option<WakeRequest>,
     scheduler: &dyn Scheduler,
     bounds: AutonomyBounds,
     observer: Arc<dyn Observer>,
@@ -213,18 +224,26 @@ pub async fn run_autonomous(
     let session = agent.session().id().clone();
     let mut next: Option<String> = input.map(str::to_owned);
     let mut woken = 0u32;
+    let mut pending = resumed;
     loop {
-        let end = agent.run(next.as_deref(), cancel.clone()).await;
-        let Some(WakeRequest { wake, reason }) = wakes.take(&session) else {
-            return end;
+        let (request, last_message) = match pending.take() {
+            Some(request) => (request, None),
+            None => {
+                let end = agent.run(next.as_deref(), cancel.clone()).await;
+                let Some(request) = wakes.take(&session) else {
+                    return end;
+                };
+                if end.outcome != RunOutcome::Finished {
+                    return end;
+                }
+                (request, end.last_message)
+            }
         };
-        if end.outcome != RunOutcome::Finished {
-            return end;
-        }
+        let WakeRequest { wake, reason } = request;
         let bound = |reason: String| RunEnd {
             outcome: RunOutcome::BoundHit,
             reason,
-            last_message: end.last_message.clone(),
+            last_message: last_message.clone(),
         };
         if woken >= bounds.max_wakes {
             return bound(format!(
@@ -233,39 +252,68 @@ pub async fn run_autonomous(
                 bounds.max_wakes
             ));
         }
+        let pending_record = Event::WakePending(WakePending {
+            wake: crate::wake_record::record(&wake, SystemTime::now()),
+            reason: reason.clone(),
+            at_ms: now_ms(),
+        });
+        if let Err(e) = agent.session().append_event(&pending_record).await {
+            return RunEnd {
+                outcome: RunOutcome::Error,
+                reason: format!("recording the wait in the session log: {e}"),
+                last_message,
+            };
+        }
         observer.on_event(&AgentEvent::Sleeping {
             wake: wake.describe(),
             reason: reason.clone(),
         });
         let what = scheduler.wait(&wake, deadline, &cancel).await;
-        let text = match &what {
-            Woken::Wake(happened) => format!(
-                "[woken] {happened}. You asked to be woken {} to: {reason}",
-                wake.describe()
+        let (why, text) = match &what {
+            Woken::Wake(happened) => (
+                happened.clone(),
+                format!(
+                    "[woken] {happened}. You asked to be woken {} to: {reason}",
+                    wake.describe()
+                ),
             ),
-            Woken::Message(text) => text.clone(),
-            Woken::Deadline => {
-                return bound(format!(
+            Woken::Message(text) => ("a message arrived".to_owned(), text.clone()),
+            Woken::Deadline => (
+                format!(
                     "the autonomous run reached its total time of {} s (--max-total) while waiting {}",
                     bounds.max_total.as_secs(),
                     wake.describe()
-                ));
-            }
+                ),
+                String::new(),
+            ),
+            Woken::Cancelled => (
+                format!("cancelled while waiting {}", wake.describe()),
+                String::new(),
+            ),
+        };
+        let ended = Event::WakeEnded(WakeEnded {
+            why: why.clone(),
+            at_ms: now_ms(),
+        });
+        if let Err(e) = agent.session().append_event(&ended).await {
+            return RunEnd {
+                outcome: RunOutcome::Error,
+                reason: format!("recording the end of the wait in the session log: {e}"),
+                last_message,
+            };
+        }
+        match what {
+            Woken::Deadline => return bound(why),
             Woken::Cancelled => {
                 return RunEnd {
                     outcome: RunOutcome::Cancelled,
-                    reason: format!("cancelled while waiting {}", wake.describe()),
-                    last_message: end.last_message.clone(),
+                    reason: why,
+                    last_message,
                 };
             }
-        };
-        observer.on_event(&AgentEvent::Woken {
-            why: match &what {
-                Woken::Message(_) => "a message arrived".to_owned(),
-                Woken::Wake(happened) => happened.clone(),
-                Woken::Deadline | Woken::Cancelled => unreachable!("returned above"),
-            },
-        });
+            Woken::Wake(_) | Woken::Message(_) => {}
+        }
+        observer.on_event(&AgentEvent::Woken { why });
         woken += 1;
         next = Some(text);
     }

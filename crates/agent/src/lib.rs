@@ -35,6 +35,7 @@ pub mod run;
 pub mod schedule;
 pub mod task_done;
 pub mod turn;
+pub mod wake_record;
 pub mod watchdog;
 
 pub use ask_user::{Answer, AskUser, Prompter, Question};
@@ -46,6 +47,6 @@ pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved}
 pub use model::ModelSetup;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
 pub use run::{Agent, AgentSetup, Compacted, RunEnd, Steering};
-pub use schedule::{ScheduleNextTurn, Wakes};
+pub use schedule::{ScheduleNextTurn, WakeRequest, Wakes};
 pub use task_done::{MarkTaskDone, TaskBoundaries};
 pub use watchdog::{WatchdogMode, WatchdogSettings};

@@ -40,6 +40,9 @@ pub struct Rebuilt {
     pub task_done: Option<String>,
     /// The watchdog's counts over the recorded batches (its settings are the caller's).
     pub watchdog: crate::watchdog::Watchdog,
+    /// The wake an autonomous run was waiting for when its process stopped: the log's last
+    /// `wake_pending` with no `wake_ended`, input or run after it.
+    pub pending_wake: Option<tackle_protocol::WakePending>,
 }
 
 /// Reads the log at `path` and rebuilds its conversation.
@@ -104,6 +107,8 @@ fn is_agent_kind(kind: &str) -> bool {
             | "tool_batch_finished"
             | "checkpoint"
             | "run_finished"
+            | "wake_pending"
+            | "wake_ended"
     )
 }
 
@@ -114,8 +119,16 @@ fn apply(
 ) {
     let conversation = &mut out.conversation;
     match event {
-        Event::UserInput(input) => conversation.push_user(&input.text),
-        Event::RunStarted(run) => out.model = Some(run.model),
+        Event::UserInput(input) => {
+            out.pending_wake = None;
+            conversation.push_user(&input.text)
+        }
+        Event::RunStarted(run) => {
+            out.pending_wake = None;
+            out.model = Some(run.model)
+        }
+        Event::WakePending(pending) => out.pending_wake = Some(pending),
+        Event::WakeEnded(_) => out.pending_wake = None,
         Event::ModelTurn(turn) => {
             out.task_done = None;
             conversation.push_turn(&turn);

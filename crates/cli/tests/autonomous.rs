@@ -170,6 +170,89 @@ fn a_file_change_and_a_message_wake_the_model() {
     out.code(2);
 }
 
+/// A process killed while it waits leaves the wait in the log: `--continue --autonomous` takes
+/// it up again (a message sent meanwhile wakes it), and a plain `--continue` does not wait.
+#[test]
+fn a_wait_the_process_died_in_goes_on_after_continue() {
+    let p = Project::new();
+    let file = script(
+        &p,
+        "killed.jsonl",
+        &[
+            schedule(json!({"reason": "hear back", "on_message": true})).as_slice(),
+            &[json!({"turn": {"text": "heard after the restart"}})],
+            &[json!({"turn": {"text": "plain run"}})],
+        ]
+        .concat(),
+    );
+    let (mut child, _) = start_until_sleeping(&p, &file);
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let list = json_lines(&p.tackle(["sessions", "ls", "--json"]).run().stdout);
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    p.tackle(["sessions", "message", &id, "the reply"])
+        .run()
+        .success();
+    let out = p
+        .tackle(FLAGS)
+        .args([
+            "--model",
+            &model(&file),
+            "run",
+            "--autonomous",
+            "--continue",
+            "--json",
+        ])
+        .run();
+    out.success();
+    let types: Vec<String> = json_lines(&out.stdout)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let sleeping = types.iter().position(|t| t == "sleeping").unwrap();
+    let woken = types.iter().position(|t| t == "woken").unwrap();
+    let first_run = types.iter().position(|t| t == "turn_started").unwrap();
+    assert!(sleeping < woken && woken < first_run, "{types:?}");
+    assert_eq!(user_inputs(&p), ["wait", "the reply"]);
+    let records: Vec<String> = p.sessions()[0]
+        .iter()
+        .map(|l| l["event"]["type"].as_str().unwrap().to_owned())
+        .filter(|t| t.starts_with("wake_"))
+        .collect();
+    // The killed wait, then the resumed one and its end.
+    assert_eq!(records, ["wake_pending", "wake_pending", "wake_ended"]);
+
+    // Nothing is pending now: --continue waits for nothing, and a new task runs at once.
+    let out = p
+        .tackle(FLAGS)
+        .args([
+            "--model",
+            &model(&file),
+            "run",
+            "--autonomous",
+            "--continue",
+            "--json",
+        ])
+        .run();
+    out.success();
+    assert!(out.stdout.contains("give a new task"), "{}", out.stdout);
+    assert!(!out.stdout.contains("\"sleeping\""), "{}", out.stdout);
+    let out = p
+        .tackle(FLAGS)
+        .args([
+            "--model",
+            &model(&file),
+            "run",
+            "--autonomous",
+            "--continue",
+            "--json",
+            "go on",
+        ])
+        .run();
+    out.success();
+    assert!(out.stdout.contains("plain run"), "{}", out.stdout);
+}
+
 #[test]
 fn the_wake_limit_ends_the_run_and_the_tool_is_only_offered_autonomous() {
     let p = Project::new();

@@ -155,3 +155,54 @@ pub struct RunFinished {
     pub reason: String,
     pub at_ms: u64,
 }
+
+/// An autonomous run went to sleep until the wake the model asked for (schedule_next_turn).
+/// A process that dies in the wait leaves this as the log's last agent record, so
+/// `tackle run --autonomous --continue` goes on waiting for the same wake.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WakePending {
+    pub wake: WakeSpec,
+    /// Why the model asked (what the next turn will do).
+    pub reason: String,
+    pub at_ms: u64,
+}
+
+/// A wake as the log keeps it: every time absolute, so a wait resumed later ends when the
+/// first one would have.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WakeSpec {
+    /// At this moment (a sleep is recorded as the moment it ends).
+    At { at_ms: u64 },
+    /// When the root-relative `path` differs from `before` (absent: the file did not exist).
+    FileChange {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<WatchedFile>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_at_ms: Option<u64>,
+    },
+    /// When a message arrives in the session's inbox.
+    Message {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_at_ms: Option<u64>,
+    },
+}
+
+/// What a watched file looked like when the wait began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchedFile {
+    pub len: u64,
+    /// Modification time in nanoseconds since the Unix epoch, when the system gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_ns: Option<u64>,
+    pub ino: u64,
+}
+
+/// The wait of the last [`WakePending`] is over: the model was woken, or the wait was ended
+/// by a bound or a cancel. Nothing is left to resume.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WakeEnded {
+    pub why: String,
+    pub at_ms: u64,
+}

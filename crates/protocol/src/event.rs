@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent_event::{
     Checkpoint, ModelTurn, ModelTurnCancelled, RunFinished, RunStarted, ToolBatchFinished,
-    ToolBatchStarted, UserInput,
+    ToolBatchStarted, UserInput, WakeEnded, WakePending,
 };
 use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
@@ -28,6 +28,8 @@ pub enum Event {
     ToolBatchFinished(ToolBatchFinished),
     Checkpoint(Checkpoint),
     RunFinished(RunFinished),
+    WakePending(WakePending),
+    WakeEnded(WakeEnded),
 }
 
 /// Written first in every session's log. `parent`, `agent` and `tools` are absent from the

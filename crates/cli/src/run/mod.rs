@@ -90,6 +90,8 @@ pub struct RunArgs {
     /// woken after a sleep, at a time, when a file changes or when a message arrives
     /// (`tackle sessions message ID TEXT`), and each wake starts the next run. Ends when the
     /// model ends a run without asking to be woken, or at --max-wakes / --max-total (exit 4).
+    /// A wait the process died in is in the session's log: --continue (or --resume ID)
+    /// --autonomous without a task goes on waiting for the same wake.
     #[arg(long)]
     pub autonomous: bool,
     /// With --autonomous: the most wakes (default 20).
@@ -161,6 +163,23 @@ pub fn run(
     };
     let prompter = args.ask_user.map(|mode| ask::prompter(mode, headless));
     let wakes = args.autonomous.then(tackle_agent::Wakes::new);
+    // A wait the last process died in goes on, unless a new task was given.
+    let resumed_wait = match (&wakes, &rebuilt.pending_wake, &args.prompt) {
+        (Some(_), Some(pending), None) => Some(tackle_agent::WakeRequest {
+            wake: tackle_agent::wake_record::restore(
+                &pending.wake,
+                &config.root,
+                std::time::SystemTime::now(),
+            )
+            .map_err(|e| {
+                Failure::Engine(anyhow!(
+                    "the session was waiting, and its wait cannot be resumed: {e}; give a task to go on without it"
+                ))
+            })?,
+            reason: pending.reason.clone(),
+        }),
+        _ => None,
+    };
     let (catalog, boundaries) = loop_tools::catalog(config, prompter, wakes.clone())?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
@@ -218,6 +237,7 @@ pub fn run(
                     &mut agent,
                     wakes.clone(),
                     args.prompt.as_deref(),
+                    resumed_wait,
                     &scheduler,
                     autonomy,
                     observer.clone(),
