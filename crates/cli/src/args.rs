@@ -367,6 +367,9 @@ In $XDG_CONFIG_HOME/tackle/config.toml (else ~/.config/tackle/config.toml):
   base_url = \"http://127.0.0.1:8095/v1\"
   api_key_env = \"LOCAL_KEY\"   # optional: the variable holding the key, never the key
   # api_version = \"2024-10-21\"  # azure-chat, azure-responses: the api-version query
+  # token_env = \"AZURE_OPENAI_AD_TOKEN\"  # azure: an Entra ID token in place of api-key
+  # token_command = [\"gcloud\", \"auth\", \"print-access-token\"]  # vertex, azure: prints a
+  #                           # token, run without a shell, again after a 401
 
   [models.\"local:qwen\"]       # a new entry, or an override of a built-in one
   context_window = 32768

@@ -383,7 +383,10 @@ fn compile(
         if p.source == crate::models::EntrySource::BuiltIn {
             continue;
         }
-        if let Some(var) = &p.spec.api_key_env {
+        for var in [&p.spec.api_key_env, &p.spec.token_env]
+            .into_iter()
+            .flatten()
+        {
             process_env.withhold(var);
         }
     }

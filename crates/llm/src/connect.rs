@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::anthropic::{Anthropic, AnthropicConfig};
-use crate::azure::{self, AZURE_KEY_ENV};
+use crate::azure::{self, AZURE_KEY_ENV, AzureAuth};
 use crate::bedrock::{Bedrock, BedrockAuth, BedrockConfig};
 use crate::catalog::{OPENAI_API, ProviderKind, ProviderSpec};
 use crate::cohere::{COHERE_KEY_ENV, Cohere, CohereConfig};
@@ -40,6 +40,14 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
             )
         })
     };
+    // Azure: an Entra ID token when the table names one, else the resource key.
+    let azure_auth = || match (&spec.token_command, &spec.token_env) {
+        (Some(argv), _) => AzureAuth::Entra(TokenSource::Command(argv.clone())),
+        (None, Some(var)) => AzureAuth::Entra(TokenSource::Env(var.clone())),
+        (None, None) => {
+            AzureAuth::ApiKey(key.clone().unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)))
+        }
+    };
     let provider: Arc<dyn Provider> = match spec.kind {
         ProviderKind::Anthropic => {
             let mut config = AnthropicConfig::official();
@@ -61,7 +69,7 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
                 spec.name.clone(),
                 base_url()?,
                 spec.api_version.as_deref(),
-                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+                azure_auth(),
             ),
             transport,
         )?),
@@ -70,7 +78,7 @@ pub fn connect(spec: &ProviderSpec, transport: Transport) -> Result<Arc<dyn Prov
                 spec.name.clone(),
                 base_url()?,
                 spec.api_version.as_deref(),
-                key.unwrap_or_else(|| KeySource::env(AZURE_KEY_ENV)),
+                azure_auth(),
             ),
             transport,
         )?),
@@ -173,6 +181,7 @@ mod tests {
             location: Some("us-central1".into()),
             // A command is run at the first turn, so connecting needs no token.
             token_command: Some(vec!["true".into()]),
+            token_env: None,
             region: Some("us-east-1".into()),
             api_version: None,
         }
@@ -202,6 +211,7 @@ mod tests {
             project: project.map(str::to_owned),
             location: location.map(str::to_owned),
             token_command: None,
+            token_env: None,
             region: None,
             api_version: None,
         };

@@ -46,6 +46,7 @@ mod redact;
 pub mod replay;
 mod request;
 pub mod schema;
+mod token;
 mod tool_names;
 mod transport;
 
@@ -57,5 +58,6 @@ pub use error::{ErrorContext, ErrorKind, LlmError};
 pub use event::StreamEvent;
 pub use provider::{Provider, complete};
 pub use request::{ToolChoice, TurnRequest};
+pub use token::{BearerToken, TokenHelp, TokenSource};
 pub use tool_names::{MAX_TOOL_NAME, ToolNameMap, is_wire_safe};
 pub use transport::{Transport, TransportLimits, TurnStream};

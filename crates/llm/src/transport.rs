@@ -116,6 +116,11 @@ impl Transport {
         Ok(Self { client, limits })
     }
 
+    /// The client itself, for the AWS credential providers' calls (STS, the SSO portal).
+    pub(crate) fn client(&self) -> reqwest::Client {
+        self.client.clone()
+    }
+
     /// Sends the POST, retrying as the policy says, and returns the frame reader of the first
     /// successful response.
     pub(crate) async fn open<F: Framing>(

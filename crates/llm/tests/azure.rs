@@ -30,6 +30,7 @@ fn provider(
         project: None,
         location: None,
         token_command: None,
+        token_env: None,
         region: None,
     };
     connect(&spec, test_transport()).expect("connect")

@@ -39,6 +39,7 @@ fn chain() -> AwsChain {
     });
     AwsChain {
         environment: false,
+        metadata_endpoints: false,
         profile: Some("tests".into()),
         config_file: Some(config.clone()),
         credentials_file: Some(credentials.clone()),

@@ -138,7 +138,8 @@ const ADAPTERS: &[Adapter] = &[
     Adapter {
         name: "azure-chat",
         build: |s| {
-            let config = azure::chat_config("azure", s.url(), None, key_env());
+            let config =
+                azure::chat_config("azure", s.url(), None, azure::AzureAuth::ApiKey(key_env()));
             shown(OpenAiChat::new(config, test_transport()).unwrap())
         },
         ok: "openai_chat/azure_filter_first.sse",
@@ -148,7 +149,12 @@ const ADAPTERS: &[Adapter] = &[
     Adapter {
         name: "azure-responses",
         build: |s| {
-            let config = azure::responses_config("azure", s.url(), None, key_env());
+            let config = azure::responses_config(
+                "azure",
+                s.url(),
+                None,
+                azure::AzureAuth::ApiKey(key_env()),
+            );
             shown(OpenAiResponses::new(config, test_transport()).unwrap())
         },
         ok: "openai_responses/text_and_tools.sse",

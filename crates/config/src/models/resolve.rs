@@ -129,6 +129,25 @@ fn apply_provider(
             "[providers.{name}] ({at}): token_command is empty; name a program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-access-token\"]"
         );
     }
+    let token_env = t
+        .token_env
+        .as_ref()
+        .map(|v| {
+            let v = v.get_ref();
+            if is_env_name(v) {
+                Ok(v.clone())
+            } else {
+                Err(config_error!(
+                    "[providers.{name}] ({at}): token_env `{v}` is not an environment variable name; name the variable that holds the token, never the token"
+                ))
+            }
+        })
+        .transpose()?;
+    if token_env.is_some() && token_command.is_some() {
+        bail!(
+            "[providers.{name}] ({at}): token_env and token_command both say where the token comes from; keep one"
+        );
+    }
     let region = t
         .region
         .as_ref()
@@ -166,6 +185,7 @@ fn apply_provider(
             if let Some(url) = base_url {
                 existing.spec.base_url = Some(url);
             }
+            let key_named_here = api_key_env.is_some();
             if let Some(var) = api_key_env {
                 existing.spec.api_key_env = Some(var);
             }
@@ -175,8 +195,13 @@ fn apply_provider(
             if location.is_some() {
                 existing.spec.location = location;
             }
-            if token_command.is_some() {
+            // A token named here replaces the built-in key and any other token source.
+            if token_command.is_some() || token_env.is_some() {
+                if !key_named_here && is_azure(existing.spec.kind) {
+                    existing.spec.api_key_env = None;
+                }
                 existing.spec.token_command = token_command;
+                existing.spec.token_env = token_env;
             }
             if let Some(region) = region {
                 existing.spec.region = Some(region);
@@ -211,6 +236,7 @@ fn apply_provider(
                     project,
                     location,
                     token_command,
+                    token_env,
                     region,
                     api_version,
                 },
@@ -224,6 +250,7 @@ fn apply_provider(
         .map(|p| p.spec.clone());
     if let Some(spec) = spec {
         check_key_transport(name, at, spec)?;
+        check_token_keys(name, at, spec)?;
         if spec.api_version.is_some()
             && !matches!(
                 spec.kind,
@@ -235,6 +262,44 @@ fn apply_provider(
                 spec.kind
             );
         }
+    }
+    Ok(())
+}
+
+fn is_azure(kind: ProviderKind) -> bool {
+    matches!(kind, ProviderKind::AzureChat | ProviderKind::AzureResponses)
+}
+
+/// `token_command` applies to Vertex and Azure, `token_env` to Azure, and an Azure token
+/// replaces the `api-key`.
+fn check_token_keys(
+    name: &str,
+    at: &Origin,
+    spec: &tackle_llm::catalog::ProviderSpec,
+) -> crate::Result<()> {
+    let kind = spec.kind;
+    if spec.token_command.is_some() && !(is_azure(kind) || kind == ProviderKind::Vertex) {
+        bail!(
+            "[providers.{name}] ({at}): token_command applies only to kinds vertex, azure-chat and azure-responses, not {kind}; remove it"
+        );
+    }
+    if spec.token_env.is_some() && !is_azure(kind) {
+        let hint = if kind == ProviderKind::Vertex {
+            " (vertex reads its token from api_key_env)"
+        } else {
+            ""
+        };
+        bail!(
+            "[providers.{name}] ({at}): token_env applies only to kinds azure-chat and azure-responses, not {kind}{hint}; remove it"
+        );
+    }
+    if is_azure(kind)
+        && spec.api_key_env.is_some()
+        && (spec.token_env.is_some() || spec.token_command.is_some())
+    {
+        bail!(
+            "[providers.{name}] ({at}): an entra id token (token_env or token_command) replaces the api key; remove api_key_env"
+        );
     }
     Ok(())
 }
@@ -264,7 +329,17 @@ fn check_key_transport(
     at: &Origin,
     spec: &tackle_llm::catalog::ProviderSpec,
 ) -> crate::Result<()> {
-    let (Some(url), Some(var)) = (&spec.base_url, &spec.api_key_env) else {
+    let credential = spec
+        .api_key_env
+        .as_ref()
+        .map(|v| format!("the key in {v}"))
+        .or_else(|| spec.token_env.as_ref().map(|v| format!("the token in {v}")))
+        .or_else(|| {
+            spec.token_command
+                .as_ref()
+                .map(|_| "the token_command's token".to_owned())
+        });
+    let (Some(url), Some(credential)) = (&spec.base_url, credential) else {
         return Ok(());
     };
     let Ok(parsed) = url::Url::parse(url) else {
@@ -278,7 +353,7 @@ fn check_key_transport(
     };
     if parsed.scheme() == "http" && !loopback {
         bail!(
-            "[providers.{name}] ({at}): the key in {var} would travel in clear text to {url}; use https, or a loopback address for a local server"
+            "[providers.{name}] ({at}): {credential} would travel in clear text to {url}; use https, or a loopback address for a local server"
         );
     }
     Ok(())

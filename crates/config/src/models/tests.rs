@@ -271,3 +271,61 @@ fn bad_tables_are_refused_naming_the_fix() {
         }
     }
 }
+
+#[test]
+fn azure_takes_an_entra_token_in_place_of_its_key() {
+    let (_d, c) = user(
+        "[providers.azure]\nbase_url = \"https://r.openai.azure.com\"\ntoken_env = \"AZURE_OPENAI_AD_TOKEN\"\n\n[providers.az2]\nkind = \"azure-chat\"\nbase_url = \"https://r.openai.azure.com\"\ntoken_command = [\"az\", \"account\", \"get-access-token\"]\n",
+    );
+    let c = c.unwrap();
+    let azure = provider(&c, "azure").unwrap();
+    assert_eq!(
+        azure.spec.token_env.as_deref(),
+        Some("AZURE_OPENAI_AD_TOKEN")
+    );
+    assert_eq!(azure.spec.api_key_env, None, "the token replaces the key");
+    let az2 = provider(&c, "az2").unwrap();
+    assert_eq!(az2.spec.token_command.as_ref().unwrap()[0], "az");
+}
+
+#[test]
+fn token_keys_that_do_not_apply_are_refused() {
+    let cases = [
+        (
+            "[providers.openai]\ntoken_env = \"T\"\n",
+            "token_env applies only to kinds azure-chat and azure-responses",
+        ),
+        (
+            "[providers.vertex]\ntoken_env = \"T\"\n",
+            "vertex reads its token from api_key_env",
+        ),
+        (
+            "[providers.anthropic]\ntoken_command = [\"x\"]\n",
+            "token_command applies only to kinds vertex, azure-chat and azure-responses",
+        ),
+        (
+            "[providers.azure]\nbase_url = \"https://r\"\napi_key_env = \"K\"\ntoken_env = \"T\"\n",
+            "replaces the api key; remove api_key_env",
+        ),
+        (
+            "[providers.azure]\nbase_url = \"https://r\"\ntoken_env = \"T\"\ntoken_command = [\"x\"]\n",
+            "keep one",
+        ),
+        (
+            "[providers.azure]\nbase_url = \"http://r.example\"\ntoken_env = \"T\"\n",
+            "the token in T would travel in clear text",
+        ),
+        (
+            "[providers.azure]\ntoken_evn = \"T\"\n",
+            "did you mean `token_env`",
+        ),
+    ];
+    for (text, want) in cases {
+        let (_d, c) = user(text);
+        let e = format!(
+            "{:#}",
+            c.err().unwrap_or_else(|| panic!("accepted: {text}"))
+        );
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}

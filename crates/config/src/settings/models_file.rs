@@ -35,10 +35,14 @@ pub struct ProviderSection {
     pub project: Option<Spanned<String>>,
     /// Vertex AI: the region (`us-central1`) or `global`.
     pub location: Option<Spanned<String>>,
-    /// Vertex AI: the program and arguments that print an access token, run without a shell
-    /// (`["gcloud", "auth", "print-access-token"]`); without it the token is read from
-    /// `api_key_env` (default `VERTEX_ACCESS_TOKEN`).
+    /// Vertex AI and Azure: the program and arguments that print an access token, run without
+    /// a shell (`["gcloud", "auth", "print-access-token"]`; for Azure a Microsoft Entra ID
+    /// token, `["az", "account", "get-access-token", ...]`); without it Vertex reads its token
+    /// from `api_key_env` (default `VERTEX_ACCESS_TOKEN`).
     pub token_command: Option<Spanned<Vec<String>>>,
+    /// Azure: the variable holding a Microsoft Entra ID access token, sent as a bearer token in
+    /// place of the `api-key`.
+    pub token_env: Option<Spanned<String>>,
     /// The cloud region of a regional endpoint (Bedrock: `us-east-1`); without it the
     /// environment's `AWS_REGION`/`AWS_DEFAULT_REGION` applies.
     pub region: Option<Spanned<String>>,

@@ -1,30 +1,18 @@
 //! How a Bedrock request proves who sends it: SigV4 (service `bedrock`) over AWS credentials
-//! from the standard chain, or a Bedrock API key as `Authorization: Bearer`.
+//! from the standard chain ([`super::chain`]), or a Bedrock API key as `Authorization: Bearer`.
 //!
-//! The chain is read with the AWS SDK's own pieces (`aws-config`): its environment provider
-//! (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`), then its parser of the
-//! shared config and credentials files for `AWS_PROFILE` (else `default`), whose static or
-//! session keys are used. It is asked at every turn, so session keys refreshed in the files
-//! are picked up. aws-config's profile provider is not used: without an HTTP client (which
-//! would bring a second TLS stack) it panics on profiles it would send to STS; profiles that
-//! assume a role, use SSO or run a process are a configuration error that says what to do.
 //! Signing is `aws-sigv4`'s; nothing here computes a signature.
 
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use aws_config::environment::credentials::EnvironmentVariableCredentialsProvider;
 use aws_credential_types::Credentials;
-use aws_credential_types::provider::ProvideCredentials;
-use aws_credential_types::provider::error::CredentialsError;
 use aws_runtime::env_config::file::{EnvConfigFileKind, EnvConfigFiles};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
-use aws_types::os_shim_internal::{Env, Fs};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::credentials::KeySource;
-use crate::error::{ErrorContext, ErrorKind, LlmError};
 
 /// The variable a Bedrock API key is read from when no other is configured.
 pub const BEARER_TOKEN_ENV: &str = "AWS_BEARER_TOKEN_BEDROCK";
@@ -49,11 +37,17 @@ impl BedrockAuth {
     }
 }
 
-/// The AWS credential chain: the environment, then the shared files.
+/// The AWS credential chain: the environment, the shared files' profile, web identity, then
+/// the container and instance metadata endpoints (see [`super::chain`]). The rest of the
+/// environment (`AWS_PROFILE`, `AWS_CONFIG_FILE`, `AWS_ENDPOINT_URL_STS`, `HOME` for the SSO
+/// token cache, ...) is read as aws-config reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AwsChain {
     /// Whether the `AWS_*` key variables are read first.
     pub environment: bool,
+    /// Whether the container (`AWS_CONTAINER_CREDENTIALS_*`) and EC2 instance metadata
+    /// endpoints are asked last, as the AWS SDKs do.
+    pub metadata_endpoints: bool,
     /// `None`: `AWS_PROFILE`, else `default`.
     pub profile: Option<String>,
     /// `None`: `AWS_CONFIG_FILE`, else `~/.aws/config`.
@@ -67,31 +61,15 @@ impl AwsChain {
     pub fn standard() -> Self {
         Self {
             environment: true,
+            metadata_endpoints: true,
             profile: None,
             config_file: None,
             credentials_file: None,
         }
     }
 
-    /// The credentials for this turn.
-    pub(crate) async fn credentials(&self, ctx: &ErrorContext) -> Result<Credentials, LlmError> {
-        if self.environment {
-            match EnvironmentVariableCredentialsProvider::new()
-                .provide_credentials()
-                .await
-            {
-                Ok(credentials) => return Ok(credentials),
-                Err(CredentialsError::CredentialsNotLoaded(_)) => {}
-                // Only the error's own line: its sources may quote values.
-                Err(e) => return Err(missing(ctx, &format!("the environment's keys: {e}"))),
-            }
-        }
-        self.profile_keys().await.map_err(|why| missing(ctx, &why))
-    }
-
-    /// Static or session keys of the selected profile, as aws-config's parser reads the two
-    /// files (a profile that assumes a role or uses SSO needs an HTTP client this build lacks).
-    async fn profile_keys(&self) -> Result<Credentials, String> {
+    /// The shared files this chain reads.
+    pub(crate) fn files(&self) -> EnvConfigFiles {
         let mut files = EnvConfigFiles::builder();
         if let Some(path) = &self.config_file {
             files = files
@@ -103,58 +81,8 @@ impl AwsChain {
                 .include_default_credentials_file(false)
                 .with_file(EnvConfigFileKind::Credentials, path);
         }
-        let profiles = aws_config::profile::load(
-            &Fs::real(),
-            &Env::real(),
-            &files.build(),
-            self.profile.clone().map(Into::into),
-        )
-        .await
-        .map_err(|e| format!("the shared files could not be read: {e}"))?;
-        let name = profiles.selected_profile().to_owned();
-        let Some(profile) = profiles.get_profile(&name) else {
-            return Err(format!("no profile `{name}` in the shared files"));
-        };
-        match (
-            profile.get("aws_access_key_id"),
-            profile.get("aws_secret_access_key"),
-        ) {
-            (Some(id), Some(secret)) => Ok(Credentials::new(
-                id,
-                secret,
-                profile.get("aws_session_token").map(str::to_owned),
-                None,
-                "profile",
-            )),
-            _ if [
-                "role_arn",
-                "sso_session",
-                "sso_start_url",
-                "credential_process",
-            ]
-            .iter()
-            .any(|k| profile.get(k).is_some()) =>
-            {
-                Err(format!(
-                    "profile `{name}` assumes a role, uses sso or runs a process, which this build does not do"
-                ))
-            }
-            _ => Err(format!(
-                "profile `{name}` has no aws_access_key_id and aws_secret_access_key"
-            )),
-        }
+        files.build()
     }
-}
-
-fn missing(ctx: &ErrorContext, why: &str) -> LlmError {
-    ctx.error(
-        ErrorKind::Configuration,
-        format!(
-            "no aws credentials ({why}); export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and \
-             AWS_SESSION_TOKEN), put static or session keys in the shared credentials file for \
-             AWS_PROFILE, or set {BEARER_TOKEN_ENV} to a bedrock api key"
-        ),
-    )
 }
 
 /// Adds the SigV4 headers (`authorization`, `x-amz-date`, `x-amz-security-token` with a
@@ -199,6 +127,8 @@ pub(crate) fn sign_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bedrock::chain::AwsCredentials;
+    use crate::error::{ErrorContext, ErrorKind};
 
     #[test]
     fn signing_adds_the_sigv4_headers_marked_sensitive() {
@@ -251,11 +181,18 @@ mod tests {
         };
         let chain = AwsChain {
             environment: false,
+            metadata_endpoints: false,
             profile: Some("work".into()),
             config_file: Some(config.clone()),
             credentials_file: Some(credentials),
         };
-        let got = chain.credentials(&ctx).await.unwrap();
+        let client = crate::Transport::new(crate::TransportLimits::default())
+            .unwrap()
+            .client();
+        let got = AwsCredentials::new(chain.clone(), "us-east-1", client.clone())
+            .get(&ctx)
+            .await
+            .unwrap();
         assert_eq!(
             (got.access_key_id(), got.session_token()),
             ("AKIDWORK", Some("TOKEN-WORK-2"))
@@ -265,10 +202,15 @@ mod tests {
             profile: Some("absent".into()),
             ..chain
         };
-        let e = missing.credentials(&ctx).await.unwrap_err();
+        let e = AwsCredentials::new(missing, "us-east-1", client)
+            .get(&ctx)
+            .await
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Configuration);
         assert!(
-            e.message.contains("AWS_ACCESS_KEY_ID") && e.message.contains(BEARER_TOKEN_ENV),
+            e.message.contains("AWS_ACCESS_KEY_ID")
+                && e.message.contains(BEARER_TOKEN_ENV)
+                && e.message.contains("`absent`"),
             "{e}"
         );
         assert!(

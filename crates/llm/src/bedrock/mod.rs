@@ -2,10 +2,15 @@
 //! for every model Bedrock serves, foundation model ids and inference profiles alike.
 //!
 //! The response is not server-sent events but `application/vnd.amazon.eventstream` binary
-//! frames ([`frames`]); requests are signed with SigV4 or carry a Bedrock API key ([`auth`]).
+//! frames ([`frames`]); requests are signed with SigV4 over the AWS chain's credentials
+//! ([`chain`], cached until they expire) or carry a Bedrock API key ([`auth`]).
 //! The region comes from the provider's table, else `AWS_REGION`, else `AWS_DEFAULT_REGION`.
 
+mod advice;
 mod auth;
+mod aws_http;
+mod cache;
+mod chain;
 mod error;
 mod frames;
 pub(crate) mod request;
@@ -56,7 +61,7 @@ impl BedrockConfig {
 /// How this provider authenticates, with an API key already read.
 #[derive(Debug)]
 enum Auth {
-    Aws(AwsChain),
+    Aws(chain::AwsCredentials),
     Bearer(ApiKey),
 }
 
@@ -72,15 +77,12 @@ pub struct Bedrock {
 
 impl Bedrock {
     /// Resolves the region and reads an API key now, so either missing is reported before any
-    /// turn; AWS credentials are read at each turn (see [`AwsChain`]).
+    /// turn; AWS credentials are resolved at the first turn and again when they expire (see
+    /// [`AwsChain`]).
     pub fn new(config: BedrockConfig, transport: Transport) -> Result<Self, LlmError> {
         let ctx = ErrorContext {
             provider: config.name.clone(),
             model: "-".into(),
-        };
-        let auth = match config.auth {
-            BedrockAuth::Aws(chain) => Auth::Aws(chain),
-            BedrockAuth::ApiKey(source) => Auth::Bearer(source.load(&ctx)?),
         };
         let region = resolve_region(config.region.as_deref(), |v| std::env::var(v).ok())
             .ok_or_else(|| {
@@ -93,6 +95,12 @@ impl Bedrock {
                     ),
                 )
             })?;
+        let auth = match config.auth {
+            BedrockAuth::Aws(aws) => {
+                Auth::Aws(chain::AwsCredentials::new(aws, &region, transport.client()))
+            }
+            BedrockAuth::ApiKey(source) => Auth::Bearer(source.load(&ctx)?),
+        };
         let base_url = match config.base_url {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("https://bedrock-runtime.{region}.amazonaws.com"),
@@ -169,8 +177,8 @@ impl Provider for Bedrock {
                 headers.insert(http::header::AUTHORIZATION, key.header("Bearer ", &ctx)?);
                 Redactor::new(Some(key))
             }
-            Auth::Aws(chain) => {
-                let credentials = chain.credentials(&ctx).await?;
+            Auth::Aws(aws) => {
+                let credentials = aws.get(&ctx).await?;
                 let redactor = Redactor::new(None)
                     .with_secret(credentials.secret_access_key())
                     .with_secret(credentials.access_key_id())
@@ -198,7 +206,13 @@ impl Provider for Bedrock {
             .transport
             .open::<frames::EventStreamFraming>(post)
             .await
-            .map_err(|e| redactor.error(e))?;
+            .map_err(|e| {
+                // Refused credentials (expired or revoked early) are resolved anew next turn.
+                if let (Auth::Aws(aws), Some(401 | 403)) = (&self.auth, e.status) {
+                    aws.invalidate();
+                }
+                redactor.error(e)
+            })?;
         let lift = stream::BedrockLift::new(names, request.model.clone());
         Ok(redactor.stream(drive(reader, lift)))
     }

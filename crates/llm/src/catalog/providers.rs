@@ -117,10 +117,14 @@ pub struct ProviderSpec {
     pub project: Option<String>,
     /// Vertex AI: the region (`us-central1`) or `global`; also picks the host.
     pub location: Option<String>,
-    /// Vertex AI: a program and its arguments that print an access token
-    /// (`["gcloud", "auth", "print-access-token"]`), run without a shell, again after a 401.
-    /// Without it the token is read from the `api_key_env` variable.
+    /// Vertex AI and Azure: a program and its arguments that print an access token
+    /// (`["gcloud", "auth", "print-access-token"]`, `["az", "account", "get-access-token",
+    /// ...]`), run without a shell, again after a 401. Without it Vertex reads its token from
+    /// the `api_key_env` variable.
     pub token_command: Option<Vec<String>>,
+    /// Azure: the variable holding a Microsoft Entra ID access token, sent as a bearer token
+    /// in place of the `api-key`.
+    pub token_env: Option<String>,
     /// The cloud region, for kinds whose endpoint is regional (Bedrock); `None` leaves it to
     /// the environment (`AWS_REGION`, `AWS_DEFAULT_REGION`).
     pub region: Option<String>,
@@ -138,6 +142,7 @@ fn spec(name: &str, kind: ProviderKind, base_url: Option<&str>, key: Option<&str
         project: None,
         location: None,
         token_command: None,
+        token_env: None,
         region: None,
         api_version: None,
     }

@@ -6,11 +6,10 @@
 mod error;
 pub(crate) mod request;
 mod stream;
-mod token;
 pub mod vertex;
 
+pub use crate::token::TokenSource;
 pub use request::{ToolSchemaError, request_body};
-pub use token::TokenSource;
 pub use vertex::{Vertex, VertexConfig};
 
 use async_trait::async_trait;

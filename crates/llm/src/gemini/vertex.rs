@@ -15,11 +15,17 @@ use crate::provider::Provider;
 use crate::request::TurnRequest;
 use crate::transport::{Transport, TurnStream};
 
-use super::token::{TokenSource, Tokens};
+use crate::token::{TokenHelp, TokenSource, Tokens};
+
 use super::{is_url_segment, model_segment, send};
 
 /// The variable a Vertex token is read from when the provider names none.
 pub const DEFAULT_TOKEN_ENV: &str = "VERTEX_ACCESS_TOKEN";
+
+const HELP: TokenHelp = TokenHelp {
+    example: &["gcloud", "auth", "print-access-token"],
+    login: "gcloud auth login",
+};
 
 /// Where and how to reach Vertex AI.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,7 +101,7 @@ impl Vertex {
             .base_url
             .clone()
             .unwrap_or_else(|| VertexConfig::default_base_url(&config.location));
-        let tokens = Tokens::new(config.token, &ctx)?;
+        let tokens = Tokens::new(config.token, HELP, &ctx)?;
         let endpoint = Endpoint::new(&config.name, &base_url, None, KeyHeader::Bearer, transport)?;
         Ok(Self {
             project: config.project,
@@ -122,15 +128,13 @@ impl Provider for Vertex {
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
         let ctx = self.endpoint.context(&request.model);
         let path = self.path(model_segment(&ctx, &request.model)?);
-        let token = self.tokens.get(&ctx).await?;
-        match send(&self.endpoint, path.clone(), request, Some(&token)).await {
-            Err(e) if e.status == Some(401) => {
-                let Some(fresh) = self.tokens.refresh(&token, &ctx).await? else {
-                    return Err(e);
-                };
-                send(&self.endpoint, path, request, Some(&fresh)).await
-            }
-            other => other,
-        }
+        let path = &path;
+        self.tokens
+            .send(&ctx, |token| {
+                Box::pin(
+                    async move { send(&self.endpoint, path.clone(), request, Some(&token)).await },
+                )
+            })
+            .await
     }
 }

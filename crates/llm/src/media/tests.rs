@@ -98,6 +98,7 @@ fn the_family_follows_the_kind_and_whether_the_url_is_the_vendors() {
         project: None,
         location: None,
         token_command: None,
+        token_env: None,
         region: None,
         api_version: None,
     };

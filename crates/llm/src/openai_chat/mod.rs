@@ -14,6 +14,7 @@ use crate::endpoint::{Endpoint, Route, TurnPost};
 use crate::error::LlmError;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
+use crate::token::{BearerToken, Tokens};
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Chat Completions endpoint.
@@ -25,6 +26,9 @@ pub struct OpenAiChatConfig {
     pub base_url: String,
     /// `None` for a local endpoint that takes no key.
     pub key: Option<KeySource>,
+    /// A bearer token fetched per turn in place of `key` (Azure's Microsoft Entra ID tokens),
+    /// fetched again and the turn sent once more after a 401.
+    pub token: Option<BearerToken>,
     /// Where turns are posted under `base_url` and how the key travels: `/chat/completions` with a bearer
     /// token, except on hosts that serve the format elsewhere (see [`crate::azure`]).
     pub route: Route,
@@ -43,6 +47,7 @@ impl OpenAiChatConfig {
             name: "openai".into(),
             base_url: crate::catalog::OPENAI_API.into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
+            token: None,
             route: Route::bearer("/chat/completions"),
             strict_tools: false,
             include_usage: true,
@@ -56,6 +61,7 @@ impl OpenAiChatConfig {
             name: name.into(),
             base_url: base_url.into(),
             key: None,
+            token: None,
             route: Route::bearer("/chat/completions"),
             strict_tools: false,
             include_usage: true,
@@ -69,6 +75,7 @@ impl OpenAiChatConfig {
 pub struct OpenAiChat {
     config: OpenAiChatConfig,
     endpoint: Endpoint,
+    tokens: Option<Tokens>,
 }
 
 impl OpenAiChat {
@@ -81,7 +88,16 @@ impl OpenAiChat {
             config.route.key_header,
             transport,
         )?;
-        Ok(Self { config, endpoint })
+        let tokens = config
+            .token
+            .clone()
+            .map(|t| Tokens::new(t.source, t.help, &endpoint.context("-")))
+            .transpose()?;
+        Ok(Self {
+            config,
+            endpoint,
+            tokens,
+        })
     }
 
     /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
@@ -99,18 +115,31 @@ impl Provider for OpenAiChat {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = request.tool_names();
-        let body = request_body(&self.config, request, &names);
-        self.endpoint
-            .stream(TurnPost {
+        let post = || {
+            let names = request.tool_names();
+            TurnPost {
                 path: &self.config.route.path,
                 query: &self.config.route.query,
                 model: &request.model,
                 extra_headers: Vec::new(),
-                body,
+                body: request_body(&self.config, request, &names),
                 classify: error::classify,
                 lift: stream::ChatLift::new(names),
-            })
-            .await
+            }
+        };
+        match &self.tokens {
+            None => self.endpoint.stream(post()).await,
+            Some(tokens) => {
+                let ctx = self.endpoint.context(&request.model);
+                let post = &post;
+                tokens
+                    .send(&ctx, |token| {
+                        Box::pin(async move {
+                            self.endpoint.stream_with_key(post(), Some(&token)).await
+                        })
+                    })
+                    .await
+            }
+        }
     }
 }

@@ -20,6 +20,7 @@ use crate::error::LlmError;
 use crate::openai_chat::error::classify;
 use crate::provider::Provider;
 use crate::request::TurnRequest;
+use crate::token::{BearerToken, Tokens};
 use crate::transport::{Transport, TurnStream};
 
 /// Where and how to reach a Responses endpoint.
@@ -31,6 +32,9 @@ pub struct OpenAiResponsesConfig {
     pub base_url: String,
     /// `None` for a local endpoint that takes no key.
     pub key: Option<KeySource>,
+    /// A bearer token fetched per turn in place of `key` (Azure's Microsoft Entra ID tokens),
+    /// fetched again and the turn sent once more after a 401.
+    pub token: Option<BearerToken>,
     /// Where turns are posted under `base_url` and how the key travels: `/responses` with a bearer
     /// token, except on hosts that serve the format elsewhere (see [`crate::azure`]).
     pub route: Route,
@@ -47,6 +51,7 @@ impl OpenAiResponsesConfig {
             name: "openai".into(),
             base_url: crate::catalog::OPENAI_API.into(),
             key: Some(KeySource::env("OPENAI_API_KEY")),
+            token: None,
             route: Route::bearer("/responses"),
             strict_tools: false,
             include_reasoning: true,
@@ -59,6 +64,7 @@ impl OpenAiResponsesConfig {
             name: name.into(),
             base_url: base_url.into(),
             key: None,
+            token: None,
             route: Route::bearer("/responses"),
             strict_tools: false,
             include_reasoning: false,
@@ -71,6 +77,7 @@ impl OpenAiResponsesConfig {
 pub struct OpenAiResponses {
     config: OpenAiResponsesConfig,
     endpoint: Endpoint,
+    tokens: Option<Tokens>,
 }
 
 impl OpenAiResponses {
@@ -83,7 +90,16 @@ impl OpenAiResponses {
             config.route.key_header,
             transport,
         )?;
-        Ok(Self { config, endpoint })
+        let tokens = config
+            .token
+            .clone()
+            .map(|t| Tokens::new(t.source, t.help, &endpoint.context("-")))
+            .transpose()?;
+        Ok(Self {
+            config,
+            endpoint,
+            tokens,
+        })
     }
 
     /// The JSON body a turn for `request` sends (what [`Provider::stream`] posts), for
@@ -101,18 +117,31 @@ impl Provider for OpenAiResponses {
     }
 
     async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let names = request.tool_names();
-        let body = request_body(&self.config, request, &names);
-        self.endpoint
-            .stream(TurnPost {
+        let post = || {
+            let names = request.tool_names();
+            TurnPost {
                 path: &self.config.route.path,
                 query: &self.config.route.query,
                 model: &request.model,
                 extra_headers: Vec::new(),
-                body,
+                body: request_body(&self.config, request, &names),
                 classify,
                 lift: stream::ResponsesLift::new(names),
-            })
-            .await
+            }
+        };
+        match &self.tokens {
+            None => self.endpoint.stream(post()).await,
+            Some(tokens) => {
+                let ctx = self.endpoint.context(&request.model);
+                let post = &post;
+                tokens
+                    .send(&ctx, |token| {
+                        Box::pin(async move {
+                            self.endpoint.stream_with_key(post(), Some(&token)).await
+                        })
+                    })
+                    .await
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+pub mod aws;
 pub mod eventstream;
 mod family;
 #[allow(unused_imports)] // the binaries that build providers through `connect` have no family
