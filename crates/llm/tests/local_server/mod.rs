@@ -3,7 +3,8 @@
 //! `$HOME/.cache/tackle-test-llm`, or `TACKLE_TEST_LLM_DIR`). The only skip is when that script
 //! recorded that the registry was unreachable. The server is started once per test binary on a
 //! free loopback port and stopped when the binary exits (a shell holds it and ends it when its
-//! stdin, a pipe from this process, closes).
+//! stdin, a pipe from this process, closes). A server that dies before it is ready fails the
+//! test with the server's last log lines.
 //!
 //! Shared by `crates/llm/tests/local_model.rs` and `crates/cli/tests/local_model.rs`
 //! (`#[path]`), so there is one launcher.
@@ -70,7 +71,9 @@ fn start_server(context: u32, slots: u32) -> Option<LocalServer> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(r#""$0" "$@" 2>&1 & pid=$!; cat >/dev/null; kill "$pid""#)
+        // The shell lets go of the log pipe once the server has it, so a server that dies
+        // before it is ready ends the read below instead of leaving it waiting.
+        .arg(r#""$0" "$@" 2>&1 & pid=$!; exec >/dev/null 2>&1; cat >/dev/null; kill "$pid""#)
         .arg(dir.join("bin/llama-server"))
         .arg("-m")
         .arg(dir.join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
