@@ -2,9 +2,13 @@
 //!
 //! Parts keep the order the model produced them in: a text delta extends the text part in
 //! progress or opens a new one after a call or thinking; each tool call is a slot opened by its
-//! start and keyed by index, so deltas of parallel calls may interleave. Arguments are parsed
-//! once, when the call ends (or at the stop, for families without an end event); JSON that does
-//! not parse becomes [`ToolArguments::Invalid`], never an error of the turn.
+//! start and keyed by index, so deltas of parallel calls may interleave. Arguments are read as
+//! their deltas arrive ([`arguments`]), so a call's end (or the stop, for families without an
+//! end event) has nothing left to parse; JSON that does not parse becomes
+//! [`ToolArguments::Invalid`], never an error of the turn.
+
+mod arguments;
+mod object_builder;
 
 use std::collections::HashMap;
 
@@ -13,6 +17,7 @@ use tackle_protocol::{
 };
 
 use crate::event::StreamEvent;
+use arguments::StreamedArguments;
 
 /// Why a stream did not make a turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,8 +32,8 @@ pub enum AssembleError {
 struct OpenCall {
     /// Position of the call's part in `parts`.
     part: usize,
-    arguments: String,
-    ended: bool,
+    /// `None` once the call has ended.
+    arguments: Option<StreamedArguments>,
 }
 
 #[derive(Debug, Default)]
@@ -101,8 +106,7 @@ impl TurnAssembler {
                     index,
                     OpenCall {
                         part: self.parts.len() - 1,
-                        arguments: String::new(),
-                        ended: false,
+                        arguments: Some(StreamedArguments::new()),
                     },
                 );
             }
@@ -111,7 +115,10 @@ impl TurnAssembler {
                     .calls
                     .get_mut(&index)
                     .ok_or(AssembleError::UnknownCallIndex { index })?;
-                call.arguments.push_str(&fragment);
+                // Deltas after a call's end are dropped, as they always were.
+                if let Some(arguments) = call.arguments.as_mut() {
+                    arguments.push(fragment);
+                }
             }
             StreamEvent::ToolCallEnd { index } => {
                 if !self.calls.contains_key(&index) {
@@ -131,17 +138,17 @@ impl TurnAssembler {
         Ok(self.stop.is_some())
     }
 
-    /// Parses the arguments of the call at `index`, if one is open there.
+    /// Ends the call at `index`, if one is open there: its arguments take their final form
+    /// and what was kept to read them is released.
     fn close_call(&mut self, index: usize) {
         let Some(call) = self.calls.get_mut(&index) else {
             return;
         };
-        if call.ended {
+        let Some(arguments) = call.arguments.take() else {
             return;
-        }
-        call.ended = true;
+        };
         if let Some(Part::ToolCall(part)) = self.parts.get_mut(call.part) {
-            part.arguments = ToolArguments::parse(&call.arguments);
+            part.arguments = arguments.finish();
         }
     }
 
