@@ -6,6 +6,7 @@
 //! with the file and line, not the first turn that needs it. Provider and model tables reach
 //! this module only from the user's config ([`crate::settings::Settings::apply_user_catalog`]).
 
+mod kind_keys;
 mod resolve;
 
 #[cfg(test)]

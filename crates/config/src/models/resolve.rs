@@ -197,7 +197,7 @@ fn apply_provider(
             }
             // A token named here replaces the built-in key and any other token source.
             if token_command.is_some() || token_env.is_some() {
-                if !key_named_here && is_azure(existing.spec.kind) {
+                if !key_named_here && super::kind_keys::is_azure(existing.spec.kind) {
                     existing.spec.api_key_env = None;
                 }
                 existing.spec.token_command = token_command;
@@ -250,56 +250,7 @@ fn apply_provider(
         .map(|p| p.spec.clone());
     if let Some(spec) = spec {
         check_key_transport(name, at, spec)?;
-        check_token_keys(name, at, spec)?;
-        if spec.api_version.is_some()
-            && !matches!(
-                spec.kind,
-                ProviderKind::AzureChat | ProviderKind::AzureResponses
-            )
-        {
-            bail!(
-                "[providers.{name}] ({at}): api_version applies only to kinds azure-chat and azure-responses, not {}; remove it",
-                spec.kind
-            );
-        }
-    }
-    Ok(())
-}
-
-fn is_azure(kind: ProviderKind) -> bool {
-    matches!(kind, ProviderKind::AzureChat | ProviderKind::AzureResponses)
-}
-
-/// `token_command` applies to Vertex and Azure, `token_env` to Azure, and an Azure token
-/// replaces the `api-key`.
-fn check_token_keys(
-    name: &str,
-    at: &Origin,
-    spec: &tackle_llm::catalog::ProviderSpec,
-) -> crate::Result<()> {
-    let kind = spec.kind;
-    if spec.token_command.is_some() && !(is_azure(kind) || kind == ProviderKind::Vertex) {
-        bail!(
-            "[providers.{name}] ({at}): token_command applies only to kinds vertex, azure-chat and azure-responses, not {kind}; remove it"
-        );
-    }
-    if spec.token_env.is_some() && !is_azure(kind) {
-        let hint = if kind == ProviderKind::Vertex {
-            " (vertex reads its token from api_key_env)"
-        } else {
-            ""
-        };
-        bail!(
-            "[providers.{name}] ({at}): token_env applies only to kinds azure-chat and azure-responses, not {kind}{hint}; remove it"
-        );
-    }
-    if is_azure(kind)
-        && spec.api_key_env.is_some()
-        && (spec.token_env.is_some() || spec.token_command.is_some())
-    {
-        bail!(
-            "[providers.{name}] ({at}): an entra id token (token_env or token_command) replaces the api key; remove api_key_env"
-        );
+        super::kind_keys::check(name, at, spec)?;
     }
     Ok(())
 }

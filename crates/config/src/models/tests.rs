@@ -211,6 +211,18 @@ fn bad_tables_are_refused_naming_the_fix() {
             &["api_version applies only to", "azure-chat"],
         ),
         (
+            "[providers.openai]\nregion = \"us-east-1\"\n",
+            &["region applies only to kind bedrock, not openai-responses"],
+        ),
+        (
+            "[providers.bedrock]\nproject = \"p\"\n",
+            &["project applies only to kind vertex, not bedrock"],
+        ),
+        (
+            "[providers.gemini]\nlocation = \"us-central1\"\n",
+            &["location applies only to kind vertex, not gemini"],
+        ),
+        (
             "[models.\"nowhere:m\"]\ncontext_window = 10\nmax_output = 5\n",
             &["no provider `nowhere`", "[providers.nowhere]"],
         ),
