@@ -162,9 +162,13 @@ mod tests {
     /// always exactly what parsing the joined text gives.
     #[test]
     fn generated_documents_stream_to_what_their_joined_text_parses_to() {
-        let mut rng = Rng(0x7ac1_e5ee_d000_0001);
-        let (mut valid, mut invalid) = (0, 0);
-        for case in 0..4000 {
+        // The fuzz targets' knobs: `TACKLE_FUZZ_SEED`, `TACKLE_FUZZ_EXECS`.
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        let seed = env("TACKLE_FUZZ_SEED").unwrap_or(0x7ac1_e5ee_d000_0001);
+        let cases = env("TACKLE_FUZZ_EXECS").unwrap_or(4000);
+        let mut rng = Rng(seed | 1);
+        let (mut valid, mut invalid) = (0u64, 0u64);
+        for case in 0..cases {
             let mut text = String::new();
             object(&mut rng, 0, &mut text);
             for _ in 0..rng.below(3) {
@@ -197,7 +201,7 @@ mod tests {
             assert_eq!(
                 streamed(&fragments),
                 want,
-                "case {case}: {text:?} cut as {fragments:?}"
+                "seed {seed} case {case}: {text:?} cut as {fragments:?}"
             );
         }
         // Both sides of the grammar are exercised.
