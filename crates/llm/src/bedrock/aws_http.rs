@@ -19,11 +19,13 @@ use aws_smithy_runtime_api::http::StatusCode;
 use aws_smithy_types::body::SdkBody;
 use http::{HeaderName, HeaderValue};
 
-/// Headers whose values are credentials (SigV4 of an STS call, the SSO portal's bearer token).
-const SENSITIVE: [&str; 3] = [
+/// Headers whose values are credentials (SigV4 of an STS call, the SSO portal's bearer token,
+/// the instance metadata session token).
+const SENSITIVE: [&str; 4] = [
     "authorization",
     "x-amz-security-token",
     "x-amz-sso_bearer_token",
+    "x-aws-ec2-metadata-token",
 ];
 
 /// aws-smithy's [`HttpClient`] over a `reqwest` client.
