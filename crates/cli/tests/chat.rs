@@ -259,6 +259,8 @@ fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
             serde_json::json!({"tool_calls": [{"id": "w1", "name": "write_file",
                 "arguments": {"path": "a.txt", "content": "x\n"}}]}),
             serde_json::json!({"text": "held back"}),
+            serde_json::json!({"tool_calls": [{"id": "g1", "name": "goal_get", "arguments": {}}]}),
+            serde_json::json!({"text": "goal read"}),
         ],
     );
     let chat = start(&project, &script);
@@ -294,6 +296,13 @@ fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
     chat.wait_for(&[
         "goal-1 (active, revision 1): ship the parser",
         "checklist: empty",
+    ]);
+    // The next run is admitted with the goal open: the goal tools are offered to it.
+    chat.type_line("read the goal");
+    chat.wait_for(&[
+        "the goal is open: the model is offered goal_get and goal_update",
+        "goal read",
+        "· ready",
     ]);
     chat.type_line("/goal pause");
     chat.wait_for(&["goal-1 (paused, revision 2): ship the parser"]);
@@ -336,6 +345,15 @@ fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
         .unwrap();
     let text = denied["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("call record_plan"), "{text}");
+    let goal = log
+        .iter()
+        .filter(|e| e["type"] == "tool_batch_finished")
+        .flat_map(|b| b["results"].as_array().unwrap().clone())
+        .find(|r| r["result"]["call_id"] == "g1")
+        .unwrap();
+    assert_eq!(goal["status"], "ok", "{goal}");
+    let text = goal["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("ship the parser"), "{text}");
     let plan = std::fs::read_to_string(project.join(".agents/plans/archive/plan-1.md")).unwrap();
     assert!(plan.contains(&format!("session: \"{id}\"")), "{plan}");
 }

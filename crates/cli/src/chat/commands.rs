@@ -134,7 +134,11 @@ impl Chat {
         }
     }
 
-    fn rebuild(&mut self, model: Option<&str>, session: Option<&str>) -> anyhow::Result<String> {
+    pub(super) fn rebuild(
+        &mut self,
+        model: Option<&str>,
+        session: Option<&str>,
+    ) -> anyhow::Result<String> {
         let choice = match model {
             Some(m) => Some(setup::choose(&self.config.models, Some(m))?),
             None => None,

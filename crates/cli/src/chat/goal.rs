@@ -54,6 +54,42 @@ impl Chat {
         }
     }
 
+    /// Before a run starts: when the goal's lifecycle changed what the catalog should hold
+    /// (goal_get and goal_update are offered while the goal is active or paused, seed 000),
+    /// the runtime is built again and the agent goes on in the same session with it.
+    pub(super) fn goal_tools_follow(&mut self) {
+        let offered = self.runtime.catalog().get("goal_get").is_some();
+        let book = GoalBook::new(&Session::store_dir_for(&self.config.root));
+        let open = book
+            .current()
+            .ok()
+            .flatten()
+            .is_some_and(|g| g.status.offers_tools());
+        if offered == open {
+            return;
+        }
+        let rebuilt = super::setup::runtime(
+            &self.config,
+            self.approver.clone(),
+            self.prompter.clone(),
+            self.observer.clone(),
+        )
+        .and_then(|(runtime, boundaries)| {
+            self.runtime = runtime;
+            self.boundaries = boundaries;
+            self.rebuild(None, None)
+        });
+        let text = match rebuilt {
+            Ok(_) if open => "the goal is open: the model is offered goal_get and goal_update",
+            Ok(_) => "the goal is closed: goal_get and goal_update are no longer offered",
+            Err(e) => {
+                let text = format!("the goal tools could not follow the goal: {e:#}");
+                return self.app.view.notice(NoticeKind::Error, text);
+            }
+        };
+        self.app.view.notice(NoticeKind::Info, text);
+    }
+
     fn show_goal(&mut self, goal: Option<&Goal>) {
         self.app.goal_seen = goal.map(|g| (g.goal_id.clone(), g.revision));
         let text = crate::goal::describe(goal, "/goal set");

@@ -68,6 +68,9 @@ struct Chat {
     runtime: Arc<Runtime>,
     boundaries: Arc<tackle_agent::TaskBoundaries>,
     observer: Arc<dyn Observer>,
+    /// Kept to build the runtime again when the goal tools come or go (`goal::goal_tools_follow`).
+    approver: Arc<dyn tackle_runtime::Approver>,
+    prompter: Arc<dyn tackle_agent::Prompter>,
     choice: setup::ModelChoice,
     steering: Steering,
     work: mpsc::UnboundedSender<Work>,
@@ -90,7 +93,12 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     let prompter = Arc::new(question::ChatPrompter {
         questions: questions_tx,
     });
-    let (runtime, boundaries) = setup::runtime(&config, approver, prompter, observer.clone())?;
+    let (runtime, boundaries) = setup::runtime(
+        &config,
+        approver.clone(),
+        prompter.clone(),
+        observer.clone(),
+    )?;
     let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
         Some(id) => Session::resume(&config.root, id)
@@ -121,6 +129,8 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         runtime,
         boundaries,
         observer,
+        approver,
+        prompter,
         choice,
         steering,
         work: work_tx,
@@ -220,6 +230,8 @@ impl Chat {
             return;
         }
         self.app.view.user(&line, false);
+        // Run admission: the goal tools are offered when the goal is open now.
+        self.goal_tools_follow();
         let cancel = CancellationToken::new();
         self.app.running = Some(cancel.clone());
         self.app.run_seq += 1;
