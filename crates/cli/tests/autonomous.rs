@@ -156,8 +156,7 @@ fn a_file_change_and_a_message_wake_the_model() {
         .concat(),
     );
     let (mut child, _) = start_until_sleeping(&p, &file);
-    let list = json_lines(&p.tackle(["sessions", "ls", "--json"]).run().stdout);
-    let id = list[0]["id"].as_str().unwrap().to_owned();
+    let id = latest_session(&p);
     p.tackle(["sessions", "message", &id, "ship it"])
         .run()
         .success();
@@ -168,6 +167,27 @@ fn a_file_change_and_a_message_wake_the_model() {
         .tackle(["sessions", "message", "no-such-session", "x"])
         .run();
     out.code(2);
+}
+
+/// The id of the project's newest session.
+fn latest_session(p: &Project) -> String {
+    let list = json_lines(&p.tackle(["sessions", "ls", "--json"]).run().stdout);
+    list[0]["id"].as_str().unwrap().to_owned()
+}
+
+/// `tackle run --autonomous --continue --json`, with `task` when given.
+fn continue_autonomous(p: &Project, file: &std::path::Path, task: Option<&str>) -> harness::Output {
+    let model = model(file);
+    let mut args = vec![
+        "--model",
+        &model,
+        "run",
+        "--autonomous",
+        "--continue",
+        "--json",
+    ];
+    args.extend(task);
+    p.tackle(FLAGS).args(args).run()
 }
 
 /// A process killed while it waits leaves the wait in the log: `--continue --autonomous` takes
@@ -188,22 +208,11 @@ fn a_wait_the_process_died_in_goes_on_after_continue() {
     let (mut child, _) = start_until_sleeping(&p, &file);
     child.0.kill().unwrap();
     child.0.wait().unwrap();
-    let list = json_lines(&p.tackle(["sessions", "ls", "--json"]).run().stdout);
-    let id = list[0]["id"].as_str().unwrap().to_owned();
+    let id = latest_session(&p);
     p.tackle(["sessions", "message", &id, "the reply"])
         .run()
         .success();
-    let out = p
-        .tackle(FLAGS)
-        .args([
-            "--model",
-            &model(&file),
-            "run",
-            "--autonomous",
-            "--continue",
-            "--json",
-        ])
-        .run();
+    let out = continue_autonomous(&p, &file, None);
     out.success();
     let types: Vec<String> = json_lines(&out.stdout)
         .iter()
@@ -223,32 +232,11 @@ fn a_wait_the_process_died_in_goes_on_after_continue() {
     assert_eq!(records, ["wake_pending", "wake_pending", "wake_ended"]);
 
     // Nothing is pending now: --continue waits for nothing, and a new task runs at once.
-    let out = p
-        .tackle(FLAGS)
-        .args([
-            "--model",
-            &model(&file),
-            "run",
-            "--autonomous",
-            "--continue",
-            "--json",
-        ])
-        .run();
+    let out = continue_autonomous(&p, &file, None);
     out.success();
     assert!(out.stdout.contains("give a new task"), "{}", out.stdout);
     assert!(!out.stdout.contains("\"sleeping\""), "{}", out.stdout);
-    let out = p
-        .tackle(FLAGS)
-        .args([
-            "--model",
-            &model(&file),
-            "run",
-            "--autonomous",
-            "--continue",
-            "--json",
-            "go on",
-        ])
-        .run();
+    let out = continue_autonomous(&p, &file, Some("go on"));
     out.success();
     assert!(out.stdout.contains("plain run"), "{}", out.stdout);
 }

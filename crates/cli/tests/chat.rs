@@ -16,6 +16,16 @@ fn start(project: &Project, replay: &Path) -> Tmux {
     Tmux::chat(project, &format!("replay:{}", replay.display()))
 }
 
+/// The session id the chat's first line names.
+fn session_id(screen: &str) -> String {
+    screen
+        .split("new session ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned()
+}
+
 fn replay(project: &Project, turns: &[serde_json::Value]) -> std::path::PathBuf {
     let mut text = String::from("{\"tackle_replay\":1}\n");
     for t in turns {
@@ -155,12 +165,7 @@ fn slash_commands_when_idle_then_ctrl_c_quits() {
     );
     let chat = start(&project, &script);
     let screen = chat.wait_for(&["new session"]);
-    let id = screen
-        .split("new session ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = session_id(&screen);
     chat.type_line("hello");
     chat.wait_for(&["hi", "the model ended its turn", "· ready"]);
     chat.type_line("/todo");
@@ -265,12 +270,7 @@ fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
     );
     let chat = start(&project, &script);
     let screen = chat.wait_for(&["new session"]);
-    let id = screen
-        .split("new session ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = session_id(&screen);
     chat.type_line("plan it");
     chat.wait_for(&["planned", "· ready"]);
     assert!(project.join(".agents/plans/plan-1.md").exists());

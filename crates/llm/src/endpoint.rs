@@ -185,6 +185,27 @@ impl Endpoint {
         self.stream_with_key(post, self.key.as_ref()).await
     }
 
+    /// [`Endpoint::stream`], or with a token from `tokens` when the provider fetches one per
+    /// turn (fetched again after a 401, see [`crate::token::Tokens::send`]); `post` builds the
+    /// request, again for a retry.
+    pub async fn stream_authorized<'a, L: Lift + Send + 'a>(
+        &'a self,
+        tokens: Option<&'a crate::token::Tokens>,
+        model: &str,
+        post: impl Fn() -> TurnPost<'a, L> + Sync + 'a,
+    ) -> Result<TurnStream, LlmError> {
+        let Some(tokens) = tokens else {
+            return self.stream(post()).await;
+        };
+        let ctx = self.context(model);
+        let post = &post;
+        tokens
+            .send(&ctx, |token| {
+                Box::pin(async move { self.stream_with_key(post(), Some(&token)).await })
+            })
+            .await
+    }
+
     /// [`Endpoint::stream`] with a credential obtained per turn (a Vertex access token, which
     /// expires and is fetched again) in place of the one loaded at construction.
     pub async fn stream_with_key<L: Lift>(

@@ -104,20 +104,21 @@ fn apply_provider(
         .as_ref()
         .map(|u| base_url(name, at, u.get_ref()))
         .transpose()?;
-    let api_key_env = t
-        .api_key_env
-        .as_ref()
-        .map(|v| {
-            let v = v.get_ref();
-            if is_env_name(v) {
-                Ok(v.clone())
-            } else {
-                Err(config_error!(
-                    "[providers.{name}] ({at}): api_key_env `{v}` is not an environment variable name; name the variable that holds the key, never the key"
-                ))
-            }
-        })
-        .transpose()?;
+    let env_name = |key: &str, what: &str, v: &Option<toml::Spanned<String>>| {
+        v.as_ref()
+            .map(|v| {
+                let v = v.get_ref();
+                if is_env_name(v) {
+                    Ok(v.clone())
+                } else {
+                    Err(config_error!(
+                        "[providers.{name}] ({at}): {key} `{v}` is not an environment variable name; name the variable that holds the {what}, never the {what}"
+                    ))
+                }
+            })
+            .transpose()
+    };
+    let api_key_env = env_name("api_key_env", "key", &t.api_key_env)?;
     let project = t.project.as_ref().map(|v| v.get_ref().clone());
     let location = t.location.as_ref().map(|v| v.get_ref().clone());
     let token_command = t.token_command.as_ref().map(|v| v.get_ref().clone());
@@ -129,20 +130,7 @@ fn apply_provider(
             "[providers.{name}] ({at}): token_command is empty; name a program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-access-token\"]"
         );
     }
-    let token_env = t
-        .token_env
-        .as_ref()
-        .map(|v| {
-            let v = v.get_ref();
-            if is_env_name(v) {
-                Ok(v.clone())
-            } else {
-                Err(config_error!(
-                    "[providers.{name}] ({at}): token_env `{v}` is not an environment variable name; name the variable that holds the token, never the token"
-                ))
-            }
-        })
-        .transpose()?;
+    let token_env = env_name("token_env", "token", &t.token_env)?;
     if token_env.is_some() && token_command.is_some() {
         bail!(
             "[providers.{name}] ({at}): token_env and token_command both say where the token comes from; keep one"

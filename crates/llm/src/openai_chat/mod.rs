@@ -127,19 +127,8 @@ impl Provider for OpenAiChat {
                 lift: stream::ChatLift::new(names),
             }
         };
-        match &self.tokens {
-            None => self.endpoint.stream(post()).await,
-            Some(tokens) => {
-                let ctx = self.endpoint.context(&request.model);
-                let post = &post;
-                tokens
-                    .send(&ctx, |token| {
-                        Box::pin(async move {
-                            self.endpoint.stream_with_key(post(), Some(&token)).await
-                        })
-                    })
-                    .await
-            }
-        }
+        self.endpoint
+            .stream_authorized(self.tokens.as_ref(), &request.model, post)
+            .await
     }
 }
