@@ -137,6 +137,8 @@ fn serve(body: Arc<Vec<u8>>) -> BenchResult<(u16, mpsc::Receiver<Served>)> {
 }
 
 fn main() -> BenchResult<()> {
+    // As the binary does first thing (see tackle_process::tune_allocator).
+    tackle_process::tune_allocator();
     let (body, events) = stream();
     let (port, served) = serve(Arc::new(body.clone()))?;
     let url = format!("http://127.0.0.1:{port}/v1");

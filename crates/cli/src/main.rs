@@ -24,6 +24,7 @@ mod trust;
 use tackle_config::{load as config, posture, root, settings, task};
 
 fn main() -> std::process::ExitCode {
+    tackle_process::tune_allocator();
     let cli = <args::Cli as clap::Parser>::parse();
     // Before any HTTPS client is built (MCP servers, logins): see tackle_mcp::client::tls.
     tackle_mcp::client::tls::ensure_crypto_provider();

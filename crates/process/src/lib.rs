@@ -10,6 +10,9 @@
 //! there is no bash) with an environment that cannot change what the shell runs
 //! ([`SHELL_ENV_REMOVED`]), in a dash started ahead of the call where that is exact.
 //!
+//! Also, apart from children: the allocator settings every tackle process starts with
+//! ([`tune_allocator`]).
+//!
 //! Refuses to own: reading scripts, quoting, permission decisions, truncation and retention.
 //! The caller hands over an argv, a working directory and a handler; what the bytes mean is
 //! its business.
@@ -26,6 +29,7 @@
 //! Rejected: `tokio::process::Child::wait`, which reaps first and leaves a window where
 //! `kill(-pgid)` could hit an unrelated group.
 
+mod allocator;
 mod env;
 mod error;
 mod group;
@@ -36,6 +40,7 @@ mod shell_env;
 mod shell_program;
 mod stdin;
 
+pub use allocator::{MMAP_THRESHOLD, TRIM_THRESHOLD, tune_allocator};
 pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
