@@ -14,7 +14,9 @@
 //!    tackle's RSS before, at the peak, and after.
 //!
 //! Run: `cargo bench -p tackle-bench --bench mcp_http_load`
-//! (smoke run: `TACKLE_BENCH_LOAD_SECS=2 TACKLE_BENCH_SESSIONS=200 cargo bench ...`)
+//! (smoke run: `TACKLE_BENCH_LOAD_SECS=2 TACKLE_BENCH_SESSIONS=200 cargo bench ...`; one tool's
+//! share: `TACKLE_BENCH_LOAD_TOOL=stat|read_file|grep`, the echo side then answering its
+//! counterpart only)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -207,8 +209,18 @@ impl Session {
 /// The call mix of one side: (tool, arguments) in turn.
 type Mix = Arc<Vec<(&'static str, Value)>>;
 
+/// The mix, or only its entry at the position of `TACKLE_BENCH_LOAD_TOOL`'s tool in the
+/// tackle mix (`stat`, `read_file`, `grep`), to see what one tool costs.
+fn only_chosen(mix: Vec<(&'static str, Value)>) -> Mix {
+    let chosen = std::env::var("TACKLE_BENCH_LOAD_TOOL").ok();
+    match chosen.and_then(|t| ["stat", "read_file", "grep"].iter().position(|n| *n == t)) {
+        Some(i) => Arc::new(vec![mix[i].clone()]),
+        None => Arc::new(mix),
+    }
+}
+
 fn tackle_mix() -> Mix {
-    Arc::new(vec![
+    only_chosen(vec![
         ("stat", json!({"path": "f.txt"})),
         ("read_file", json!({"path": "big.txt", "limit": 2000})),
         ("grep", json!({"pattern": "fn main", "path": "src"})),
@@ -216,7 +228,7 @@ fn tackle_mix() -> Mix {
 }
 
 fn echo_mix() -> Mix {
-    Arc::new(vec![
+    only_chosen(vec![
         ("echo", json!({"text": "x"})),
         ("echo", json!({"lines": 1600})),
         ("echo", json!({"text": "src/main.rs:1:fn main() {}"})),

@@ -269,6 +269,15 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether this command streams model turns, and so starts with the allocator settings
+    /// for them ([`tackle_process::tune_allocator`]). `serve` and the rest keep glibc's
+    /// defaults, under which a server returns more of what it freed.
+    pub fn streams_model_turns(&self) -> bool {
+        matches!(self, Command::Run(_) | Command::Chat { .. })
+    }
+}
+
 const PLAN_AFTER_HELP: &str = "\
 Plans live in <root>/.agents/plans/plan-<seq>.md, each opening with a YAML block naming its
 plan number, agent, session and turn. Under plan_mode = \"required\" a session's mutating

@@ -24,8 +24,10 @@ mod trust;
 use tackle_config::{load as config, posture, root, settings, task};
 
 fn main() -> std::process::ExitCode {
-    tackle_process::tune_allocator();
     let cli = <args::Cli as clap::Parser>::parse();
+    if cli.command.streams_model_turns() {
+        tackle_process::tune_allocator();
+    }
     // Before any HTTPS client is built (MCP servers, logins): see tackle_mcp::client::tls.
     tackle_mcp::client::tls::ensure_crypto_provider();
     commands::run(cli)

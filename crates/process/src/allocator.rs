@@ -1,5 +1,6 @@
-//! The allocator settings of a tackle process (the binary sets them first thing in `main`; a
-//! benchmark that runs tackle's code in-process sets the same).
+//! The allocator settings of a tackle process that streams model turns (`tackle run` and
+//! `tackle chat` set them first thing in `main`; a benchmark that runs that code in-process
+//! sets the same).
 //!
 //! glibc's `malloc` serves a request of 128 KiB or more from a fresh `mmap`, raises that
 //! threshold only after such a block is freed, and returns the free top of its heap to the
@@ -9,6 +10,11 @@
 //! than the decoding itself. Fixing the thresholds keeps such buffers in the heap and keeps
 //! up to [`TRIM_THRESHOLD`] of free heap for the next turn.
 //!
+//! Not for `tackle serve`: its buffers are a call's output of a few hundred KiB, and with
+//! these settings they stay in glibc's per-thread heaps: under 50 HTTP sessions it ended at
+//! 126 MiB where the defaults end at 88 MiB (the CPU per call moved within the machine's
+//! noise).
+//!
 //! Rejected: a replacement allocator (mimalloc) for the whole binary. It removed the faults,
 //! but under `serve --http`'s many sessions it used more CPU per call than glibc and grew the
 //! server to over 400 MiB where glibc stays under 100.
@@ -17,14 +23,21 @@
 /// megabytes as they double.
 pub const MMAP_THRESHOLD: usize = 8 * 1024 * 1024;
 
-/// Free memory at the top of a heap kept for reuse before the rest goes back to the kernel.
-pub const TRIM_THRESHOLD: usize = 32 * 1024 * 1024;
+/// Free memory at the top of a heap kept for reuse before the rest goes back to the kernel: a
+/// turn's buffers, and little more, so a long-lived server does not sit on what it freed.
+pub const TRIM_THRESHOLD: usize = 8 * 1024 * 1024;
 
-/// Applies [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`] to glibc's allocator; elsewhere nothing.
-/// Call it before the process starts its threads.
+/// Applies [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`] to glibc's allocator; elsewhere nothing,
+/// and nothing when `GLIBC_TUNABLES` sets any `glibc.malloc.` tunable (the operator's choice
+/// wins). Call it before the process starts its threads.
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        let operator_tuned = std::env::var_os("GLIBC_TUNABLES")
+            .is_some_and(|t| t.to_string_lossy().contains("glibc.malloc."));
+        if operator_tuned {
+            return;
+        }
         let (mmap, trim) = (c_int_of(MMAP_THRESHOLD), c_int_of(TRIM_THRESHOLD));
         // SAFETY: mallopt only sets allocator parameters; it is called with valid parameter
         // numbers and values, before the process starts other threads.

@@ -11,6 +11,8 @@
 //! mapped here to the same code and wording, so a tool's panic reads the same whichever runtime
 //! ran it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use tackle_protocol::ErrorCode;
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::task::JoinError;
@@ -33,6 +35,32 @@ where
     }
 }
 
+/// Tools' blocking work running now, across every session of the process.
+static TOOL_WORK_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many tools' blocking work ([`run_tool_blocking`]) is running in this process now, the
+/// caller's own included: work that fans out over threads (a directory walk) shares the cores
+/// with the rest by it.
+pub fn tool_work_running() -> usize {
+    TOOL_WORK_RUNNING.load(Ordering::Relaxed)
+}
+
+/// Counts one piece of tool work in [`TOOL_WORK_RUNNING`] while it lives (a panic included).
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        TOOL_WORK_RUNNING.fetch_add(1, Ordering::Relaxed);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        TOOL_WORK_RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A tool's blocking work, through [`run_blocking`]; a worker that panicked or was cancelled
 /// becomes the stable result [`worker_failed`] describes. `tool` names the tool in it.
 pub async fn run_tool_blocking<T, F>(tool: &str, f: F) -> Result<T, ToolError>
@@ -40,7 +68,12 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    run_blocking(f).await.map_err(|e| worker_failed(tool, e))
+    run_blocking(move || {
+        let _running = Running::start();
+        f()
+    })
+    .await
+    .map_err(|e| worker_failed(tool, e))
 }
 
 /// A blocking worker that did not return: a panic is `tool_panicked` (as the runtime reports a
@@ -86,6 +119,26 @@ mod tests {
                 .starts_with("probe panicked during execute: boom"),
             "{err}"
         );
+    }
+
+    /// Two pieces of work, each waiting inside until the other has started: each sees both
+    /// counted. (Other tests may run work at the same time, so the counts are lower bounds.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn running_work_is_counted_while_it_runs() {
+        let both = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let task = |both: std::sync::Arc<std::sync::Barrier>| {
+            run_tool_blocking("probe", move || {
+                both.wait();
+                tool_work_running()
+            })
+        };
+        let (a, b) = tokio::join!(
+            tokio::spawn(task(std::sync::Arc::clone(&both))),
+            tokio::spawn(task(both))
+        );
+        for seen in [a.unwrap().unwrap(), b.unwrap().unwrap()] {
+            assert!(seen >= 2, "{seen} running while two were");
+        }
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -27,7 +27,7 @@ pub mod time;
 mod tool_calls;
 
 pub use artifacts::{ArtifactSource, OpenedArtifact};
-pub use blocking::{run_blocking, run_tool_blocking};
+pub use blocking::{run_blocking, run_tool_blocking, tool_work_running};
 pub use context::{AdmitAll, ExecuteContext, PrepareContext, ReadScope};
 pub use dyn_tool::{DynTool, ErasedPlan};
 pub use error::ToolError;

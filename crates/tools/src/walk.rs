@@ -223,10 +223,12 @@ pub fn walk_files<V: FileVisitor>(
     )
 }
 
-/// The walker threads one walk may use: the machine's cores shared among the walks running
-/// at once. Under `tackle serve` many calls walk concurrently and the calls themselves keep
-/// every core busy; a walk per call that starts a thread per core would only add threads to
-/// start, join and switch between. A walk alone still gets every core (up to 12).
+/// The walker threads one walk may use: the machine's cores shared among the walks and the
+/// other tools' blocking work running at once ([`tackle_tool::tool_work_running`]). Under
+/// `tackle serve` many calls run concurrently and keep every core busy; a walk per call that
+/// starts a thread per core would only add threads to start, join and switch between (under
+/// 50 clients of `stat`, `read_file` and `grep`, a thread started about every third call).
+/// A walk alone still gets every core (up to 12).
 struct WalkShare {
     threads: usize,
 }
@@ -244,7 +246,8 @@ impl WalkShare {
                 .unwrap_or(1)
                 .min(12)
         });
-        let running = ACTIVE_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let walks = ACTIVE_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let running = walks.max(tackle_tool::tool_work_running());
         WalkShare {
             threads: (cores / running).max(1),
         }
