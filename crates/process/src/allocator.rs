@@ -6,7 +6,7 @@
 //! threshold only after such a block is freed, and returns the free top of its heap to the
 //! kernel past twice the threshold. A model's streamed turn builds buffers of megabytes (the
 //! event data, each call's arguments) and drops them when the turn is assembled, so under the
-//! defaults every turn faults its pages in again: about a millisecond for a 2 MiB turn, more
+//! defaults every turn faults its pages in again: over a millisecond for a 2 MiB turn, more
 //! than the decoding itself. Fixing the thresholds keeps such buffers in the heap and keeps
 //! up to [`TRIM_THRESHOLD`] of free heap for the next turn.
 //!

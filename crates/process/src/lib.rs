@@ -10,8 +10,8 @@
 //! there is no bash) with an environment that cannot change what the shell runs
 //! ([`SHELL_ENV_REMOVED`]), in a dash started ahead of the call where that is exact.
 //!
-//! Also, apart from children: the allocator settings every tackle process starts with
-//! ([`tune_allocator`]).
+//! Also, apart from children: the allocator settings a process that streams model turns
+//! starts with ([`tune_allocator`]).
 //!
 //! Refuses to own: reading scripts, quoting, permission decisions, truncation and retention.
 //! The caller hands over an argv, a working directory and a handler; what the bytes mean is

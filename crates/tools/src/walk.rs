@@ -226,9 +226,8 @@ pub fn walk_files<V: FileVisitor>(
 /// The walker threads one walk may use: the machine's cores shared among the walks and the
 /// other tools' blocking work running at once ([`tackle_tool::tool_work_running`]). Under
 /// `tackle serve` many calls run concurrently and keep every core busy; a walk per call that
-/// starts a thread per core would only add threads to start, join and switch between (under
-/// 50 clients of `stat`, `read_file` and `grep`, a thread started about every third call).
-/// A walk alone still gets every core (up to 12).
+/// starts a thread per core would only add threads to start, join and switch between. A walk
+/// alone still gets every core (up to 12).
 struct WalkShare {
     threads: usize,
 }
