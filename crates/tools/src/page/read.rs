@@ -17,6 +17,9 @@ const BLOCK_BYTES: usize = 1 << 20;
 /// requested line falls inside a sub-block, only that sub-block is walked newline by newline.
 const SUB_BLOCK_BYTES: usize = 16 << 10;
 
+/// The most a page's text is sized for up front; a larger page grows past it as it fills.
+const RESERVE_CAP: usize = 1 << 20;
+
 thread_local! {
     /// One read buffer per thread, reused across calls so a repeated read does not pay for
     /// allocating and faulting in a fresh megabyte.
@@ -122,11 +125,14 @@ pub(super) fn read_page_in_blocks(
         read: blocks.read.max(1),
         count: blocks.count.clamp(1, blocks.read.max(1)),
     };
+    // Content shorter than a block is read into as much of the buffer as it needs: a thread's
+    // first read of a small file then zeroes (and faults in) kilobytes, not a megabyte.
+    let want = blocks.read.min(usize::try_from(len).unwrap_or(usize::MAX));
     SCRATCH.with_borrow_mut(|buf| {
-        if buf.len() < blocks.read {
-            buf.resize(blocks.read, 0);
+        if buf.len() < want {
+            buf.resize(want, 0);
         }
-        Scan::new(file, index, req, len, blocks).run(&mut buf[..blocks.read])
+        Scan::new(file, index, req, len, blocks).run(&mut buf[..want])
     })
 }
 
@@ -245,20 +251,36 @@ impl<'a> Scan<'a> {
 
     /// Collects lines from `block[at..]`. Returns the byte just past the page when the page is
     /// complete.
+    ///
+    /// Whole lines of this block that need no cut are gathered into a run and taken in one copy
+    /// with one UTF-8 check ([`PageBuilder::push_run`]); a line begun in the previous block or
+    /// too long to show whole goes through the line-at-a-time path.
     fn collect(&mut self, block: &[u8], base: u64, mut at: usize) -> Option<u64> {
+        self.page
+            .reserve_for(self.len - (base + at as u64), self.limit);
+        let mut run = at;
         while let Some(newline) = memchr::memchr(b'\n', &block[at..]) {
-            self.page.extend(&block[at..at + newline]);
-            at += newline + 1;
-            self.page.finish_line(self.line, true);
+            let end = at + newline;
+            if self.page.has_partial_line() || newline > self.page.max_line_bytes {
+                self.page.push_run(&block[run..at]);
+                self.page.extend(&block[at..end]);
+                self.page.finish_line(self.line, true);
+                run = end + 1;
+            } else {
+                self.page.lines += 1;
+            }
+            at = end + 1;
             self.line += 1;
             let start = base + at as u64;
             if self.line == self.next_checkpoint {
                 self.record_checkpoint(start);
             }
             if self.page.lines == self.limit {
+                self.page.push_run(&block[run..at]);
                 return Some(start);
             }
         }
+        self.page.push_run(&block[run..at]);
         self.page.extend(&block[at..]);
         None
     }
@@ -323,6 +345,29 @@ impl PageBuilder {
         let room = keep.saturating_sub(self.current.len()).min(bytes.len());
         self.current.extend_from_slice(&bytes[..room]);
         self.current_len += bytes.len() as u64;
+    }
+
+    /// Makes room once for the page's text: at most the content left, what `limit` lines of
+    /// the longest shown length hold, and [`RESERVE_CAP`], so the text is not grown by doubling.
+    fn reserve_for(&mut self, left: u64, limit: usize) {
+        if self.text.capacity() > 0 {
+            return;
+        }
+        let lines_hold = limit.saturating_mul(self.max_line_bytes.saturating_add(1));
+        let want = usize::try_from(left)
+            .unwrap_or(usize::MAX)
+            .min(lines_hold)
+            .min(RESERVE_CAP);
+        self.text.reserve(want);
+    }
+
+    /// Whole lines, each ending in its newline and none needing a cut, that were counted in
+    /// `lines` already. Decoding them together is decoding each: a newline is a whole character
+    /// in UTF-8 and never part of an invalid sequence, so each line's replacements are its own.
+    fn push_run(&mut self, lines: &[u8]) {
+        if !lines.is_empty() {
+            self.text.push_str(&lossy(lines));
+        }
     }
 
     fn has_partial_line(&self) -> bool {
@@ -793,6 +838,54 @@ mod tests {
                         offset = page.next_offset;
                     }
                     assert_eq!(text.as_bytes(), &content[..]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_across_lines_and_blocks_matches_line_by_line_decoding() {
+        // Runs of whole lines are decoded together; a sequence cut by a newline, a block edge or
+        // the end must still come out as each line decoded on its own.
+        let pieces: [&[u8]; 9] = [
+            b"a",
+            b"\xff",
+            b"\xe2\x82",
+            b"\xc3",
+            b"\xa9",
+            "é".as_bytes(),
+            "🦀".as_bytes(),
+            b"\xf0\x9f",
+            b"\r",
+        ];
+        let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+        for lines in [1, 5, 60, 400] {
+            let mut content = Vec::new();
+            for n in 0..lines {
+                for _ in 0..rng.below(14) {
+                    content.extend_from_slice(pieces[rng.below(pieces.len() as u64) as usize]);
+                }
+                if n + 1 < lines || rng.below(2) == 0 {
+                    content.push(b'\n');
+                }
+            }
+            let file = file_with(&content);
+            for blocks in [
+                Blocks { read: 1, count: 1 },
+                Blocks { read: 5, count: 2 },
+                Blocks {
+                    read: 4096,
+                    count: 512,
+                },
+            ] {
+                let mut index = LineIndex::with_stride(3);
+                for (offset, limit) in [(1, 2000), (1, 3), (2, 7), (lines as u64, 1)] {
+                    let req = PageRequest {
+                        offset,
+                        limit,
+                        max_line_bytes: 1 << 20,
+                    };
+                    check(&content, &file, &mut index, &req, blocks);
                 }
             }
         }
