@@ -36,6 +36,22 @@ fn fixture() -> Project {
     p.write("vendor/lib/v.rs", "fn vendored() {}\n");
     p.write("bin/blob.rs", b"fn binary() {}\n\0\0\0\x01\x02".as_slice());
     p.write("docs/readme.md", "fn fenced() {}\nTodo: case\n");
+    // Past the searcher's 64 KiB buffer: matches on both sides of its edge, and a NUL after
+    // the edge, where ripgrep keeps the matches it found before the NUL.
+    let line = |i: usize, name: &str| {
+        if i % 50 == 0 {
+            format!("fn {name}_{i}() {{}}\n")
+        } else {
+            format!("// filler {i}\n")
+        }
+    };
+    let long: String = (0..6000).map(|i| line(i, "line")).collect();
+    p.write("big/long.rs", long);
+    let mut late_nul: Vec<u8> = (0..5000)
+        .flat_map(|i| line(i, "early").into_bytes())
+        .collect();
+    late_nul.extend_from_slice(b"\0\0fn after_nul() {}\n");
+    p.write("big/late_nul.rs", late_nul);
     p.symlink("src/main.rs", "link.rs");
     p
 }

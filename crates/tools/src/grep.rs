@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io;
+use std::io::{self, Read as _};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -192,6 +192,8 @@ struct Worker<'a> {
     glob: Option<&'a NamePattern>,
     start: &'a str,
     current: FileMatches,
+    /// A small file's whole content, the buffer reused from file to file.
+    whole: Vec<u8>,
     out: Vec<FileMatches>,
     searched: u64,
     binary: u64,
@@ -259,10 +261,29 @@ impl FileVisitor for Worker<'_> {
             current: &mut self.current,
             binary: false,
         };
-        let ok = self
-            .searcher
-            .search_file(&self.matcher, &file, &mut sink)
-            .is_ok();
+        // A file shorter than the searcher's buffer is read whole and searched as a slice: one
+        // read, no line-buffer refills. Both ways look at every byte of such a file for a NUL
+        // before any match is reported, so a binary file reads the same. A longer file goes on
+        // through the searcher's buffer from where the first read stopped.
+        self.whole.clear();
+        let ok = match (&file)
+            .take(WHOLE_FILE_BYTES as u64)
+            .read_to_end(&mut self.whole)
+        {
+            Ok(n) if n < WHOLE_FILE_BYTES => self
+                .searcher
+                .search_slice(&self.matcher, &self.whole, &mut sink)
+                .is_ok(),
+            Ok(_) => self
+                .searcher
+                .search_reader(
+                    &self.matcher,
+                    io::Cursor::new(&self.whole).chain(&file),
+                    &mut sink,
+                )
+                .is_ok(),
+            Err(_) => false,
+        };
         if sink.binary {
             self.binary += 1;
         }
@@ -277,15 +298,29 @@ impl FileVisitor for Worker<'_> {
     }
 
     fn finish(self) -> Self::Output {
+        SPARE_SEARCHER.set(Some(self.searcher));
         (self.out, self.searched, self.binary, self.unreadable)
     }
 }
 
+/// The size of the searcher's own read buffer (grep-searcher's default capacity): a file
+/// shorter than this is searched in one piece either way.
+const WHOLE_FILE_BYTES: usize = 64 << 10;
+
+thread_local! {
+    /// The searcher of this thread's last search, kept for the next: building one allocates and
+    /// zeroes its buffers, which costs more than searching a small file.
+    static SPARE_SEARCHER: std::cell::Cell<Option<Searcher>> = const { std::cell::Cell::new(None) };
+}
+
+/// This thread's spare searcher, or a new one. Every searcher is built with the same settings.
 fn searcher() -> Searcher {
-    SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .build()
+    SPARE_SEARCHER.take().unwrap_or_else(|| {
+        SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\0'))
+            .build()
+    })
 }
 
 fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolError> {
@@ -297,6 +332,7 @@ fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolErr
         glob: plan.glob.as_ref(),
         start,
         current: FileMatches::default(),
+        whole: Vec::new(),
         out: Vec::new(),
         searched: 0,
         binary: 0,
