@@ -39,7 +39,7 @@ fn fixture() -> Project {
     // Past the searcher's 64 KiB buffer: matches on both sides of its edge, and a NUL after
     // the edge, where ripgrep keeps the matches it found before the NUL.
     let line = |i: usize, name: &str| {
-        if i % 50 == 0 {
+        if i.is_multiple_of(50) {
             format!("fn {name}_{i}() {{}}\n")
         } else {
             format!("// filler {i}\n")
