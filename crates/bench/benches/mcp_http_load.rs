@@ -1,14 +1,17 @@
-//! MCP over Streamable HTTP under load: `tackle serve --http` beside a minimal rmcp echo server
-//! served the same way (this benchmark re-executes itself as that server), in one run.
+//! MCP over Streamable HTTP under load: `tackle serve --http` beside two rmcp servers served
+//! the same way (this benchmark re-executes itself as each), in one run: a minimal echo server,
+//! and a same-work server whose tools do tackle's file work and nothing more
+//! (`mcp_http_load/same_work.rs`).
 //!
 //! 1. Load: 50 concurrent clients, each its own MCP session on one kept-alive connection,
-//!    calling a mix of `stat`, a 100 KiB `read_file` and `grep` (the echo server answers the
-//!    same mix: a short echo, the same 100 KiB of text, a short echo) for
-//!    `TACKLE_BENCH_LOAD_SECS` (default 30) per side, split into alternating rounds so a change
-//!    in the machine's load falls on both. Printed: calls/s and their ratio (target >= 0.9),
-//!    p50 and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the
-//!    figure other load on a shared machine moves least), and tackle's RSS (`VmRSS`) before
-//!    and after.
+//!    calling a mix of `stat`, a 100 KiB `read_file` and `grep` over 20 files (the echo server
+//!    answers the same mix with text it holds: a short echo, the same 100 KiB of text, a short
+//!    echo; the same-work server does the work) for `TACKLE_BENCH_LOAD_SECS` (default 30) per
+//!    side, split into alternating rounds so a change in the machine's load falls on every
+//!    side. Printed: calls/s and tackle's ratio to each peer (target against echo >= 0.9), p50
+//!    and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the figure
+//!    other load on a shared machine moves least), and tackle's RSS (`VmRSS`) before and
+//!    after.
 //! 2. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
 //!    and closed (HTTP DELETE) in waves of 50 (the server keeps at most 64 open). Printed:
 //!    tackle's RSS before, at the peak, and after.
@@ -17,6 +20,9 @@
 //! (smoke run: `TACKLE_BENCH_LOAD_SECS=2 TACKLE_BENCH_SESSIONS=200 cargo bench ...`; one tool's
 //! share: `TACKLE_BENCH_LOAD_TOOL=stat|read_file|grep`, the echo side then answering its
 //! counterpart only)
+
+#[path = "mcp_http_load/same_work.rs"]
+mod same_work;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -33,7 +39,9 @@ use tackle_bench::Stats;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-const ECHO_ENV: &str = "TACKLE_BENCH_HTTP_ECHO";
+/// Set in a re-executed child: `echo` serves [`Echo`]; a path serves [`same_work::SameWork`]
+/// over the project there.
+const PEER_ENV: &str = "TACKLE_BENCH_HTTP_PEER";
 const CLIENTS: usize = 50;
 const ROUNDS: u32 = 3;
 const WAVE: usize = 50;
@@ -83,15 +91,17 @@ fn big_line() -> String {
     )
 }
 
-/// Serves [`Echo`] over Streamable HTTP on loopback, printing `port <n>` on stdout.
-async fn serve_echo() -> BenchResult<()> {
+/// Serves `handler` over Streamable HTTP on loopback, printing `port <n>` on stdout.
+async fn serve_peer<H: ServerHandler + Clone + Send + Sync + 'static>(
+    handler: H,
+) -> BenchResult<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
     let service = StreamableHttpService::new(
-        || Ok(Echo),
+        move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default()
             .with_allowed_hosts(["127.0.0.1".to_owned(), format!("127.0.0.1:{port}")]),
@@ -353,10 +363,11 @@ fn start_tackle(bin: &Path, root: &Path) -> BenchResult<Server> {
     Ok(Server { child, url })
 }
 
-fn start_echo() -> BenchResult<Server> {
+/// This benchmark re-executed as a peer server: `echo`, or the same-work server over `root`.
+fn start_peer(peer: &std::ffi::OsStr) -> BenchResult<Server> {
     use std::io::BufRead;
     let mut child = Command::new(std::env::current_exe()?)
-        .env(ECHO_ENV, "1")
+        .env(PEER_ENV, peer)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
@@ -366,7 +377,7 @@ fn start_echo() -> BenchResult<Server> {
     let port = line
         .trim()
         .strip_prefix("port ")
-        .ok_or("the echo server did not say its port")?;
+        .ok_or("the peer server did not say its port")?;
     Ok(Server {
         child,
         url: format!("http://127.0.0.1:{port}/mcp"),
@@ -394,51 +405,47 @@ async fn bench() -> BenchResult<()> {
         )?;
     }
     let tackle = start_tackle(&bin, project.path())?;
-    let echo = start_echo()?;
+    let echo = start_peer("echo".as_ref())?;
+    let same = start_peer(project.path().as_os_str())?;
     let pid = tackle.child.id();
     let secs = Duration::from_secs(env_u64("TACKLE_BENCH_LOAD_SECS", 30).max(1));
 
     // 1. Load.
     let rss_start = rss_kib(pid);
     let round = secs / ROUNDS;
-    let (mut ts, mut es) = (Vec::new(), Vec::new());
-    let (mut tt, mut et) = (Duration::ZERO, Duration::ZERO);
-    let (mut t_cpu, mut e_cpu) = (Duration::ZERO, Duration::ZERO);
-    let echo_pid = echo.child.id();
+    let mut sides = [
+        Side::new("tackle serve", &tackle, tackle_mix()),
+        Side::new("rmcp echo server", &echo, echo_mix()),
+        Side::new("rmcp same-work server", &same, tackle_mix()),
+    ];
     for _ in 0..ROUNDS {
-        let (t, cpu) = (Instant::now(), cpu_time(pid));
-        ts.extend(load(&tackle.url, tackle_mix(), round).await?);
-        tt += t.elapsed();
-        t_cpu += cpu_time(pid).saturating_sub(cpu);
-        let (t, cpu) = (Instant::now(), cpu_time(echo_pid));
-        es.extend(load(&echo.url, echo_mix(), round).await?);
-        et += t.elapsed();
-        e_cpu += cpu_time(echo_pid).saturating_sub(cpu);
+        for side in &mut sides {
+            side.round(round).await?;
+        }
     }
     let rss_end = rss_kib(pid);
-    let (t_rate, e_rate) = (per_s(ts.len(), tt), per_s(es.len(), et));
-    let (t_stats, e_stats) = (Stats::of(&mut ts), Stats::of(&mut es));
     println!(
         "mcp over streamable HTTP, {CLIENTS} concurrent sessions, {:.0?} per side in {ROUNDS} alternating rounds",
         secs
     );
-    println!("  mix: stat, read_file of 100 KiB, grep (echo: the same sizes of text)");
     println!(
-        "  rmcp echo server   {e_stats}   {e_rate:>8.0} calls/s   p50 {:.1?} p99 {:.1?}",
-        e_stats.median, e_stats.p99
+        "  mix: stat, read_file of 100 KiB, grep over 20 files (echo: the same sizes of text)"
+    );
+    let [t, e, w] = sides.map(Side::finish);
+    for side in [&e, &w, &t] {
+        println!(
+            "  {:<22} {}   {:>8.0} calls/s   p50 {:.1?} p99 {:.1?}",
+            side.name, side.stats, side.rate, side.stats.median, side.stats.p99
+        );
+    }
+    println!(
+        "  tackle / echo calls/s: {:.2}x (target >= 0.9x); tackle / same-work: {:.2}x",
+        t.rate / e.rate,
+        t.rate / w.rate
     );
     println!(
-        "  tackle serve       {t_stats}   {t_rate:>8.0} calls/s   p50 {:.1?} p99 {:.1?}",
-        t_stats.median, t_stats.p99
-    );
-    println!(
-        "  tackle / echo calls/s: {:.2}x (target >= 0.9x)",
-        t_rate / e_rate
-    );
-    println!(
-        "  server CPU per call: tackle {:.0?}, echo {:.0?} (the load generator shares the machine)",
-        per_call(t_cpu, ts.len()),
-        per_call(e_cpu, es.len())
+        "  server CPU per call: tackle {:.0?}, echo {:.0?}, same-work {:.0?} (the load generator shares the machine)",
+        t.cpu_per_call, e.cpu_per_call, w.cpu_per_call
     );
     println!(
         "  tackle RSS: {} at start, {} at end",
@@ -488,9 +495,59 @@ async fn bench() -> BenchResult<()> {
         mib(peak),
         mib(rss_after)
     );
-    drop(echo);
-    drop(tackle);
+    drop((echo, same, tackle));
     Ok(())
+}
+
+/// One server under load: its samples and time over every round.
+struct Side<'a> {
+    name: &'static str,
+    server: &'a Server,
+    mix: Mix,
+    samples: Vec<Duration>,
+    elapsed: Duration,
+    cpu: Duration,
+}
+
+/// A side's figures once every round has run.
+struct Measured {
+    name: &'static str,
+    stats: Stats,
+    rate: f64,
+    cpu_per_call: Duration,
+}
+
+impl<'a> Side<'a> {
+    fn new(name: &'static str, server: &'a Server, mix: Mix) -> Self {
+        Side {
+            name,
+            server,
+            mix,
+            samples: Vec::new(),
+            elapsed: Duration::ZERO,
+            cpu: Duration::ZERO,
+        }
+    }
+
+    async fn round(&mut self, secs: Duration) -> BenchResult<()> {
+        let pid = self.server.child.id();
+        let (t, cpu) = (Instant::now(), cpu_time(pid));
+        self.samples
+            .extend(load(&self.server.url, Arc::clone(&self.mix), secs).await?);
+        self.elapsed += t.elapsed();
+        self.cpu += cpu_time(pid).saturating_sub(cpu);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Measured {
+        let calls = self.samples.len();
+        Measured {
+            name: self.name,
+            rate: per_s(calls, self.elapsed),
+            cpu_per_call: per_call(self.cpu, calls),
+            stats: Stats::of(&mut self.samples),
+        }
+    }
 }
 
 fn main() -> BenchResult<()> {
@@ -500,8 +557,13 @@ fn main() -> BenchResult<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    if std::env::var_os(ECHO_ENV).is_some() {
-        return rt.block_on(serve_echo());
+    match std::env::var_os(PEER_ENV) {
+        Some(peer) if peer == "echo" => return rt.block_on(serve_peer(Echo)),
+        Some(root) => {
+            let root = Arc::new(PathBuf::from(root));
+            return rt.block_on(serve_peer(same_work::SameWork { root }));
+        }
+        None => {}
     }
     rt.block_on(bench())
 }
