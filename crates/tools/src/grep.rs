@@ -194,6 +194,8 @@ struct Worker<'a> {
     current: FileMatches,
     /// A small file's whole content, the buffer reused from file to file.
     whole: Vec<u8>,
+    /// A file of [`WHOLE_FILE_BYTES`] or more went through the searcher's line buffer.
+    long_file_seen: bool,
     out: Vec<FileMatches>,
     searched: u64,
     binary: u64,
@@ -274,14 +276,16 @@ impl FileVisitor for Worker<'_> {
                 .searcher
                 .search_slice(&self.matcher, &self.whole, &mut sink)
                 .is_ok(),
-            Ok(_) => self
-                .searcher
-                .search_reader(
-                    &self.matcher,
-                    io::Cursor::new(&self.whole).chain(&file),
-                    &mut sink,
-                )
-                .is_ok(),
+            Ok(_) => {
+                self.long_file_seen = true;
+                self.searcher
+                    .search_reader(
+                        &self.matcher,
+                        io::Cursor::new(&self.whole).chain(&file),
+                        &mut sink,
+                    )
+                    .is_ok()
+            }
             Err(_) => false,
         };
         if sink.binary {
@@ -298,7 +302,11 @@ impl FileVisitor for Worker<'_> {
     }
 
     fn finish(self) -> Self::Output {
-        SPARE_SEARCHER.set(Some(self.searcher));
+        // A long file may have grown the searcher's line buffer to its longest line, which
+        // nothing shrinks: such a searcher is dropped, not kept for the thread's next search.
+        if !self.long_file_seen {
+            SPARE_SEARCHER.set(Some(self.searcher));
+        }
         (self.out, self.searched, self.binary, self.unreadable)
     }
 }
@@ -309,7 +317,7 @@ const WHOLE_FILE_BYTES: usize = 64 << 10;
 
 thread_local! {
     /// The searcher of this thread's last search, kept for the next: building one allocates and
-    /// zeroes its buffers, which costs more than searching a small file.
+    /// zeroes its buffers (about 72 KiB), which costs more than searching a small file.
     static SPARE_SEARCHER: std::cell::Cell<Option<Searcher>> = const { std::cell::Cell::new(None) };
 }
 
@@ -333,6 +341,7 @@ fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolErr
         start,
         current: FileMatches::default(),
         whole: Vec::new(),
+        long_file_seen: false,
         out: Vec::new(),
         searched: 0,
         binary: 0,
