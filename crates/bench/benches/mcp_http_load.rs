@@ -18,7 +18,7 @@
 //!
 //! Run: `cargo bench -p tackle-bench --bench mcp_http_load`
 //! (smoke run: `TACKLE_BENCH_LOAD_SECS=2 TACKLE_BENCH_SESSIONS=200 cargo bench ...`; one tool's
-//! share: `TACKLE_BENCH_LOAD_TOOL=stat|read_file|grep`, the echo side then answering its
+//! share: `TACKLE_BENCH_LOAD_TOOL=stat|read_file|grep`, each peer then answering that tool's
 //! counterpart only)
 
 #[path = "mcp_http_load/same_work.rs"]
@@ -363,7 +363,8 @@ fn start_tackle(bin: &Path, root: &Path) -> BenchResult<Server> {
     Ok(Server { child, url })
 }
 
-/// This benchmark re-executed as a peer server: `echo`, or the same-work server over `root`.
+/// This benchmark re-executed as a peer server: `peer` is `echo`, or the project directory the
+/// same-work server works in.
 fn start_peer(peer: &std::ffi::OsStr) -> BenchResult<Server> {
     use std::io::BufRead;
     let mut child = Command::new(std::env::current_exe()?)
