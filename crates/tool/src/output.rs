@@ -160,14 +160,18 @@ impl ToolCompletion {
     }
 
     /// A survey tool's items. Call it after [`ToolCompletion::with_metadata`], whose object
-    /// must already hold the listing's [`SurveyListing::to_json`] under its key: clients read
-    /// the metadata, the digest reads this.
+    /// holds the listing's [`SurveyListing::key`] with `null` where it belongs; the listing's
+    /// [`SurveyListing::to_json`] replaces that `null`, in place. Clients read the metadata, the
+    /// digest reads this.
     pub fn with_survey(mut self, listing: SurveyListing) -> Self {
         debug_assert_eq!(
             self.metadata.get(listing.key()),
-            Some(&listing.to_json()),
-            "a survey listing must also be in the metadata, under its key"
+            Some(&serde_json::Value::Null),
+            "a survey tool's metadata holds its listing's key, with null"
         );
+        if let serde_json::Value::Object(map) = &mut self.metadata {
+            map.insert(listing.key().to_owned(), listing.to_json());
+        }
         self.survey = Some(listing);
         self
     }
@@ -194,6 +198,27 @@ mod tests {
             self.0.lock().unwrap().push(progress);
             Ok(())
         }
+    }
+
+    #[test]
+    fn a_survey_listing_fills_its_key_where_the_metadata_put_it() {
+        // Objects keep their insertion order when a crate in the build asks serde_json to;
+        // either way the key stays where the tool's metadata had it.
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().unwrap().keys().cloned().collect()
+        };
+        let listing = SurveyListing::Paths(vec!["a.rs".into(), "b/c.rs".into()]);
+        let metadata = serde_json::json!({"pattern": "*.rs", "files": null, "total": 2});
+        let before = keys(&metadata);
+        let done = ToolCompletion::single("x")
+            .with_metadata(metadata)
+            .with_survey(listing.clone());
+        assert_eq!(keys(&done.metadata), before);
+        assert_eq!(
+            done.metadata["files"],
+            serde_json::json!(["a.rs", "b/c.rs"])
+        );
+        assert_eq!(done.survey, Some(listing));
     }
 
     #[test]

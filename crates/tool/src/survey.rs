@@ -2,10 +2,12 @@
 //! result reads it, so the digest and the tools share a type rather than metadata keys.
 //!
 //! The listing is also part of the result's metadata, which clients see (MCP `_meta`, event
-//! records): a tool writes [`SurveyListing::to_json`] under [`SurveyListing::key`] where its
-//! metadata object has always had it, and hands the listing over with
-//! [`crate::ToolCompletion::with_survey`]. Rejected: the runtime inserting the listing into the
-//! metadata itself, which would move the key to the end of the object clients read.
+//! records): a tool's metadata object holds [`SurveyListing::key`] with `null` where the key
+//! has always been, and [`crate::ToolCompletion::with_survey`] puts [`SurveyListing::to_json`]
+//! there as it takes the listing, so the listing is turned into JSON once and the two cannot
+//! differ. Rejected: appending the key when the listing is handed over, which would move it to
+//! the end of the object clients read (objects keep their order); and each tool writing the
+//! JSON itself, which `json!` then copied whole a second time.
 
 use serde::Serialize;
 use serde_json::Value;

@@ -173,7 +173,7 @@ fn render(
         .with_metadata(json!({
             "pattern": plan.pattern_text,
             "path": path,
-            "files": listing.to_json(),
+            "files": null,
             "total": total,
             "truncated": truncated,
             "excluded_by_scope": counts.excluded_by_scope,

@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Read as _};
+use std::sync::Arc;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -186,7 +187,8 @@ struct SearchOutcome {
 }
 
 struct Worker<'a> {
-    root: Option<Root>,
+    /// The root being walked: every file is opened through the handle the walk itself uses.
+    root: Arc<Root>,
     searcher: Searcher,
     matcher: RegexMatcher,
     glob: Option<&'a NamePattern>,
@@ -247,11 +249,11 @@ impl FileVisitor for Worker<'_> {
         {
             return;
         }
-        let Some(root) = self.root.as_ref() else {
-            return;
-        };
         // Opened through the root handle: beneath the root, no final link out, no FIFO.
-        let file = match root.open_walked_file(found.real, ReadOptions::default()) {
+        let file = match self
+            .root
+            .open_walked_file(found.real, ReadOptions::default())
+        {
             Ok(file) => file,
             Err(_) => {
                 self.unreadable += 1;
@@ -334,7 +336,7 @@ fn searcher() -> Searcher {
 fn search(cx: &ExecuteContext, plan: &GrepPlan) -> Result<SearchOutcome, ToolError> {
     let start = plan.walk.start_rel();
     let walked = plan.walk.run("grep", cx, |root| Worker {
-        root: Root::open(root.path()).ok(),
+        root: Arc::clone(root),
         searcher: searcher(),
         matcher: plan.matcher.clone(),
         glob: plan.glob.as_ref(),
@@ -412,7 +414,7 @@ fn render(plan: &GrepPlan, found: SearchOutcome) -> ToolCompletion {
         .with_metadata(json!({
             "pattern": plan.pattern,
             "path": path,
-            "matches": listing.to_json(),
+            "matches": null,
             "total_matches": total,
             "files_with_matches": found.files.len(),
             "files_searched": found.files_searched,

@@ -98,7 +98,7 @@ impl Tool for ListDir {
         }
         let listing = SurveyListing::Entries(entries.iter().map(display_name).collect());
         Ok(ToolCompletion::single(text)
-            .with_metadata(json!({ "path": shown, "entries": listing.to_json() }))
+            .with_metadata(json!({ "path": shown, "entries": null }))
             .with_survey(listing))
     }
 }

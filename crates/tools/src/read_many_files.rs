@@ -356,7 +356,7 @@ impl Batch {
         let listing = SurveyListing::Files(self.entries);
         ToolCompletion::single(self.text)
             .with_metadata(json!({
-                "files": listing.to_json(),
+                "files": null,
                 "read": self.files_read,
                 "skipped": skipped,
                 "matched": self.matched,
