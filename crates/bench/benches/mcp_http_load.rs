@@ -50,21 +50,35 @@ const WAVE: usize = 50;
 #[derive(Clone)]
 struct Echo;
 
+/// What both peers announce: tools, and nothing else.
+fn tools_only() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+}
+
+/// A peer's tool list: each name with itself as description and an open object schema.
+fn listed_tools(names: &[&'static str]) -> rmcp::model::ListToolsResult {
+    let schema = Arc::new(rmcp::model::JsonObject::from_iter([(
+        "type".to_owned(),
+        json!("object"),
+    )]));
+    rmcp::model::ListToolsResult::with_all_items(
+        names
+            .iter()
+            .map(|&name| Tool::new(name, name, Arc::clone(&schema)))
+            .collect(),
+    )
+}
+
 impl ServerHandler for Echo {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
     async fn list_tools(
         &self,
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
-        let Value::Object(schema) = json!({"type": "object"}) else {
-            return Err(ErrorData::internal_error("schema", None));
-        };
-        Ok(rmcp::model::ListToolsResult::with_all_items(vec![
-            Tool::new("echo", "echo", Arc::new(schema)),
-        ]))
+        Ok(listed_tools(&["echo"]))
     }
     async fn call_tool(
         &self,

@@ -8,6 +8,7 @@
 //! `stat` a few fields, `read_file` the first `limit` lines, `grep` `path:line:text` lines from
 //! a walk that honours ignore files (ripgrep's `ignore` and `grep-searcher`, as tackle uses).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -15,9 +16,7 @@ use std::time::UNIX_EPOCH;
 use grep_regex::RegexMatcher;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ServerCapabilities, ServerConfig, Tool,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
@@ -29,7 +28,7 @@ pub struct SameWork {
 
 impl ServerHandler for SameWork {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        super::tools_only()
     }
 
     async fn list_tools(
@@ -37,16 +36,7 @@ impl ServerHandler for SameWork {
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
-        let Value::Object(schema) = json!({"type": "object"}) else {
-            return Err(ErrorData::internal_error("schema", None));
-        };
-        let schema = Arc::new(schema);
-        Ok(rmcp::model::ListToolsResult::with_all_items(
-            ["stat", "read_file", "grep"]
-                .into_iter()
-                .map(|name| Tool::new(name, name, Arc::clone(&schema)))
-                .collect(),
-        ))
+        Ok(super::listed_tools(&["stat", "read_file", "grep"]))
     }
 
     async fn call_tool(
@@ -121,7 +111,7 @@ fn grep(root: &Path, args: &Map<String, Value>) -> Result<String, String> {
             &matcher,
             entry.path(),
             UTF8(|line, text| {
-                out.push_str(&format!("{shown}:{line}:{text}"));
+                let _ = write!(out, "{shown}:{line}:{text}");
                 Ok(true)
             }),
         );
