@@ -42,6 +42,7 @@ pub mod survey_walk;
 pub mod todo;
 pub mod wait_and_verify;
 pub mod walk;
+mod walk_share;
 pub mod write_file;
 
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Directory walks for the survey tools (`glob`, `grep`, `read_many_files` with a pattern):
-//! ripgrep's `ignore` walker, in parallel when the cores are free (see [`WalkShare`]), with the
-//! same skipping rules everywhere.
+//! ripgrep's `ignore` walker, in parallel when the cores are free and the walk is not short (see
+//! [`crate::walk_share`]), with the same skipping rules everywhere.
 //!
 //! What is skipped: hidden files and directories (a name starting with `.`), the vendored
 //! directories in [`VENDORED_DIRS`], and whatever `.gitignore`, `.git/info/exclude`, the
@@ -27,8 +27,10 @@
 //! the start as given) and its real path before it is matched, read or listed; excluded files
 //! are counted, never shown.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ignore::{WalkBuilder, WalkState};
 use tackle_fs::{EntryKind, FsError, RelPath, Root};
@@ -37,6 +39,7 @@ use tackle_tool::{ReadScope, ToolError};
 
 use crate::fs_error;
 use crate::ignore_files::{IgnoreRules, SkippedIgnoreFile};
+use crate::walk_share::WalkShare;
 
 /// Directory names skipped below the start of a walk: dependency trees nobody here wrote.
 pub const VENDORED_DIRS: &[&str] = &["node_modules", "vendor"];
@@ -127,13 +130,25 @@ impl WalkCounts {
     }
 }
 
-/// Walks from `start` (beneath `root`) in parallel; every regular file the skipping rules and
+/// Walks from `start` (beneath `root`), alone at first and then in parallel (see
+/// [`crate::walk_share`]); every regular file the skipping rules and
 /// `scope` admit goes to a visitor made by `make`, one per thread.
 pub fn walk_files<V: FileVisitor>(
     root: &Arc<Root>,
     start: &WalkStart,
     scope: &dyn ReadScope,
     make: impl Fn() -> V + Sync,
+) -> (Vec<V::Output>, WalkCounts) {
+    walk_files_shared(root, start, scope, make, WalkShare::take())
+}
+
+/// [`walk_files`] with the threads and solo budget of `share`.
+fn walk_files_shared<V: FileVisitor>(
+    root: &Arc<Root>,
+    start: &WalkStart,
+    scope: &dyn ReadScope,
+    make: impl Fn() -> V + Sync,
+    share: WalkShare,
 ) -> (Vec<V::Output>, WalkCounts) {
     let root_abs = root.path();
     let start_abs: PathBuf = if start.real.is_root() {
@@ -151,7 +166,6 @@ pub fn walk_files<V: FileVisitor>(
     };
     let outputs = Mutex::new(Vec::new());
     let excluded = std::sync::atomic::AtomicU64::new(0);
-    let share = WalkShare::take();
     let rules = Arc::new(IgnoreRules::new(Arc::clone(root)));
     let filter_rules = Arc::clone(&rules);
     let mut builder = WalkBuilder::new(&start_abs);
@@ -186,18 +200,11 @@ pub fn walk_files<V: FileVisitor>(
         scope,
         excluded: &excluded,
     };
-    if share.threads == 1 {
-        // Alone on a core: walk on this thread, with no walker threads to start and join.
-        let mut slot = Slot {
-            visitor: Some(make()),
-            outputs: &outputs,
-        };
-        for entry in builder.build().flatten() {
-            if let Some(v) = slot.visitor.as_mut() {
-                admit.visit(v, &entry);
-            }
-        }
-    } else {
+    // First on this thread: a walk that ends within the solo budget has no walker threads to
+    // start, wait for and join. Past it, a parallel walk takes over and skips what was visited.
+    let solo = (share.threads > 1).then_some(share.solo);
+    if let Some(visited) = walk_solo(&builder, &admit, &make, &outputs, solo) {
+        let visited = &visited;
         builder.build_parallel().run(|| {
             let mut slot = Slot {
                 visitor: Some(make()),
@@ -205,7 +212,9 @@ pub fn walk_files<V: FileVisitor>(
             };
             let admit = &admit;
             Box::new(move |entry| {
-                if let (Ok(entry), Some(v)) = (entry, slot.visitor.as_mut()) {
+                if let (Ok(entry), Some(v)) = (entry, slot.visitor.as_mut())
+                    && !visited.contains(entry.path())
+                {
                     admit.visit(v, &entry);
                 }
                 WalkState::Continue
@@ -223,40 +232,39 @@ pub fn walk_files<V: FileVisitor>(
     )
 }
 
-/// The walker threads one walk may use: the machine's cores shared among the walks and the
-/// other tools' blocking work running at once ([`tackle_tool::tool_work_running`]). Under
-/// `tackle serve` many calls run concurrently and keep every core busy; a walk per call that
-/// starts a thread per core would only add threads to start, join and switch between. A walk
-/// alone still gets every core (up to 12).
-struct WalkShare {
-    threads: usize,
-}
-
-/// Walks running now, across every session of the process.
-static ACTIVE_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-impl WalkShare {
-    fn take() -> WalkShare {
-        // The core count is read once: `available_parallelism` reads cgroup files each time.
-        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let cores = *CORES.get_or_init(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .min(12)
-        });
-        let walks = ACTIVE_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        let running = walks.max(tackle_tool::tool_work_running());
-        WalkShare {
-            threads: (cores / running).max(1),
+/// Walks on this thread, every entry to a visitor of its own. With a budget it stops once it
+/// has run that long, and returns the files it already handed over, for the parallel walk that
+/// takes over to skip; `None` when the walk is done.
+fn walk_solo<V: FileVisitor>(
+    builder: &WalkBuilder,
+    admit: &Admit<'_>,
+    make: &impl Fn() -> V,
+    outputs: &Mutex<Vec<V::Output>>,
+    budget: Option<Duration>,
+) -> Option<HashSet<PathBuf>> {
+    /// Entries between two looks at the clock.
+    const CLOCK_EVERY: usize = 32;
+    let started = Instant::now();
+    let mut slot = Slot {
+        visitor: Some(make()),
+        outputs,
+    };
+    let mut visited = HashSet::new();
+    for (n, entry) in builder.build().flatten().enumerate() {
+        if let Some(budget) = budget {
+            if n % CLOCK_EVERY == CLOCK_EVERY - 1 && started.elapsed() >= budget {
+                return Some(visited);
+            }
+            // Only regular files reach a visitor (see `Admit::visit`).
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                visited.insert(entry.path().to_path_buf());
+            }
+        }
+        if let Some(v) = slot.visitor.as_mut() {
+            admit.visit(v, &entry);
         }
     }
-}
-
-impl Drop for WalkShare {
-    fn drop(&mut self) {
-        ACTIVE_WALKS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
+    None
 }
 
 /// Decides which walked entries reach a visitor: regular files, with a UTF-8 name beneath the
@@ -513,4 +521,68 @@ mod tests {
             }
         }
     }
+
+    /// Collects the names it is handed.
+    struct Listed(Vec<String>);
+
+    impl FileVisitor for Listed {
+        type Output = Vec<String>;
+        fn visit(&mut self, found: Found<'_>) {
+            self.0.push(found.rel.to_owned());
+        }
+        fn finish(self) -> Vec<String> {
+            self.0
+        }
+    }
+
+    /// Leaves out every file named `secret*`.
+    struct NoSecrets;
+
+    impl ReadScope for NoSecrets {
+        fn admits(&self, path: &str) -> bool {
+            !path
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("secret"))
+        }
+    }
+
+    #[test]
+    fn a_walk_that_goes_parallel_part_way_visits_each_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        for d in 0..12 {
+            let sub = dir.path().join(format!("d{d}/e"));
+            std::fs::create_dir_all(&sub).unwrap();
+            for f in 0..25 {
+                std::fs::write(sub.join(format!("f{f}.rs")), "x").unwrap();
+            }
+            std::fs::write(sub.join("skip.log"), "x").unwrap();
+            std::fs::write(sub.join(format!("secret{d}")), "x").unwrap();
+        }
+        let root = Arc::new(Root::open(dir.path()).unwrap());
+        let start = check_start("glob", &root, &root.resolve(".").unwrap()).unwrap();
+        let walk = |share| {
+            let (parts, counts) =
+                walk_files_shared(&root, &start, &NoSecrets, || Listed(Vec::new()), share);
+            let mut names: Vec<String> = parts.into_iter().flatten().collect();
+            names.sort();
+            (names, counts.excluded_by_scope)
+        };
+        let alone = walk(WalkShare::forced(1, SOLO_WALK_NEVER_ENDS));
+        assert_eq!(alone.0.len(), 12 * 25);
+        assert_eq!(alone.1, 12);
+        // A budget of zero hands over to the walker threads at the first look at the clock, part
+        // way through the first directory; an unbounded one never does.
+        for share in [
+            WalkShare::forced(2, Duration::ZERO),
+            WalkShare::forced(4, Duration::ZERO),
+            WalkShare::forced(2, SOLO_WALK_NEVER_ENDS),
+        ] {
+            let threads = share.threads;
+            assert_eq!(walk(share), alone, "{threads} threads");
+        }
+    }
+
+    const SOLO_WALK_NEVER_ENDS: Duration = Duration::from_secs(3600);
 }
