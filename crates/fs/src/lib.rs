@@ -30,6 +30,6 @@ mod temp;
 pub use error::FsError;
 pub use intents::{INTENTS_DIR, MAX_INTENTS_PER_PASS};
 pub use rel_path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RelPath};
-pub use root::{DirEntry, EntryKind, Metadata, ReadOptions, ReadTarget, Root};
+pub use root::{DirEntry, EntryKind, Metadata, ReadOptions, ReadTarget, Root, WalkedFile};
 pub use stage::{Base, Committed, Deleted, StagedDelete, StagedWrite};
 pub use temp::{SweepMode, Swept, is_temp_name};

@@ -24,6 +24,14 @@ pub struct Root {
     pub(crate) dir: Dir,
 }
 
+/// A file [`Root::open_walked_file`] opened, with the size its `fstat` found: a reader that
+/// gets that many bytes need not ask again to learn it is at the end.
+#[derive(Debug)]
+pub struct WalkedFile {
+    pub file: std::fs::File,
+    pub len: u64,
+}
+
 /// How [`Root::open_read`] treats files with more than one name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadOptions {
@@ -333,11 +341,7 @@ impl Root {
     /// under it); FIFOs, sockets and devices are `NotRegularFile` (the open cannot block); a
     /// file with more than one hard link is `HardLinked` unless `options` allow it. Unlike
     /// [`Root::open_read`], a symlink is never expanded and retried: a walk has no use for it.
-    pub fn open_walked_file(
-        &self,
-        rel: &str,
-        options: ReadOptions,
-    ) -> Result<std::fs::File, FsError> {
+    pub fn open_walked_file(&self, rel: &str, options: ReadOptions) -> Result<WalkedFile, FsError> {
         use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
         let fail = |op: &'static str, e: io::Error| {
             if crate::error::is_escape(&e) {
@@ -390,7 +394,10 @@ impl Root {
                 links: meta.nlink(),
             });
         }
-        Ok(file)
+        Ok(WalkedFile {
+            file,
+            len: meta.len(),
+        })
     }
 
     /// Metadata of `rel` without following a final symlink; `None` when nothing is there.

@@ -23,7 +23,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_fs::{ReadOptions, Root};
+use tackle_fs::{ReadOptions, Root, WalkedFile};
 use tackle_tool::protocol::Concurrency;
 use tackle_tool::{
     ExecuteContext, LineMatch, PrepareContext, Prepared, SurveyListing, Tool, ToolCompletion,
@@ -250,11 +250,11 @@ impl FileVisitor for Worker<'_> {
             return;
         }
         // Opened through the root handle: beneath the root, no final link out, no FIFO.
-        let file = match self
+        let WalkedFile { file, len } = match self
             .root
             .open_walked_file(found.real, ReadOptions::default())
         {
-            Ok(file) => file,
+            Ok(opened) => opened,
             Err(_) => {
                 self.unreadable += 1;
                 return;
@@ -269,11 +269,18 @@ impl FileVisitor for Worker<'_> {
         // read, no line-buffer refills. Both ways look at every byte of such a file for a NUL
         // before any match is reported, so a binary file reads the same. A longer file goes on
         // through the searcher's buffer from where the first read stopped.
+        //
+        // A short file is read up to the size `fstat` gave when it was opened, which spares the
+        // read that would only find its end: it is searched as it was then. A size of zero says
+        // nothing (files of some filesystems report none); such a file is read to its end.
+        let head = match len {
+            1.. if len < WHOLE_FILE_BYTES as u64 => len,
+            _ => WHOLE_FILE_BYTES as u64,
+        };
         self.whole.clear();
-        let ok = match (&file)
-            .take(WHOLE_FILE_BYTES as u64)
-            .read_to_end(&mut self.whole)
-        {
+        // Room for the whole head up front, so no read is spent probing for the end.
+        self.whole.reserve(head as usize);
+        let ok = match (&file).take(head).read_to_end(&mut self.whole) {
             Ok(n) if n < WHOLE_FILE_BYTES => self
                 .searcher
                 .search_slice(&self.matcher, &self.whole, &mut sink)
