@@ -5,8 +5,8 @@
 //!
 //! 1. Load: 50 concurrent clients, each its own MCP session on one kept-alive connection,
 //!    calling a mix of `stat`, a 100 KiB `read_file` and `grep` over 20 files (the echo server
-//!    answers the same mix with text it holds: a short echo, the same 100 KiB of text, a short
-//!    echo; the same-work server does the work) for `TACKLE_BENCH_LOAD_SECS` (default 30) per
+//!    answers the same mix with text of the same sizes it makes up: 144 bytes, the same 100 KiB,
+//!    530 bytes; the same-work server does the work) for `TACKLE_BENCH_LOAD_SECS` (default 30) per
 //!    side, split into alternating rounds so a change in the machine's load falls on every
 //!    side. Printed: calls/s and tackle's ratio to each peer (target against echo >= 0.9), p50
 //!    and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the figure
@@ -87,7 +87,11 @@ impl ServerHandler for Echo {
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let text = match args.get("lines").and_then(Value::as_u64) {
-            Some(n) => big_line().repeat(n as usize),
+            Some(n) => args
+                .get("line")
+                .and_then(Value::as_str)
+                .map_or_else(big_line, |l| format!("{l}\n"))
+                .repeat(n as usize),
             None => args
                 .get("text")
                 .and_then(Value::as_str)
@@ -253,9 +257,14 @@ fn tackle_mix() -> Mix {
 
 fn echo_mix() -> Mix {
     only_chosen(vec![
-        ("echo", json!({"text": "x"})),
+        // The sizes of tackle's answers: stat's 143 bytes (8 lines of 18 here), the 100 KiB
+        // page, and grep's 20 matching lines (530 bytes).
+        ("echo", json!({"line": "  \"key\": \"value\",", "lines": 8})),
         ("echo", json!({"lines": 1600})),
-        ("echo", json!({"text": "src/main.rs:1:fn main() {}"})),
+        (
+            "echo",
+            json!({"line": "src/m0.rs:33:fn main() {}", "lines": 20}),
+        ),
     ])
 }
 
