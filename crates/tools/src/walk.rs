@@ -180,20 +180,7 @@ fn walk_files_shared<V: FileVisitor>(
         .require_git(false)
         .follow_links(false)
         .threads(share.threads)
-        .filter_entry(move |e| {
-            if e.depth() == 0 {
-                return true;
-            }
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            if is_dir
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| VENDORED_DIRS.contains(&n))
-            {
-                return false;
-            }
-            !filter_rules.is_ignored(e.path(), is_dir)
-        });
+        .filter_entry(move |e| kept(e, &filter_rules));
     let admit = Admit {
         root: root_str,
         names: &names,
@@ -203,8 +190,15 @@ fn walk_files_shared<V: FileVisitor>(
     // First on this thread: a walk that ends within the solo budget has no walker threads to
     // start, wait for and join. Past it, a parallel walk takes over and skips what was visited.
     let solo = (share.threads > 1).then_some(share.solo);
-    if let Some(visited) = walk_solo(&builder, &admit, &make, &outputs, solo) {
-        let visited = &visited;
+    if let Some(solo) = walk_solo(&builder, &admit, &make, &outputs, solo) {
+        let solo = &solo;
+        // A directory whose whole subtree the solo walk got through is not listed again.
+        let rules = Arc::clone(&rules);
+        let listed = Arc::clone(&solo.listed);
+        builder.filter_entry(move |e| {
+            !(e.file_type().is_some_and(|t| t.is_dir()) && listed.contains(e.path()))
+                && kept(e, &rules)
+        });
         builder.build_parallel().run(|| {
             let mut slot = Slot {
                 visitor: Some(make()),
@@ -213,7 +207,7 @@ fn walk_files_shared<V: FileVisitor>(
             let admit = &admit;
             Box::new(move |entry| {
                 if let (Ok(entry), Some(v)) = (entry, slot.visitor.as_mut())
-                    && !visited.contains(entry.path())
+                    && !solo.visited(&entry)
                 {
                     admit.visit(v, &entry);
                 }
@@ -232,16 +226,61 @@ fn walk_files_shared<V: FileVisitor>(
     )
 }
 
+/// Whether the walk goes into (or lists) `e`: the start always; below it, nothing vendored
+/// and nothing the ignore files exclude.
+fn kept(e: &ignore::DirEntry, rules: &IgnoreRules) -> bool {
+    if e.depth() == 0 {
+        return true;
+    }
+    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+    if is_dir
+        && e.file_name()
+            .to_str()
+            .is_some_and(|n| VENDORED_DIRS.contains(&n))
+    {
+        return false;
+    }
+    !rules.is_ignored(e.path(), is_dir)
+}
+
+/// Where a solo walk that ran out of time stopped: the parallel walk that takes over skips
+/// what it already did.
+struct SoloEnd {
+    /// The regular files handed to the visitor.
+    files: HashSet<PathBuf>,
+    /// Directories whose whole subtree was walked: not listed again.
+    listed: Arc<HashSet<PathBuf>>,
+    /// The directories the walk was inside when it stopped, the one at depth `i` at `i`.
+    open: Vec<PathBuf>,
+}
+
+impl SoloEnd {
+    /// Whether the solo walk handed `entry` to its visitor. Only a file directly in a
+    /// directory it was still inside can be met again (the rest were in `listed` ones), so
+    /// only such a file is looked up.
+    fn visited(&self, entry: &ignore::DirEntry) -> bool {
+        let Some(up) = entry.depth().checked_sub(1) else {
+            return false;
+        };
+        self.open
+            .get(up)
+            .is_some_and(|dir| entry.path().parent() == Some(dir.as_path()))
+            && self.files.contains(entry.path())
+    }
+}
+
 /// Walks on this thread, every entry to a visitor of its own. With a budget it stops once it
-/// has run that long, and returns the files it already handed over, for the parallel walk that
-/// takes over to skip; `None` when the walk is done.
+/// has run that long and says how far it got; `None` when the walk is done.
+///
+/// The walk is depth first and a directory's subtree comes whole before anything after it, so
+/// a directory is done once an entry no deeper than it arrives.
 fn walk_solo<V: FileVisitor>(
     builder: &WalkBuilder,
     admit: &Admit<'_>,
     make: &impl Fn() -> V,
     outputs: &Mutex<Vec<V::Output>>,
     budget: Option<Duration>,
-) -> Option<HashSet<PathBuf>> {
+) -> Option<SoloEnd> {
     /// Entries between two looks at the clock.
     const CLOCK_EVERY: usize = 32;
     let started = Instant::now();
@@ -249,15 +288,30 @@ fn walk_solo<V: FileVisitor>(
         visitor: Some(make()),
         outputs,
     };
-    let mut visited = HashSet::new();
+    let mut files = HashSet::new();
+    let mut listed = HashSet::new();
+    // The directories the walk is inside, outermost first, with their depths (0, 1, 2, …).
+    let mut open: Vec<(usize, PathBuf)> = Vec::new();
     for (n, entry) in builder.build().flatten().enumerate() {
         if let Some(budget) = budget {
             if n % CLOCK_EVERY == CLOCK_EVERY - 1 && started.elapsed() >= budget {
-                return Some(visited);
+                return Some(SoloEnd {
+                    files,
+                    listed: Arc::new(listed),
+                    open: open.into_iter().map(|(_, dir)| dir).collect(),
+                });
             }
-            // Only regular files reach a visitor (see `Admit::visit`).
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                visited.insert(entry.path().to_path_buf());
+            let depth = entry.depth();
+            while let Some((_, dir)) = open.pop_if(|(d, _)| *d >= depth) {
+                listed.insert(dir);
+            }
+            match entry.file_type() {
+                Some(t) if t.is_dir() => open.push((depth, entry.path().to_path_buf())),
+                // Only regular files reach a visitor (see `Admit::visit`).
+                Some(t) if t.is_file() => {
+                    files.insert(entry.path().to_path_buf());
+                }
+                _ => {}
             }
         }
         if let Some(v) = slot.visitor.as_mut() {
@@ -551,14 +605,17 @@ mod tests {
     fn a_walk_that_goes_parallel_part_way_visits_each_file_once() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        // Files beside a subdirectory, so the hand-over falls among files of a directory the
+        // solo walk is still inside, with earlier directories done.
         for d in 0..12 {
-            let sub = dir.path().join(format!("d{d}/e"));
-            std::fs::create_dir_all(&sub).unwrap();
-            for f in 0..25 {
-                std::fs::write(sub.join(format!("f{f}.rs")), "x").unwrap();
+            let top = dir.path().join(format!("d{d}"));
+            std::fs::create_dir_all(top.join("e")).unwrap();
+            for f in 0..15 {
+                std::fs::write(top.join(format!("f{f}.rs")), "x").unwrap();
+                std::fs::write(top.join(format!("e/g{f}.rs")), "x").unwrap();
             }
-            std::fs::write(sub.join("skip.log"), "x").unwrap();
-            std::fs::write(sub.join(format!("secret{d}")), "x").unwrap();
+            std::fs::write(top.join("skip.log"), "x").unwrap();
+            std::fs::write(top.join(format!("secret{d}")), "x").unwrap();
         }
         let root = Arc::new(Root::open(dir.path()).unwrap());
         let start = check_start("glob", &root, &root.resolve(".").unwrap()).unwrap();
@@ -570,7 +627,7 @@ mod tests {
             (names, counts.excluded_by_scope)
         };
         let alone = walk(WalkShare::forced(1, SOLO_WALK_NEVER_ENDS));
-        assert_eq!(alone.0.len(), 12 * 25);
+        assert_eq!(alone.0.len(), 12 * 30);
         assert_eq!(alone.1, 12);
         // A budget of zero hands over to the walker threads at the first look at the clock, part
         // way through the first directory; an unbounded one never does.

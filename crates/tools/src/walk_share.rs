@@ -12,8 +12,9 @@
 //! again), and starts and joins a thread per core. A survey of a small directory does its work in
 //! a fraction of that: 20 files are searched in about 50 µs. So every walk starts on the calling
 //! thread and goes parallel only when it has not ended within [`SOLO_WALK`]; the parallel walk
-//! then skips the files already visited. A long walk pays at most the budget again in listing
-//! directories twice; a short one never pays for threads.
+//! then skips the files already visited and does not list again the directories whose whole
+//! subtree the solo walk got through. A long walk lists again only the directories the solo
+//! walk was inside when it stopped; a short one never pays for threads.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
