@@ -131,8 +131,8 @@ impl WalkCounts {
 }
 
 /// Walks from `start` (beneath `root`), alone at first and then in parallel (see
-/// [`crate::walk_share`]); every regular file the skipping rules and
-/// `scope` admit goes to a visitor made by `make`, one per thread.
+/// [`crate::walk_share`]); every regular file the skipping rules and `scope` admit goes to a
+/// visitor made by `make`, one per thread.
 pub fn walk_files<V: FileVisitor>(
     root: &Arc<Root>,
     start: &WalkStart,
