@@ -20,12 +20,12 @@ pub const RESULT_META_KEY: &str = "tackle.dev/result";
 
 /// `load` returns the bytes of a stored artifact (`artifact://sha256/<hex>`), verified.
 pub(crate) fn call_tool_result(
-    result: ToolResult,
+    mut result: ToolResult,
     load: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> CallToolResult {
     use base64::Engine as _;
     let mut content = Vec::with_capacity(result.content.len() + 2);
-    let metadata = metadata_object(&result);
+    let metadata = metadata_object(&mut result);
     // Taken, not copied: a page of a file is often 100 KiB of text.
     for block in result.content {
         match block {
@@ -86,14 +86,14 @@ pub(crate) fn call_tool_result(
 }
 
 /// The result's metadata as one object, plus the error code of a failed call. `None` when there
-/// is none.
-fn metadata_object(result: &ToolResult) -> Option<serde_json::Value> {
-    let mut object = match &result.metadata {
+/// is none. Taken, not copied: a survey's metadata holds its whole listing.
+fn metadata_object(result: &mut ToolResult) -> Option<serde_json::Value> {
+    let mut object = match std::mem::take(&mut result.metadata) {
         serde_json::Value::Null => serde_json::Map::new(),
-        serde_json::Value::Object(m) => m.clone(),
+        serde_json::Value::Object(m) => m,
         other => {
             let mut m = serde_json::Map::new();
-            m.insert("value".to_owned(), other.clone());
+            m.insert("value".to_owned(), other);
             m
         }
     };
