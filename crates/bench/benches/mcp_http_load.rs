@@ -11,8 +11,9 @@
 //!    side. Printed: calls/s and tackle's ratio to each peer (target against echo >= 0.9), the
 //!    same-work server's own ratio to echo (the ceiling of a server doing the work over rmcp), p50
 //!    and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the figure
-//!    other load on a shared machine moves least), and tackle's RSS (`VmRSS`) before and
-//!    after.
+//!    other load on a shared machine moves least), the load generator's CPU per call on each
+//!    side (the clients share the cores, so a larger answer costs calls/s there too), and
+//!    tackle's RSS (`VmRSS`) before and after.
 //! 2. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
 //!    and closed (HTTP DELETE) in waves of 50 (the server keeps at most 64 open). Printed:
 //!    tackle's RSS before, at the peak, and after.
@@ -479,6 +480,10 @@ async fn bench() -> BenchResult<()> {
         t.cpu_per_call, e.cpu_per_call, w.cpu_per_call
     );
     println!(
+        "  load generator CPU per call: tackle {:.0?}, echo {:.0?}, same-work {:.0?} (parsing each side's answers)",
+        t.client_cpu_per_call, e.client_cpu_per_call, w.client_cpu_per_call
+    );
+    println!(
         "  tackle RSS: {} at start, {} at end",
         mib(rss_start),
         mib(rss_end)
@@ -538,6 +543,8 @@ struct Side<'a> {
     samples: Vec<Duration>,
     elapsed: Duration,
     cpu: Duration,
+    /// The load generator's own CPU time over the rounds: what the clients spend on this side.
+    client_cpu: Duration,
 }
 
 /// A side's figures once every round has run.
@@ -546,6 +553,7 @@ struct Measured {
     stats: Stats,
     rate: f64,
     cpu_per_call: Duration,
+    client_cpu_per_call: Duration,
 }
 
 impl<'a> Side<'a> {
@@ -557,16 +565,19 @@ impl<'a> Side<'a> {
             samples: Vec::new(),
             elapsed: Duration::ZERO,
             cpu: Duration::ZERO,
+            client_cpu: Duration::ZERO,
         }
     }
 
     async fn round(&mut self, secs: Duration) -> BenchResult<()> {
         let pid = self.server.child.id();
-        let (t, cpu) = (Instant::now(), cpu_time(pid));
+        let me = std::process::id();
+        let (t, cpu, client_cpu) = (Instant::now(), cpu_time(pid), cpu_time(me));
         self.samples
             .extend(load(&self.server.url, Arc::clone(&self.mix), secs).await?);
         self.elapsed += t.elapsed();
         self.cpu += cpu_time(pid).saturating_sub(cpu);
+        self.client_cpu += cpu_time(me).saturating_sub(client_cpu);
         Ok(())
     }
 
@@ -576,6 +587,7 @@ impl<'a> Side<'a> {
             name: self.name,
             rate: per_s(calls, self.elapsed),
             cpu_per_call: per_call(self.cpu, calls),
+            client_cpu_per_call: per_call(self.client_cpu, calls),
             stats: Stats::of(&mut self.samples),
         }
     }
