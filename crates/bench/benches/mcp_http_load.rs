@@ -9,7 +9,7 @@
 //!    530 bytes; the same-work server does the work) for `TACKLE_BENCH_LOAD_SECS` (default 30) per
 //!    side, split into alternating rounds so a change in the machine's load falls on every
 //!    side. Printed: calls/s and tackle's ratio to each peer (target against echo >= 0.9), the
-//!    same-work server's own ratio to echo (the ceiling of a server doing the work over rmcp), p50
+//!    same-work server's own ratio to echo (what a plain server doing the work over rmcp gets), p50
 //!    and p99 per side, each server's CPU time per call (from `/proc/<pid>/stat`; the figure
 //!    other load on a shared machine moves least), the load generator's CPU per call on each
 //!    side (the clients share the cores, so a larger answer costs calls/s there too), and
@@ -469,10 +469,11 @@ async fn bench() -> BenchResult<()> {
         t.rate / e.rate,
         t.rate / w.rate
     );
-    // What any server that does the mix's work over rmcp can reach against echo: the
-    // same-work server adds nothing to the work, so the echo target is bounded by its ratio.
+    // What a plain server doing the mix's work over rmcp gets against echo. It adds nothing to
+    // the work, so it shows how much of echo's rate the work itself takes away; not a hard
+    // ceiling (a server can do a tool's work more cheaply than it does).
     println!(
-        "  same-work / echo calls/s: {:.2}x (the most a server doing this work over rmcp reaches against echo)",
+        "  same-work / echo calls/s: {:.2}x (a plain server doing this work over rmcp)",
         w.rate / e.rate
     );
     println!(
@@ -480,7 +481,7 @@ async fn bench() -> BenchResult<()> {
         t.cpu_per_call, e.cpu_per_call, w.cpu_per_call
     );
     println!(
-        "  load generator CPU per call: tackle {:.0?}, echo {:.0?}, same-work {:.0?} (parsing each side's answers)",
+        "  load generator CPU per call: tackle {:.0?}, echo {:.0?}, same-work {:.0?} (sending each call and reading its answer)",
         t.client_cpu_per_call, e.client_cpu_per_call, w.client_cpu_per_call
     );
     println!(
