@@ -396,11 +396,22 @@ fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
 
 /// One raw HTTP/1.1 POST of `body` as JSON; returns the status and the response body.
 fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
+    let (status, _, body) = exchange(addr, &[], body);
+    (status, body)
+}
+
+/// One raw HTTP/1.1 POST of `body` as JSON with `headers`; returns the status, the response's
+/// head and its body (as sent: an SSE answer keeps its chunk sizes).
+fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
     s.write_all(head.as_bytes()).unwrap();
     s.write_all(body)
         .unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
@@ -412,11 +423,8 @@ fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {response:?}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (status, head.to_owned(), body.to_owned())
 }
 
 /// Issue 18 §10: malformed JSON is 400 with -32700 (not 415), a body that is JSON but not a
@@ -465,4 +473,95 @@ fn http_answers_malformed_and_oversized_bodies_readably() {
     // And the server still serves.
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     assert_eq!(post(addr, &[], init), 200);
+}
+
+/// Inside an MCP session every request is answered with its id and the right code: a body the
+/// SDK refuses (params that are not an object, malformed JSON, a numeric `jsonrpc`) with 400 and
+/// the screen's error; a served method whose params decode only as a custom request (no tool
+/// name) with -32602 and why, and an unserved one with -32601, both on the session's stream.
+#[test]
+fn http_answers_bad_requests_inside_a_session_with_their_ids() {
+    let p = project();
+    let (_server, addr) = serve_http(&p);
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let (status, head, _) = exchange(addr, &[], init);
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no mcp-session-id in {head}"));
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(exchange(addr, &headers, initialized).0, 202);
+    type Row<'a> = (&'a str, &'a [u8], u16, Value, i64, &'a str);
+    let table: &[Row] = &[
+        (
+            "array params",
+            br#"{"jsonrpc":"2.0","id":21,"method":"tools/call","params":[1,2]}"#,
+            400,
+            serde_json::json!(21),
+            -32602,
+            "invalid params for `tools/call`",
+        ),
+        (
+            "no tool name",
+            br#"{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"arguments":{}}}"#,
+            200,
+            serde_json::json!("n"),
+            -32602,
+            "name",
+        ),
+        (
+            "unserved method",
+            br#"{"jsonrpc":"2.0","id":23,"method":"tools/frobnicate","params":{}}"#,
+            200,
+            serde_json::json!(23),
+            -32601,
+            "tools/frobnicate",
+        ),
+        (
+            "malformed json",
+            br#"{"jsonrpc":"2.0","id":24,"method":"#,
+            400,
+            serde_json::json!(24),
+            -32700,
+            "not valid JSON",
+        ),
+        (
+            "numeric jsonrpc",
+            br#"{"jsonrpc":2.0,"id":25,"method":"ping"}"#,
+            400,
+            serde_json::json!(25),
+            -32600,
+            "jsonrpc",
+        ),
+    ];
+    for (what, body, status, id, code, says) in table {
+        let (got, head, text) = exchange(addr, &headers, body);
+        assert_eq!(got, *status, "{what}: {head}\n{text}");
+        // A 200 answers on an SSE stream (`data:` lines); a 400 is one JSON object.
+        let answer = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .chain(std::iter::once(text.as_str()))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("{what}: no JSON-RPC answer in {text:?}"));
+        assert_eq!(&answer["id"], id, "{what}: {answer}");
+        assert_eq!(answer["error"]["code"], *code, "{what}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{what}: {message}");
+    }
+    // The session still serves.
+    let ping = br#"{"jsonrpc":"2.0","id":30,"method":"ping"}"#;
+    let (status, _, text) = exchange(addr, &headers, ping);
+    assert_eq!(status, 200);
+    assert!(text.contains(r#""id":30"#), "{text}");
 }

@@ -6,8 +6,10 @@
 //! environment variable the operator names, at least [`MIN_TOKEN_BYTES`] long), checked on
 //! every request before the SDK sees it. Bodies over [`crate::MAX_MESSAGE_BYTES`] get a 413 the
 //! client can read ([`crate::http_body`]), with a JSON-RPC error carrying the request's id; a
-//! body that is not a request the SDK can serve gets 400 with the JSON-RPC error that says why
-//! and the request's id ([`crate::screen`]: -32700 for malformed JSON, -32600, -32601, -32602). At
+//! body the SDK refuses (it answers such bodies 415 or 400 with no id) is screened then, and
+//! gets 400 with the JSON-RPC error that says why and the request's id ([`crate::screen`]:
+//! -32700 for malformed JSON, -32600, -32601, -32602); a served method whose params do not
+//! decode reaches the session as a custom request and is answered -32602 there. At
 //! most [`SessionLimits::max_sessions`] MCP sessions are open at once, and one idle for
 //! [`SessionLimits::idle_expiry`] is closed; each has a tackle session of its own.
 
@@ -160,14 +162,17 @@ pub async fn serve_http(
                         ));
                     }
                 };
-                if parts.method == http::Method::POST
-                    && is_json(&parts.headers)
+                // The SDK decodes the body once; only a body it refuses is screened, so a valid
+                // call is decoded once, not twice.
+                let screenable = parts.method == http::Method::POST && is_json(&parts.headers);
+                let req = Request::from_parts(parts, Full::new(bytes.clone()));
+                let response = tower_service::Service::call(&mut service, req).await?;
+                if screenable
+                    && response.status().is_client_error()
                     && let Screened::Reject(rejection) = screen(&bytes)
                 {
                     return Ok(json_error(StatusCode::BAD_REQUEST, &rejection));
                 }
-                let req = Request::from_parts(parts, Full::new(bytes));
-                let response = tower_service::Service::call(&mut service, req).await?;
                 Ok(response.map(|b| b.boxed_unsync()))
             }
         });

@@ -84,7 +84,8 @@ struct Inner {
     path: PathBuf,
     file: File,
     state: Mutex<CommitState>,
-    /// Signalled whenever `written`, `durable` or `poisoned` changes.
+    /// Signalled whenever `written`, `durable` or `poisoned` changes and
+    /// [`CommitState::waiting`] says a thread waits on it.
     progress: Condvar,
     /// Signalled when written records wait for the flusher, or the log is closing.
     flush_wanted: Condvar,
@@ -123,6 +124,9 @@ struct CommitState {
     closing: bool,
     /// The flusher has been woken and has not gone idle since.
     flusher_busy: bool,
+    /// Threads waiting on `progress` right now. Signalling a condition variable costs a system
+    /// call even when nobody waits (two per tool call, one per append), so it is skipped then.
+    waiting: usize,
 }
 
 /// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
@@ -209,6 +213,7 @@ impl EventLog {
                     poisoned: false,
                     closing: false,
                     flusher_busy: false,
+                    waiting: 0,
                 }),
                 progress: Condvar::new(),
                 flush_wanted: Condvar::new(),
@@ -373,10 +378,22 @@ impl Inner {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
-    fn wait<'a>(&self, state: MutexGuard<'a, CommitState>) -> MutexGuard<'a, CommitState> {
-        self.progress
+    fn wait<'a>(&self, mut state: MutexGuard<'a, CommitState>) -> MutexGuard<'a, CommitState> {
+        state.waiting += 1;
+        let mut state = self
+            .progress
             .wait(state)
-            .unwrap_or_else(|poison| poison.into_inner())
+            .unwrap_or_else(|poison| poison.into_inner());
+        state.waiting -= 1;
+        state
+    }
+
+    /// Wakes the threads waiting on `progress`, if any. Called with the state locked, so a
+    /// thread counted in `waiting` is inside its wait and cannot miss the signal.
+    fn progressed(&self, state: &CommitState) {
+        if state.waiting > 0 {
+            self.progress.notify_all();
+        }
     }
 
     fn poisoned(&self) -> EventLogError {
@@ -422,11 +439,11 @@ impl Inner {
                 Ok(()) => state.written = batch_last,
                 Err(err) => {
                     state.poisoned = true;
-                    self.progress.notify_all();
+                    self.progressed(&state);
                     return Err(err);
                 }
             }
-            self.progress.notify_all();
+            self.progressed(&state);
         }
     }
 
@@ -481,7 +498,7 @@ impl Inner {
                 Err(err)
             }
         };
-        self.progress.notify_all();
+        self.progressed(&state);
         outcome.map(|()| state)
     }
 

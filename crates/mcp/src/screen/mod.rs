@@ -4,10 +4,13 @@
 //! The SDK (`rmcp`) answers a message it cannot decode with `-32600` and **no id** (it cannot
 //! read one from a message that failed to decode), ignores invalid JSON, and decodes a known
 //! method with malformed params as a custom request, which it then answers "method not found".
-//! No client can match such an answer to its request. [`screen`] runs first: the SDK's own
-//! decoder is tried (so a valid message costs one decode, as before), and only a message it
-//! refuses, or a known method it could decode only as a custom one, is looked at as plain JSON
-//! to find its id and the right code:
+//! No client can match such an answer to its request. Over stdio [`screen`] runs first: the
+//! SDK's own decoder is tried (its result is what the SDK is handed, so a valid message costs
+//! one decode), and only a message it refuses, or a known method it could decode only as a
+//! custom one, is looked at as plain JSON to find its id and the right code. Over HTTP the
+//! SDK's service decodes the body itself, so the screen runs only on a body it refused (see
+//! `http.rs`), and a known method with bad params is answered by the server's custom-request
+//! handler with [`invalid_params`]:
 //!
 //! | what | code | answered with |
 //! |---|---|---|
@@ -275,25 +278,29 @@ fn explain_object(mut object: Map<String, Value>) -> Rejection {
             );
         }
     }
-    let Some(check) = known_request(&method) else {
-        return Rejection::with(
+    match invalid_params(&method, object.remove("params")) {
+        Some(message) => Rejection::with(reply_to, ErrorCode::INVALID_PARAMS, message),
+        None => Rejection::with(
             reply_to,
             ErrorCode::METHOD_NOT_FOUND,
             format!("tackle does not serve the method `{method}`"),
-        );
-    };
+        ),
+    }
+}
+
+/// For a method the SDK knows that reached it as a custom request (its params did not decode),
+/// the -32602 message that says what is wrong with them; `None` for a method tackle does not
+/// serve (-32601).
+pub fn invalid_params(method: &str, params: Option<Value>) -> Option<String> {
+    let check = known_request(method)?;
     let mut request = Map::new();
-    request.insert("method".to_owned(), Value::String(method.clone()));
-    if let Some(params) = object.remove("params") {
+    request.insert("method".to_owned(), Value::String(method.to_owned()));
+    if let Some(params) = params {
         request.insert("params".to_owned(), params);
     }
     let why = check(Value::Object(request))
         .unwrap_or_else(|| "they do not match the method's schema".to_owned());
-    Rejection::with(
-        reply_to,
-        ErrorCode::INVALID_PARAMS,
-        format!("invalid params for `{method}`: {why}"),
-    )
+    Some(format!("invalid params for `{method}`: {why}"))
 }
 
 /// Whether the SDK can carry `n` as a request id: an i64, or an integer written as a float

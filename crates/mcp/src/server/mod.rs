@@ -416,6 +416,25 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
     }
 
+    /// A request the SDK decoded as a custom one: a method tackle does not serve (-32601), or,
+    /// over HTTP, a method it does serve whose params did not decode (-32602, with why). Over
+    /// stdio the screen answers the second kind before the SDK sees it (see [`crate::screen`]).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let rmcp::model::CustomRequest { method, params, .. } = request;
+        Err(match crate::screen::invalid_params(&method, params) {
+            Some(message) => McpError::invalid_params(message, None),
+            None => McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("tackle does not serve the method `{method}`"),
+                None,
+            ),
+        })
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.inner.tools.iter().find(|t| t.name == name).cloned()
     }
