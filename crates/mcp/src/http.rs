@@ -111,11 +111,13 @@ pub async fn serve_http(
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
+    // Shared, and called through `handle`: its `tower::Service` face clones the service (and
+    // with it every allowed host and origin) for each request.
+    let service = Arc::new(StreamableHttpService::new(
         move || Ok(server.for_new_client()),
         Arc::new(CappedSessions::new(options.sessions)),
         config,
-    );
+    ));
     let token: Option<Arc<str>> = options.bearer_token.map(Into::into);
     on_bound(bound);
     loop {
@@ -130,10 +132,10 @@ pub async fn serve_http(
         // Responses go out in several small writes (headers, then body frames); with Nagle's
         // algorithm on, a kept-alive client's delayed ACK holds each request ≈ 40 ms.
         let _ = stream.set_nodelay(true);
-        let service = service.clone();
+        let service = Arc::clone(&service);
         let token = token.clone();
         let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let mut service = service.clone();
+            let service = Arc::clone(&service);
             let token = token.clone();
             async move {
                 if let Some(refusal) = check_token(&req, token.as_deref()) {
@@ -166,7 +168,7 @@ pub async fn serve_http(
                 // call is decoded once, not twice.
                 let screenable = parts.method == http::Method::POST && is_json(&parts.headers);
                 let req = Request::from_parts(parts, Full::new(bytes.clone()));
-                let response = tower_service::Service::call(&mut service, req).await?;
+                let response = service.handle(req).await;
                 if screenable
                     && response.status().is_client_error()
                     && let Screened::Reject(rejection) = screen(&bytes)
