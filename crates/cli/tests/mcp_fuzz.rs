@@ -18,7 +18,7 @@ mod harness;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -473,50 +473,10 @@ fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
     (child, addr)
 }
 
-/// One HTTP/1.0 POST (so the body ends at close, with no chunking): the status, the session
-/// header, and every JSON-RPC message in the body (plain JSON or SSE `data:` lines).
+/// One HTTP POST: the status, the session header, and every JSON-RPC message in the body.
 fn post(addr: SocketAddr, session: Option<&str>, body: &[u8]) -> (u16, Option<String>, Vec<Value>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let mut head = format!(
-        "POST /mcp HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(id) = session {
-        head.push_str(&format!(
-            "Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n"
-        ));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8_lossy(&raw);
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let session = head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.eq_ignore_ascii_case("mcp-session-id")
-            .then(|| v.trim().to_owned())
-    });
-    let mut messages = Vec::new();
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        messages.push(v);
-    } else {
-        for line in body.lines() {
-            if let Some(data) = line.strip_prefix("data:")
-                && let Ok(v) = serde_json::from_str::<Value>(data.trim())
-            {
-                messages.push(v);
-            }
-        }
-    }
-    (status, session, messages)
+    let answer = harness::http::post(addr, session, body);
+    (answer.status, answer.session, answer.messages)
 }
 
 #[test]

@@ -396,22 +396,11 @@ fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
 
 /// One raw HTTP/1.1 POST of `body` as JSON; returns the status and the response body.
 fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
-    let (status, _, body) = exchange(addr, &[], body);
-    (status, body)
-}
-
-/// One raw HTTP/1.1 POST of `body` as JSON with `headers`; returns the status, the response's
-/// head and its body (as sent: an SSE answer keeps its chunk sizes).
-fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
     s.write_all(head.as_bytes()).unwrap();
     s.write_all(body)
         .unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
@@ -423,8 +412,11 @@ fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> (u16, St
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {response:?}"));
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    (status, head.to_owned(), body.to_owned())
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
 }
 
 /// Issue 18 §10: malformed JSON is 400 with -32700 (not 415), a body that is JSON but not a
@@ -484,22 +476,12 @@ fn http_answers_bad_requests_inside_a_session_with_their_ids() {
     let p = project();
     let (_server, addr) = serve_http(&p);
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-    let (status, head, _) = exchange(addr, &[], init);
-    assert_eq!(status, 200, "{head}");
-    let session = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no mcp-session-id in {head}"));
-    let headers = [
-        ("Mcp-Session-Id", session.as_str()),
-        ("Mcp-Protocol-Version", "2025-06-18"),
-    ];
+    let opened = harness::http::post(addr, None, init);
+    assert_eq!(opened.status, 200, "{:?}", opened.messages);
+    let session = opened.session.expect("initialize gave no Mcp-Session-Id");
+    let session = Some(session.as_str());
     let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(exchange(addr, &headers, initialized).0, 202);
+    assert_eq!(harness::http::post(addr, session, initialized).status, 202);
     type Row<'a> = (&'a str, &'a [u8], u16, Value, i64, &'a str);
     let table: &[Row] = &[
         (
@@ -544,16 +526,14 @@ fn http_answers_bad_requests_inside_a_session_with_their_ids() {
         ),
     ];
     for (what, body, status, id, code, says) in table {
-        let (got, head, text) = exchange(addr, &headers, body);
-        assert_eq!(got, *status, "{what}: {head}\n{text}");
-        // A 200 answers on an SSE stream (`data:` lines); a 400 is one JSON object.
-        let answer = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .chain(std::iter::once(text.as_str()))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        let got = harness::http::post(addr, session, body);
+        assert_eq!(got.status, *status, "{what}: {:?}", got.messages);
+        // A 200 answers on an SSE stream, a 400 with one JSON object: either way, one answer.
+        let answer = got
+            .messages
+            .iter()
             .find(|m| m.get("id").is_some())
-            .unwrap_or_else(|| panic!("{what}: no JSON-RPC answer in {text:?}"));
+            .unwrap_or_else(|| panic!("{what}: no JSON-RPC answer in {:?}", got.messages));
         assert_eq!(&answer["id"], id, "{what}: {answer}");
         assert_eq!(answer["error"]["code"], *code, "{what}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap_or_default();
@@ -561,7 +541,13 @@ fn http_answers_bad_requests_inside_a_session_with_their_ids() {
     }
     // The session still serves.
     let ping = br#"{"jsonrpc":"2.0","id":30,"method":"ping"}"#;
-    let (status, _, text) = exchange(addr, &headers, ping);
-    assert_eq!(status, 200);
-    assert!(text.contains(r#""id":30"#), "{text}");
+    let pong = harness::http::post(addr, session, ping);
+    assert_eq!(pong.status, 200);
+    assert!(
+        pong.messages
+            .iter()
+            .any(|m| m["id"] == 30 && m.get("result").is_some()),
+        "{:?}",
+        pong.messages
+    );
 }
