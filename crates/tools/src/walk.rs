@@ -342,7 +342,8 @@ impl Admit<'_> {
         };
         let given = self.names.given_name(real);
         let rel = given.as_deref().unwrap_or(real);
-        if !self.scope.admits(real) || !self.scope.admits(rel) {
+        // One name when no link is on the start: asked once.
+        if !self.scope.admits(real) || (given.is_some() && !self.scope.admits(rel)) {
             self.excluded
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
