@@ -18,11 +18,11 @@
 //!    confinement, event log, retention) may cost at most a tenth of a plain server's calls/s.
 //!    Against echo no server that does the mix's work can reach 0.9x: the same-work server, rmcp
 //!    itself doing only the file work, gets about half of echo's calls/s.
-//! 1b. The transport alone: `ping` from 50 sessions to tackle and to the echo server for
+//! 2. The transport alone: `ping` from 50 sessions to tackle and to the echo server for
 //!    `TACKLE_BENCH_PING_SECS` (default 10) per side, in alternating rounds: calls/s, p50, p99
 //!    and server CPU per request, and tackle's ratio (target >= 0.9x). Here both do the same
 //!    work, so this is the ratio that says whether tackle's HTTP serving is as fast as rmcp's.
-//! 2. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
+//! 3. Sessions: `TACKLE_BENCH_SESSIONS` (default 5,000) MCP sessions opened, used (one `stat`)
 //!    and closed (HTTP DELETE) in waves of 50 (the server keeps at most 64 open). Printed:
 //!    tackle's RSS before, at the peak, and after.
 //!
@@ -535,7 +535,7 @@ async fn bench() -> BenchResult<()> {
         mib(rss_end)
     );
 
-    // 1b. The transport alone: `ping`, which reaches the session and no tool, from as many
+    // 2. The transport alone: `ping`, which reaches the session and no tool, from as many
     // clients. What tackle adds to every request before a tool runs (the token check, the body
     // limit, the session cap) against rmcp served plainly.
     let ping_secs = Duration::from_secs(env_u64("TACKLE_BENCH_PING_SECS", 10).max(1));
@@ -563,7 +563,7 @@ async fn bench() -> BenchResult<()> {
         tp.rate / ep.rate
     );
 
-    // 2. Sessions opened, used and closed in waves.
+    // 3. Sessions opened, used and closed in waves.
     let total = env_u64("TACKLE_BENCH_SESSIONS", 5000) as usize;
     let rss_before = rss_kib(pid);
     let mut peak = rss_before;
