@@ -28,7 +28,9 @@ pub mod server;
 
 pub use http::{HttpOptions, HttpServeError, serve_http};
 pub use http_sessions::SessionLimits;
-pub use server::{McpServer, RESULT_META_KEY, ServerOptions, serve_io, serve_stdio};
+pub use server::{
+    LISTING_REQUEST_KEY, McpServer, RESULT_META_KEY, ServerOptions, serve_io, serve_stdio,
+};
 
 /// The largest JSON-RPC message accepted, on stdio (one line) and over HTTP (one body).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;

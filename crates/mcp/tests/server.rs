@@ -437,6 +437,43 @@ async fn results_errors_and_protocol_errors() {
     assert_eq!(again.is_error, Some(false));
 }
 
+/// A survey tool's listing is the result itself in structured form: its `_meta` carries the
+/// counts, and the listing only when the call asks for it.
+#[tokio::test]
+async fn a_survey_listing_reaches_meta_only_when_the_call_asks() {
+    let f = fixture(false);
+    let client = connect(f.server, TestClient::default()).await;
+    for (tool, arguments, key) in [
+        ("list_dir", json!({"path": "."}), "entries"),
+        ("glob", json!({"pattern": "*.txt"}), "files"),
+    ] {
+        let plain = client
+            .call_tool(CallToolRequestParams::new(tool).with_arguments(args(arguments.clone())))
+            .await
+            .unwrap();
+        assert_eq!(plain.is_error, Some(false), "{tool}: {}", text_of(&plain));
+        assert!(text_of(&plain).contains("hello.txt"), "{tool}");
+        let meta = result_meta(&plain);
+        assert!(meta.get(key).is_none(), "{tool}: {meta}");
+        assert!(
+            meta.as_object().is_some_and(|m| !m.is_empty()),
+            "{tool}: {meta}"
+        );
+
+        let mut asking = CallToolRequestParams::new(tool).with_arguments(args(arguments));
+        asking.meta = Some(rmcp::model::RequestMetaObject::from(args(
+            json!({ (tackle_mcp::LISTING_REQUEST_KEY): true }),
+        )));
+        let listed = client.call_tool(asking).await.unwrap();
+        assert_eq!(text_of(&listed), text_of(&plain), "{tool}");
+        let meta = result_meta(&listed);
+        assert!(
+            meta[key].to_string().contains("hello.txt"),
+            "{tool}: {meta}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn progress_reaches_the_client_before_the_result() {
     let f = fixture(false);

@@ -161,6 +161,12 @@ pub struct ToolResult {
     /// The model saw a structural digest instead of the output; `retrieve_raw` returns it.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub digested: bool,
+    /// The `metadata` key holding a survey tool's listing (`matches`, `files`, `entries`): the
+    /// result itself in structured form, which the text already carries (or digests). A front
+    /// end that sends metadata beside the text may leave it out (`tackle serve` does unless the
+    /// call asks for it). Not serialized: `metadata` is complete wherever a result is written.
+    #[serde(skip)]
+    pub listing_key: Option<&'static str>,
 }
 
 impl ToolResult {

@@ -7,7 +7,7 @@ use tackle_protocol::{
     Truncation,
 };
 use tackle_store::Durability;
-use tackle_tool::ToolError;
+use tackle_tool::{SurveyListing, ToolError};
 
 use crate::clock::now_ms;
 use crate::dispatch::Runtime;
@@ -195,6 +195,7 @@ pub(crate) fn shape(
             label,
             display,
             digested,
+            listing_key: listing.as_ref().map(SurveyListing::key),
         },
         Some((status, err)) => {
             let has_output = !rendered.text.is_empty();
@@ -216,6 +217,7 @@ pub(crate) fn shape(
                 label,
                 display,
                 digested: false,
+                listing_key: None,
             }
         }
     }
@@ -242,6 +244,7 @@ pub(crate) fn error_result(
         label,
         display: None,
         digested: false,
+        listing_key: None,
     }
 }
 

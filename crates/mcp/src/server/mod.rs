@@ -16,7 +16,7 @@ mod progress;
 mod render;
 mod startup;
 
-pub use render::RESULT_META_KEY;
+pub use render::{LISTING_REQUEST_KEY, RESULT_META_KEY};
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};
@@ -462,6 +462,18 @@ impl ServerHandler for McpServer {
             .as_ref()
             .and_then(|m| m.get_progress_token())
             .or_else(|| context.meta.get_progress_token());
+        let asked_for_listing = |meta: &serde_json::Map<String, serde_json::Value>| {
+            meta.get(render::LISTING_REQUEST_KEY)
+                .and_then(serde_json::Value::as_bool)
+                == Some(true)
+        };
+        let listing = if request.meta.as_ref().is_some_and(|m| asked_for_listing(m))
+            || asked_for_listing(&context.meta)
+        {
+            render::Listing::Included
+        } else {
+            render::Listing::Omitted
+        };
         let boundary =
             call_order::take_boundary_fields(request.arguments.clone().unwrap_or_default());
         let arguments = serde_json::Value::Object(boundary.arguments);
@@ -497,7 +509,7 @@ impl ServerHandler for McpServer {
             let id = tackle_store::ArtifactId::from_internal_uri(uri)?;
             store.read(id).ok()
         };
-        Ok(render::call_tool_result(result, &load).into())
+        Ok(render::call_tool_result(result, &load, listing).into())
     }
 
     async fn list_resources(

@@ -6,7 +6,8 @@
 //! declare one, and clients that find it show their model only that (Claude Code and Codex drop
 //! `content` then), while others show both. Structured metadata (next_offset, exists, the error
 //! code, …) travels in `_meta` under [`RESULT_META_KEY`], for programs, and is never repeated as
-//! a text block the model would read twice. Every truncated stream adds a `resource_link` to its
+//! a text block the model would read twice. A survey tool's listing is metadata only for a call
+//! that asks for it ([`Listing`]). Every truncated stream adds a `resource_link` to its
 //! `artifact://<digest>` so a client can page the rest (`resources/read` or read_file).
 //! Attachments (media a tool retained as an artifact) travel as MCP image or audio blocks, or as
 //! an embedded blob resource for other types (PDF, video), with the bytes loaded from the store.
@@ -18,14 +19,34 @@ use tackle_protocol::{ContentBlock, ToolResult};
 /// failed call, its stable `code`.
 pub const RESULT_META_KEY: &str = "tackle.dev/result";
 
+/// The request `_meta` key a call sets to `true` to have its survey listing in the result's
+/// `_meta` (see [`Listing`]).
+pub const LISTING_REQUEST_KEY: &str = "tackle.dev/listing";
+
+/// Whether a survey tool's listing (grep's `matches`, glob's and read_many_files' `files`,
+/// list_dir's `entries`) travels in the result's `_meta`.
+///
+/// Left out unless the call asks (request `_meta` `{"tackle.dev/listing": true}`): it is the
+/// result itself in structured form, which the text already carries line for line, or, once a
+/// large result is digested, what the model was spared. MCP clients show their model the text
+/// and drop `_meta`, so by default the listing only doubled every answer (a digested grep of
+/// 1,000 matches: 1 KB of text and 79 KB of listing) for each client to parse and discard. A
+/// program that wants the structure asks for it; the counts and flags travel either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Listing {
+    Omitted,
+    Included,
+}
+
 /// `load` returns the bytes of a stored artifact (`artifact://sha256/<hex>`), verified.
 pub(crate) fn call_tool_result(
     mut result: ToolResult,
     load: &dyn Fn(&str) -> Option<Vec<u8>>,
+    listing: Listing,
 ) -> CallToolResult {
     use base64::Engine as _;
     let mut content = Vec::with_capacity(result.content.len() + 2);
-    let metadata = metadata_object(&mut result);
+    let metadata = metadata_object(&mut result, listing);
     // Taken, not copied: a page of a file is often 100 KiB of text.
     for block in result.content {
         match block {
@@ -85,9 +106,10 @@ pub(crate) fn call_tool_result(
     out
 }
 
-/// The result's metadata as one object, plus the error code of a failed call. `None` when there
-/// is none. Taken, not copied: a survey's metadata holds its whole listing.
-fn metadata_object(result: &mut ToolResult) -> Option<serde_json::Value> {
+/// The result's metadata as one object, plus the error code of a failed call; a survey's
+/// listing only when `listing` includes it. `None` when there is none. Taken, not copied: a
+/// survey's metadata holds its whole listing.
+fn metadata_object(result: &mut ToolResult, listing: Listing) -> Option<serde_json::Value> {
     let mut object = match std::mem::take(&mut result.metadata) {
         serde_json::Value::Null => serde_json::Map::new(),
         serde_json::Value::Object(m) => m,
@@ -97,6 +119,11 @@ fn metadata_object(result: &mut ToolResult) -> Option<serde_json::Value> {
             m
         }
     };
+    if listing == Listing::Omitted
+        && let Some(key) = result.listing_key
+    {
+        object.remove(key);
+    }
     if let Some(code) = &result.code {
         object.insert(
             "code".to_owned(),
@@ -131,6 +158,7 @@ mod tests {
             label: Label::LOCAL,
             display: None,
             digested: false,
+            listing_key: None,
         }
     }
 
@@ -147,9 +175,11 @@ mod tests {
             bytes: 3,
             artifact: "artifact://sha256/cd".into(),
         });
-        let out = call_tool_result(r.clone(), &|uri| {
-            (uri == "artifact://sha256/ab").then(|| b"png".to_vec())
-        });
+        let out = call_tool_result(
+            r.clone(),
+            &|uri| (uri == "artifact://sha256/ab").then(|| b"png".to_vec()),
+            Listing::Omitted,
+        );
         let v = serde_json::to_value(&out).unwrap();
         let content = v["content"].as_array().unwrap();
         assert_eq!(content[1]["type"], "image");
@@ -166,7 +196,11 @@ mod tests {
 
     #[test]
     fn plain_text_has_no_structure() {
-        let r = call_tool_result(result(false, serde_json::Value::Null), &|_| None);
+        let r = call_tool_result(
+            result(false, serde_json::Value::Null),
+            &|_| None,
+            Listing::Omitted,
+        );
         assert_eq!(r.is_error, Some(false));
         assert_eq!(r.content.len(), 1);
         assert!(r.structured_content.is_none());
@@ -175,7 +209,11 @@ mod tests {
 
     #[test]
     fn metadata_travels_in_meta_and_the_text_is_the_only_content() {
-        let r = call_tool_result(result(true, serde_json::json!({"path": "$.x"})), &|_| None);
+        let r = call_tool_result(
+            result(true, serde_json::json!({"path": "$.x"})),
+            &|_| None,
+            Listing::Omitted,
+        );
         assert_eq!(r.is_error, Some(true));
         assert!(r.structured_content.is_none());
         let meta = r.meta.clone().unwrap();
@@ -184,6 +222,22 @@ mod tests {
         assert_eq!(s["code"], "invalid_arguments");
         assert_eq!(r.content.len(), 1);
         assert_eq!(r.content[0].as_text().unwrap().text, "hello");
+    }
+
+    #[test]
+    fn a_survey_listing_is_in_meta_only_when_asked_for() {
+        let mut res = result(
+            false,
+            serde_json::json!({"total_matches": 1, "matches": [{"path": "a", "line": 1, "text": "x"}]}),
+        );
+        res.listing_key = Some("matches");
+        let omitted = call_tool_result(res.clone(), &|_| None, Listing::Omitted);
+        let meta = &omitted.meta.unwrap()[RESULT_META_KEY];
+        assert_eq!(meta["total_matches"], 1);
+        assert!(meta.get("matches").is_none(), "{meta}");
+        let included = call_tool_result(res, &|_| None, Listing::Included);
+        let meta = &included.meta.unwrap()[RESULT_META_KEY];
+        assert_eq!(meta["matches"][0]["path"], "a");
     }
 
     #[test]
@@ -206,7 +260,7 @@ mod tests {
                 truncated: false,
             },
         ];
-        let r = call_tool_result(res, &|_| None);
+        let r = call_tool_result(res, &|_| None, Listing::Omitted);
         let links: Vec<_> = r
             .content
             .iter()
