@@ -112,6 +112,9 @@ fn python_sdk_over_stdio() {
     assert_interop(&out);
 }
 
+/// An `initialize` request, as every HTTP test opens with.
+const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
 /// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound.
 fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
     let mut child = p
@@ -164,7 +167,6 @@ fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> u16 {
 fn http_refuses_foreign_origins_hosts_and_oversized_bodies() {
     let p = project();
     let (_server, addr) = serve_http(&p);
-    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     let port = addr.port().to_string();
     let same_origin = format!("http://127.0.0.1:{port}");
     let rebinding_with_port = format!("evil.example:{port}");
@@ -190,7 +192,7 @@ fn http_refuses_foreign_origins_hosts_and_oversized_bodies() {
         ),
     ];
     for (what, headers, want) in table {
-        assert_eq!(post(addr, headers, init), *want, "{what}");
+        assert_eq!(post(addr, headers, INITIALIZE), *want, "{what}");
     }
     let huge = vec![b' '; tackle_mcp::MAX_MESSAGE_BYTES + 1];
     assert_eq!(post(addr, &[], &huge), 413, "oversized body");
@@ -394,31 +396,6 @@ fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
     assert_eq!(call["result"]["isError"], false, "{call}");
 }
 
-/// One raw HTTP/1.1 POST of `body` as JSON; returns the status and the response body.
-fn post_json(addr: SocketAddr, body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body)
-        .unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
-    let mut response = String::new();
-    s.read_to_string(&mut response)
-        .unwrap_or_else(|e| panic!("reading the response: {e}"));
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {response:?}"));
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
-}
-
 /// Issue 18 §10: malformed JSON is 400 with -32700 (not 415), a body that is JSON but not a
 /// request is 400 with its id and code, and a 50 MB body is a readable 413 (not a reset).
 #[test]
@@ -455,7 +432,8 @@ fn http_answers_malformed_and_oversized_bodies_readably() {
         ("50 MB", &huge, 413, serde_json::json!(77), -32600),
     ];
     for (what, body, status, id, code) in table {
-        let (got, text) = post_json(addr, body);
+        let answer = harness::http::post(addr, None, body);
+        let (got, text) = (answer.status, answer.body);
         assert_eq!(got, *status, "{what}: {text}");
         let error: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{what}: the body is not JSON ({e}): {text}"));
@@ -463,8 +441,7 @@ fn http_answers_malformed_and_oversized_bodies_readably() {
         assert_eq!(error["error"]["code"], *code, "{what}: {text}");
     }
     // And the server still serves.
-    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-    assert_eq!(post(addr, &[], init), 200);
+    assert_eq!(post(addr, &[], INITIALIZE), 200);
 }
 
 /// Inside an MCP session every request is answered with its id and the right code: a body the
@@ -475,8 +452,7 @@ fn http_answers_malformed_and_oversized_bodies_readably() {
 fn http_answers_bad_requests_inside_a_session_with_their_ids() {
     let p = project();
     let (_server, addr) = serve_http(&p);
-    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-    let opened = harness::http::post(addr, None, init);
+    let opened = harness::http::post(addr, None, INITIALIZE);
     assert_eq!(opened.status, 200, "{:?}", opened.messages);
     let session = opened.session.expect("initialize gave no Mcp-Session-Id");
     let session = Some(session.as_str());

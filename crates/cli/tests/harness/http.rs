@@ -11,6 +11,8 @@ pub struct Answer {
     pub status: u16,
     /// The response's `Mcp-Session-Id`, when it set one.
     pub session: Option<String>,
+    /// The body as sent (lossily UTF-8), for messages that quote it.
+    pub body: String,
     /// Every JSON-RPC message in the body: the body itself when it is JSON, else each SSE
     /// `data:` line that is.
     pub messages: Vec<Value>,
@@ -63,5 +65,6 @@ pub fn post(addr: SocketAddr, session: Option<&str>, body: &[u8]) -> Answer {
         status,
         session,
         messages,
+        body: body.to_owned(),
     }
 }
