@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
+use crate::command::{COMMAND_PREFIX, CommandWords};
 use crate::decision::{Because, Decision, KeyVerdict};
 use crate::error::PolicyError;
 use crate::key::{self, UNPARSEABLE_BASH};
@@ -45,13 +46,16 @@ struct RuleIndex {
 }
 
 /// One glob set for the key-dialect rules (matched on the whole key) and one for the path
-/// rules (matched on the key's resource), each with the policy index of its rules.
+/// rules (matched on the key's resource), each with the policy index of its rules, and the
+/// command rules, matched word by word. A deny or ask command rule is in the key set too (it
+/// also matches the key as written); an allow command rule is only matched word by word.
 #[derive(Clone, Debug)]
 struct Bucket {
     keys: GlobSet,
     key_rules: Vec<usize>,
     paths: GlobSet,
     path_rules: Vec<usize>,
+    command_rules: Vec<usize>,
 }
 
 /// The strongest matching rules for one key: the first deny and first ask in rule order,
@@ -403,7 +407,7 @@ impl RuleIndex {
                 Some(action) => by_action.entry(action.to_owned()).or_default(),
                 None => &mut any_action,
             };
-            bucket.add(index, &rule.pattern);
+            bucket.add(index, rule);
         }
         Ok(RuleIndex {
             by_action: by_action
@@ -420,7 +424,16 @@ impl RuleIndex {
         let key_candidate = Candidate::from_bytes(key);
         let path_candidate = key::path_pattern_resource(key).map(Candidate::from_bytes);
         let buckets = [self.by_action.get(key::action(key)), Some(&self.any_action)];
+        let command = key.strip_prefix(COMMAND_PREFIX).map(CommandWords::split);
         for bucket in buckets.into_iter().flatten() {
+            if let Some(words) = &command {
+                let hits = bucket
+                    .command_rules
+                    .iter()
+                    .copied()
+                    .filter(|&i| rules[i].pattern.matches_command(words));
+                matched.add(rules, hits);
+            }
             if !bucket.key_rules.is_empty() {
                 bucket.keys.matches_candidate_into(&key_candidate, scratch);
                 matched.add(rules, scratch.iter().map(|&i| bucket.key_rules[i]));
@@ -459,6 +472,7 @@ struct BucketBuilder {
     key_rules: Vec<usize>,
     paths: GlobSetBuilder,
     path_rules: Vec<usize>,
+    command_rules: Vec<usize>,
 }
 
 impl Default for BucketBuilder {
@@ -468,13 +482,22 @@ impl Default for BucketBuilder {
             key_rules: Vec::new(),
             paths: GlobSetBuilder::new(),
             path_rules: Vec::new(),
+            command_rules: Vec::new(),
         }
     }
 }
 
 impl BucketBuilder {
-    fn add(&mut self, index: usize, pattern: &Pattern) {
+    fn add(&mut self, index: usize, rule: &Rule) {
+        let pattern = &rule.pattern;
         match pattern.dialect() {
+            Dialect::Command => {
+                self.command_rules.push(index);
+                if rule.effect != Effect::Allow {
+                    self.keys.add(pattern.glob().clone());
+                    self.key_rules.push(index);
+                }
+            }
             Dialect::Key => {
                 self.keys.add(pattern.glob().clone());
                 self.key_rules.push(index);
@@ -492,6 +515,7 @@ impl BucketBuilder {
             key_rules: self.key_rules,
             paths: self.paths.build().map_err(compile_error)?,
             path_rules: self.path_rules,
+            command_rules: self.command_rules,
         })
     }
 }
@@ -526,5 +550,7 @@ fn compile_error(err: globset::Error) -> PolicyError {
     }
 }
 
+#[cfg(test)]
+mod command_tests;
 #[cfg(test)]
 mod tests;
