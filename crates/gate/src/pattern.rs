@@ -419,11 +419,22 @@ mod tests {
         ("cat src/*", "cat src/", false, true),
         ("ls src/", "ls ./src", true, false),
         // A `..` that climbs out of what the pattern names never matches.
-        ("./scripts/*", "./scripts/../../../usr/bin/touch pwned", false, true),
-        ("./scripts/* *", "./scripts/../../../usr/bin/touch pwned", false, true),
+        (
+            "./scripts/*",
+            "./scripts/../../../usr/bin/touch pwned",
+            false,
+            true,
+        ),
+        (
+            "./scripts/* *",
+            "./scripts/../../../usr/bin/touch pwned",
+            false,
+            true,
+        ),
         ("./scripts/* *", "./scripts/build.sh --release", true, true),
-        ("./scripts/*", "scripts/./../x", false, true),
-        ("./scripts/*", "scripts//../../x", false, true),
+        ("./scripts/*", "scripts/./../x", false, false),
+        ("./scripts/*", "scripts//../../x", false, false),
+        ("./scripts/*", "./scripts//../../x", false, true),
         ("cat src/*", "cat src/../../outside", false, true),
         ("cat src/*", "cat src/../secret", false, true),
         ("cat *", "cat src/../../outside", true, true),
@@ -472,16 +483,16 @@ mod tests {
 
     #[test]
     fn command_table() {
+        let mut wrong = Vec::new();
         for &(command, key, allow, written) in COMMAND_TABLE {
             let pattern = Pattern::parse(&format!("tool.bash.cmd:{command}")).unwrap();
             let key = format!("tool.bash.cmd:{key}");
-            assert_eq!(pattern.matches(&key), allow, "{command:?} vs {key:?}");
-            assert_eq!(
-                pattern.matches_as_written(&key),
-                written,
-                "{command:?} vs {key:?} as written"
-            );
+            let got = (pattern.matches(&key), pattern.matches_as_written(&key));
+            if got != (allow, written) {
+                wrong.push(format!("{command:?} vs {key:?}: {got:?}"));
+            }
         }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     /// Command patterns match only command keys, and other patterns read command keys as

@@ -36,22 +36,96 @@ use Effect::{Allow, Ask, Deny};
 const TABLE: &[(&[(Effect, &str)], &str, Effect)] = &[
     // Allow rules: word by word, normalised, never climbing out of what they name.
     (&[(Allow, "tool.bash.cmd:cat src/*")], "cat src/a.rs", Allow),
-    (&[(Allow, "tool.bash.cmd:cat src/*")], "cat ./src//a.rs", Allow),
-    (&[(Allow, "tool.bash.cmd:cat src/*")], "cat src/../../outside", Ask),
-    (&[(Allow, "tool.bash.cmd:cat src/*")], "cat src/a /etc/passwd", Ask),
-    (&[(Allow, "tool.bash.cmd:./scripts/*")], "./scripts/../../../usr/bin/touch pwned", Ask),
-    (&[(Allow, "tool.bash.cmd:./scripts/* *")], "./scripts/../../../usr/bin/touch pwned", Ask),
-    (&[(Allow, "tool.bash.cmd:./scripts/* *")], "./scripts/test.sh --fast", Allow),
-    (&[(Allow, "tool.bash.cmd:git *")], "git log --output=../x", Allow),
-    (&[(Allow, "tool.bash.cmd:git log *")], "git log -p src/a.rs", Allow),
+    (
+        &[(Allow, "tool.bash.cmd:cat src/*")],
+        "cat ./src//a.rs",
+        Allow,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:cat src/*")],
+        "cat src/../../outside",
+        Ask,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:cat src/*")],
+        "cat src/a /etc/passwd",
+        Ask,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:./scripts/*")],
+        "./scripts/../../../usr/bin/touch pwned",
+        Ask,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:./scripts/* *")],
+        "./scripts/../../../usr/bin/touch pwned",
+        Ask,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:./scripts/* *")],
+        "./scripts/test.sh --fast",
+        Allow,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:git *")],
+        "git log --output=../x",
+        Allow,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:git log *")],
+        "git log -p src/a.rs",
+        Allow,
+    ),
     (&[(Allow, "tool.bash.cmd:git log *")], "git diff", Ask),
     // Deny and ask rules hold as written and normalised: a `*` crossing words still denies.
-    (&[(Allow, "tool.bash.cmd:*"), (Deny, "tool.bash.cmd:cat /etc/*")], "cat /etc/passwd /tmp/x", Deny),
-    (&[(Allow, "tool.bash.cmd:*"), (Deny, "tool.bash.cmd:cat /etc/*")], "cat /tmp/../etc/shadow", Deny),
-    (&[(Allow, "tool.bash.cmd:*"), (Deny, "tool.bash.cmd:cat /etc/*")], "cat //etc//shadow", Deny),
-    (&[(Allow, "tool.bash.cmd:*"), (Ask, "tool.bash.cmd:./deploy.sh *")], "deploy/../deploy.sh prod", Ask),
-    (&[(Allow, "tool.bash.cmd:*"), (Ask, "tool.bash.cmd:git push *")], "git push origin main", Ask),
-    (&[(Allow, "tool.bash.cmd:git *"), (Deny, "tool.bash.cmd:git push*")], "git push -f", Deny),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
+            (Deny, "tool.bash.cmd:cat /etc/*"),
+        ],
+        "cat /etc/passwd /tmp/x",
+        Deny,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
+            (Deny, "tool.bash.cmd:cat /etc/*"),
+        ],
+        "cat /tmp/../etc/shadow",
+        Deny,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
+            (Deny, "tool.bash.cmd:cat /etc/*"),
+        ],
+        "cat //etc//shadow",
+        Deny,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
+            (Ask, "tool.bash.cmd:./deploy.sh *"),
+        ],
+        "deploy/../deploy.sh prod",
+        Ask,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
+            (Ask, "tool.bash.cmd:git push *"),
+        ],
+        "git push origin main",
+        Ask,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:git *"),
+            (Deny, "tool.bash.cmd:git push*"),
+        ],
+        "git push -f",
+        Deny,
+    ),
     // Other patterns read command keys as whole-key globs, as before.
     (&[(Allow, "tool.bash.*")], "cat src/../../x", Allow),
     (&[(Allow, "**")], "cat src/a /etc/passwd", Allow),
