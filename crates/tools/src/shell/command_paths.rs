@@ -12,7 +12,8 @@
 //!
 //! Which words are path-shaped: the verb and every argument with a `/`; after a `cd`, an
 //! argument that names an existing entry of that directory too; a `~/…` word under `$HOME`; a
-//! glob's directory. A glob whose last component could match a symlink in its directory is
+//! glob's directory. Only a path that starts in the root is resolved through links (the links a
+//! hostile repository can plant); one that starts outside is read lexically. A glob whose last component could match a symlink in its directory is
 //! unresolved: one key cannot name where each match leads. What cannot be resolved (a directory
 //! the analysis could not follow, a loop of links, `~` without `$HOME`) is unresolved, the key
 //! no allow rule matches.
@@ -26,7 +27,7 @@ use globset::GlobBuilder;
 
 use super::analyze::{Analysis, Location, MAX_COMMANDS, ShellWord, SimpleCommand};
 use super::keys::command_target;
-use super::paths::{NOT_FILES, lexical, physical, resolve_absolute, shown};
+use super::paths::{NOT_FILES, lexical, resolve_absolute, shown};
 
 /// The resolved command targets of a line (those that differ from the targets as written),
 /// and whether a path word could not be resolved.
@@ -133,11 +134,23 @@ fn literal_word(
 /// `written` resolved: `Some(None)` when the command as written already names it (the command
 /// runs in the root and no link or `..` after one moves it).
 fn resolved_path(written: &Path, in_root: bool, root: &Path) -> Option<Option<String>> {
-    let real = physical(root, written)?;
+    let real = shown(root, &reach(written, root)?);
     if in_root && real == shown(root, &lexical(written)) {
         return Some(None);
     }
     Some(Some(as_word(&real)))
+}
+
+/// The file an absolute path as written reaches. A path that starts in the root (where a
+/// hostile repository plants links) is resolved as the kernel does (`paths::physical`); one that
+/// starts outside names the machine's own files and is taken lexically, so `/bin/ls` stays
+/// `/bin/ls` where `/bin` is a link to `/usr/bin`.
+fn reach(written: &Path, root: &Path) -> Option<PathBuf> {
+    if written.starts_with(root) {
+        resolve_absolute(written)
+    } else {
+        Some(lexical(written))
+    }
 }
 
 /// A word that expands when the shell runs it: a `~/…` path and a plain glob are resolved,
@@ -160,12 +173,7 @@ fn expanding_word(
             return Some(None);
         }
         let home = absolute_home(home)?;
-        let written = home.join(rest.trim_start_matches('/'));
-        let real = physical(root, &written)?;
-        if real == shown(root, &lexical(&written)) {
-            return Some(None);
-        }
-        return Some(Some(as_word(&real)));
+        return resolved_path(&home.join(rest.trim_start_matches('/')), true, root);
     }
     if verb || !is_glob(raw) {
         return Some(None);
@@ -185,7 +193,7 @@ fn expanding_word(
     } else {
         dir.join(parent)
     };
-    let parent_real = resolve_absolute(&parent_written)?;
+    let parent_real = reach(&parent_written, root)?;
     if links_match(&parent_real, pattern)? {
         return None;
     }
