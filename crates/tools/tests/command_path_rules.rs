@@ -9,7 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tackle_gate::{Effect, Grants, Mode, PathScope, Pattern, Policy, Request, Rule, RuleSource, UrlScope};
+use tackle_gate::{
+    Effect, Grants, Mode, PathScope, Pattern, Policy, Request, Rule, RuleSource, UrlScope,
+};
 use tackle_tools::shell::Dialect;
 use tackle_tools::shell::analyze::analyze;
 use tackle_tools::shell::routing::{LineEnvironment, routing_keys};
@@ -60,17 +62,30 @@ fn tree() -> Tree {
     }
 }
 
-/// Path words from a small grammar: a start (relative, `./`, the root's absolute name, `..`
-/// back into the root, a directory outside), one to three components (every third of the
+/// Path words from a small grammar: a start (relative, `./`, `src/`, the root's absolute name,
+/// `..` back into the root, a directory outside), one to three components (a name that does
+/// not exist among them, for writes) (every third of the
 /// three-component bodies, to keep the run short), an optional trailing `/`.
 fn words(tree: &Tree) -> Vec<String> {
     const COMPONENTS: &[&str] = &[
-        "src", "sub", "..", ".", "", "in_link", "out_link", "file_link", "a.rs", "scripts",
-        "run.sh", "src_link",
+        "src",
+        "sub",
+        "..",
+        ".",
+        "",
+        "in_link",
+        "out_link",
+        "file_link",
+        "a.rs",
+        "scripts",
+        "run.sh",
+        "src_link",
+        "new",
     ];
     let starts = [
         String::new(),
         "./".to_owned(),
+        "src/".to_owned(),
         format!("{}/", tree.root.display()),
         "../root/".to_owned(),
         format!("{}/deep/", tree.outside.display()),
@@ -201,7 +216,11 @@ fn allowed(policy: &Policy, tree: &Tree, line: &str) -> bool {
         cdpath_set: false,
     };
     let keys: Vec<String> = std::iter::once("tool.bash".to_owned())
-        .chain(routing_keys(&analysis, &tree.root, &env).iter().map(|r| r.key()))
+        .chain(
+            routing_keys(&analysis, &tree.root, &env)
+                .iter()
+                .map(|r| r.key()),
+        )
         .collect();
     let request = Request {
         tool: "bash",
@@ -279,16 +298,52 @@ fn plain_words_inside_stay_allowed() {
         (&["tool.bash.cmd:cat src/*"], "cat src/out_link/../x", false),
         (&["tool.bash.cmd:cat src/*"], "cat src/*.rs", true),
         (&["tool.bash.cmd:cat src/*"], "cat src/*_link", false),
-        (&["tool.bash.cmd:cat src/*"], "cat src/a.rs /etc/passwd", false),
-        (&["tool.bash.cmd:./scripts/* *"], "./scripts/run.sh -v", true),
-        (&["tool.bash.cmd:./scripts/* *"], "./scripts/../../../usr/bin/touch pwned", false),
+        (
+            &["tool.bash.cmd:cat src/*"],
+            "cat src/a.rs /etc/passwd",
+            false,
+        ),
+        (
+            &["tool.bash.cmd:./scripts/* *"],
+            "./scripts/run.sh -v",
+            true,
+        ),
+        (
+            &["tool.bash.cmd:./scripts/* *"],
+            "./scripts/../../../usr/bin/touch pwned",
+            false,
+        ),
         (&["tool.bash.cmd:git *"], "git log --oneline src/../x", true),
-        (&["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"], "cd other && cat src/a.rs", false),
-        (&["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"], "cd other && cat ../src/a.rs", false),
-        (&["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"], "cd src && cat a.rs", false),
-        (&["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"], "cd scripts && cat src_link/a.rs", false),
-        (&["tool.bash.cmd:echo *", "write:src/**"], "echo hi > src/new.txt", true),
-        (&["tool.bash.cmd:echo *", "write:src/**"], "echo hi > src/out_link/../new.txt", false),
+        (
+            &["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"],
+            "cd other && cat src/a.rs",
+            false,
+        ),
+        (
+            &["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"],
+            "cd other && cat ../src/a.rs",
+            false,
+        ),
+        (
+            &["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"],
+            "cd src && cat a.rs",
+            false,
+        ),
+        (
+            &["tool.bash.cmd:cd *", "tool.bash.cmd:cat src/*"],
+            "cd scripts && cat src_link/a.rs",
+            false,
+        ),
+        (
+            &["tool.bash.cmd:echo *", "write:src/**"],
+            "echo hi > src/new.txt",
+            true,
+        ),
+        (
+            &["tool.bash.cmd:echo *", "write:src/**"],
+            "echo hi > src/out_link/../new.txt",
+            false,
+        ),
     ];
     for &(rules, line, want) in cases {
         let policy = policy(&tree, rules);

@@ -32,8 +32,11 @@ fn decide(rules: &[(Effect, &str)], command: &str) -> Effect {
 
 use Effect::{Allow, Ask, Deny};
 
+/// Rules of one row: effect and pattern.
+type Rules = &'static [(Effect, &'static str)];
+
 /// (rules, command, effect)
-const TABLE: &[(&[(Effect, &str)], &str, Effect)] = &[
+const TABLE: &[(Rules, &str, Effect)] = &[
     // Allow rules: word by word, normalised, never climbing out of what they name.
     (&[(Allow, "tool.bash.cmd:cat src/*")], "cat src/a.rs", Allow),
     (

@@ -201,7 +201,10 @@ fn expanding_word(
     if in_root && parent_shown == shown(root, &lexical(&parent_written)) {
         return Some(None);
     }
-    Some(Some(format!("{}/{pattern}", parent_shown.trim_end_matches('/'))))
+    Some(Some(format!(
+        "{}/{pattern}",
+        parent_shown.trim_end_matches('/')
+    )))
 }
 
 /// Whether a symlink in `dir` has a name the glob `pattern` matches (hidden names included, as

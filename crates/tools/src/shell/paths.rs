@@ -221,7 +221,12 @@ mod tests {
         ),
         ("plain", "", "plain", &["plain"]),
         // The kernel applies `..` after the link: beside the link's target, not the link.
-        ("dirlink", "@outside/sub", "dirlink/../f", &["f", "@outside/f"]),
+        (
+            "dirlink",
+            "@outside/sub",
+            "dirlink/../f",
+            &["f", "@outside/f"],
+        ),
         (
             "inlink",
             ".git/hooks",
