@@ -57,7 +57,12 @@ pub fn resolved_targets(analysis: &Analysis, root: &Path, home: Option<&Path>) -
             None => continue,
         };
         for dir in &dirs {
-            match resolved_command(c, dir, root, home) {
+            let Some(dir) = absolute_dir(dir, root, home) else {
+                // `~` without `$HOME`: only a relative path word depends on it.
+                out.unresolved |= c.words.iter().any(names_relative_path);
+                continue;
+            };
+            match resolved_command(c, &dir, root, home) {
                 Some(target) if target != written => {
                     if !out.targets.contains(&target) {
                         out.targets.push(target);
@@ -78,25 +83,30 @@ fn names_relative_path(word: &ShellWord) -> bool {
     text.contains('/') && !text.starts_with('/') && !text.starts_with('~')
 }
 
-/// The command's target with its path words resolved from `dir`; `None` when one cannot be.
-fn resolved_command(
-    c: &SimpleCommand,
-    dir: &Location,
-    root: &Path,
-    home: Option<&Path>,
-) -> Option<String> {
-    let dir = match dir {
+/// The directory a command runs in, absolute and lexically normal (as bash's logical `cd`
+/// leaves it); `None` for a directory under `~` without `$HOME`.
+fn absolute_dir(dir: &Location, root: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    Some(match dir {
         Location::Path(p) if p.starts_with('/') => lexical(Path::new(p)),
         Location::Path(p) => lexical(&root.join(p)),
         Location::Home(p) => lexical(&absolute_home(home)?.join(p)),
-    };
+    })
+}
+
+/// The command's target with its path words resolved from `dir`; `None` when one cannot be.
+fn resolved_command(
+    c: &SimpleCommand,
+    dir: &Path,
+    root: &Path,
+    home: Option<&Path>,
+) -> Option<String> {
     let in_root = dir == root;
     let mut parts: Vec<String> = c.assignments.clone();
     for (i, word) in c.words.iter().enumerate() {
         let verb = i == 0;
         let resolved = match &word.literal {
-            Some(text) => literal_word(text, verb, &dir, in_root, root)?,
-            None => expanding_word(&word.raw, verb, &dir, in_root, root, home)?,
+            Some(text) => literal_word(text, verb, dir, in_root, root)?,
+            None => expanding_word(&word.raw, dir, in_root, root, home)?,
         };
         parts.push(resolved.unwrap_or_else(|| word.shown().to_owned()));
     }
@@ -158,7 +168,6 @@ fn reach(written: &Path, root: &Path) -> Option<PathBuf> {
 /// only as written or by a whole-word `*`.
 fn expanding_word(
     raw: &str,
-    verb: bool,
     dir: &Path,
     in_root: bool,
     root: &Path,
@@ -175,7 +184,7 @@ fn expanding_word(
         let home = absolute_home(home)?;
         return resolved_path(&home.join(rest.trim_start_matches('/')), true, root);
     }
-    if verb || !is_glob(raw) {
+    if !is_glob(raw) {
         return Some(None);
     }
     let (parent, pattern) = match raw.rsplit_once('/') {
@@ -240,5 +249,67 @@ fn as_word(path: &str) -> String {
         path.to_owned()
     } else {
         format!("./{path}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::Dialect;
+    use crate::shell::analyze::analyze;
+
+    /// (line, second keys with `@out` for the outside directory, unresolved)
+    const TABLE: &[(&str, &[&str], bool)] = &[
+        // Nothing moves a plain word, `.`, `//` or a `..` without a link before it.
+        ("cat src/a.rs ./src//a.rs src/sub/../a.rs", &[], false),
+        ("git log --oneline origin/main", &[], false),
+        ("curl https://example.com/a/../b", &[], false),
+        // Words starting outside the root are the machine's own: read lexically.
+        ("cat /etc/hosts ../x", &[], false),
+        // A link, then `..`: the kernel's answer.
+        ("cat src/out/../x", &["cat @out/x"], false),
+        ("cat src/out/y", &["cat @out/deep/y"], false),
+        ("cat src/in/b.rs", &["cat src/sub/b.rs"], false),
+        ("./src/run_link -v", &["./run.sh -v"], false),
+        // After a `cd`, words name files from there.
+        ("cd src && cat a.rs -n", &["cat src/a.rs -n"], false),
+        ("cd src && cat missing.rs", &[], false),
+        ("cd .. && cat root/src/out/../x", &["cat @out/x"], false),
+        // A glob over a directory with a link it could match cannot be one key.
+        ("cat src/*.rs", &[], false),
+        ("cat src/o*", &[], true),
+        ("cd src && cat *.rs", &["cat src/*.rs"], false),
+        // Words the shell expands otherwise are left to the gate, which matches them only as
+        // written.
+        ("cat src/$f", &[], false),
+    ];
+
+    #[test]
+    fn second_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        let out = base.join("out");
+        std::fs::create_dir_all(root.join("src/sub")).unwrap();
+        std::fs::create_dir_all(out.join("deep")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "").unwrap();
+        std::fs::write(root.join("src/sub/b.rs"), "").unwrap();
+        std::fs::write(root.join("run.sh"), "").unwrap();
+        std::os::unix::fs::symlink(out.join("deep"), root.join("src/out")).unwrap();
+        std::os::unix::fs::symlink("sub", root.join("src/in")).unwrap();
+        std::os::unix::fs::symlink("../run.sh", root.join("src/run_link")).unwrap();
+        let mut wrong = Vec::new();
+        for &(line, want, unresolved) in TABLE {
+            let analysis = analyze(line, Dialect::Bash);
+            let got = resolved_targets(&analysis, &root, None);
+            let want: Vec<String> = want
+                .iter()
+                .map(|w| w.replace("@out", &out.to_string_lossy()))
+                .collect();
+            if got.targets != want || got.unresolved != unresolved {
+                wrong.push(format!("{line:?}: {got:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }
