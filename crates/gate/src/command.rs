@@ -19,7 +19,9 @@
 //! `../x`, `*.sh` matches no absolute path). A command word that expands when the shell runs
 //! it into other text (`$`, a backquote, braces, quotes, a backslash) or whose glob could step
 //! out (`.*`, `*/..`, a glob before another component) is matched only by the same word
-//! written out or by a whole-word `*`.
+//! written out or by a whole-word `*`. So is, for an allow rule, an absolute word with a `..`
+//! above `/`: the key joins words with spaces, so `/../..` may be the tail of one argument
+//! (`'src/a /../..'`) whose `..` climbs out of the part before it.
 //!
 //! Lexical `..` is not what the kernel does after a symlink (`src/link/..` is the link
 //! target's parent): the bash tool adds a second key with each path word resolved through the
@@ -72,6 +74,10 @@ enum Anchor {
 #[derive(Debug)]
 struct KeyWord<'a> {
     raw: &'a str,
+    /// An absolute word with a `..` above `/` (`/../x`): the kernel reads it as `/x`, but a
+    /// key word may be one part of an argument that holds a space (`'src/a /../..'`), where that
+    /// `..` climbs out of the part before it. An allow rule matches it only as written.
+    above_root: bool,
     /// `None` when the word expands at run time or its glob could step out: only a whole-word
     /// `*` or the same word written out matches it.
     normal: Option<(String, Place)>,
@@ -90,6 +96,7 @@ impl<'a> CommandWords<'a> {
             .split(' ')
             .map(|raw| KeyWord {
                 raw,
+                above_root: above_root(raw),
                 normal: if opaque(raw) {
                     None
                 } else {
@@ -131,8 +138,9 @@ impl CommandPattern {
         Ok(CommandPattern { words })
     }
 
-    /// Whether the pattern's words match the command's words.
-    pub(crate) fn matches(&self, command: &CommandWords<'_>) -> bool {
+    /// Whether the pattern's words match the command's words; `strict` (how an allow rule
+    /// reads them) also refuses words with a `..` above `/` unless written out.
+    pub(crate) fn matches(&self, command: &CommandWords<'_>, strict: bool) -> bool {
         let (n, m) = (self.words.len(), command.words.len());
         // reach[j]: the first i pattern words can match the first j command words.
         let mut reach = vec![false; m + 1];
@@ -149,7 +157,7 @@ impl CommandPattern {
                 }
                 word => {
                     for j in 1..=m {
-                        next[j] = reach[j - 1] && word.matches(&command.words[j - 1]);
+                        next[j] = reach[j - 1] && word.matches(&command.words[j - 1], strict);
                     }
                 }
             }
@@ -163,16 +171,19 @@ impl CommandPattern {
 }
 
 impl WordPattern {
-    fn matches(&self, word: &KeyWord<'_>) -> bool {
+    fn matches(&self, word: &KeyWord<'_>, strict: bool) -> bool {
+        let normal = word
+            .normal
+            .as_ref()
+            .filter(|_| !(strict && word.above_root));
         match self {
             WordPattern::AnyRun => true,
-            WordPattern::Exact { raw, normal } => {
-                word.raw == raw || word.normal.as_ref().is_some_and(|(text, _)| text == normal)
+            WordPattern::Exact { raw, normal: want } => {
+                word.raw == raw || normal.is_some_and(|(text, _)| text == want)
             }
-            WordPattern::Glob { matcher, place } => word
-                .normal
-                .as_ref()
-                .is_some_and(|(text, at)| at == place && matcher.is_match(text)),
+            WordPattern::Glob { matcher, place } => {
+                normal.is_some_and(|(text, at)| at == place && matcher.is_match(text))
+            }
         }
     }
 }
@@ -194,6 +205,25 @@ fn opaque(word: &str) -> bool {
         || components
             .iter()
             .any(|c| *c == ".." || (is_glob(c) && c.starts_with(['.', '['])))
+}
+
+/// Whether an absolute word has a `..` above `/`.
+fn above_root(word: &str) -> bool {
+    if !word.starts_with('/') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for c in word.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if c == ".." {
+            match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return true,
+            }
+        } else {
+            depth += 1;
+        }
+    }
+    false
 }
 
 fn is_glob(component: &str) -> bool {

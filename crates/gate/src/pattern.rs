@@ -4,6 +4,7 @@ use std::fmt;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
+use crate::Effect;
 use crate::command::{COMMAND_PREFIX, CommandPattern, CommandWords};
 use crate::error::PatternError;
 use crate::key::{self, UNPARSEABLE_BASH};
@@ -126,9 +127,9 @@ impl Pattern {
     pub fn matches(&self, key: &str) -> bool {
         match &self.dialect {
             Dialect::Key => self.matcher.is_match(key),
-            Dialect::Command => key
-                .strip_prefix(COMMAND_PREFIX)
-                .is_some_and(|command| self.matches_command(&CommandWords::split(command))),
+            Dialect::Command => key.strip_prefix(COMMAND_PREFIX).is_some_and(|command| {
+                self.matches_command(&CommandWords::split(command), Effect::Allow)
+            }),
             Dialect::Path { action } => match key.split_once(':') {
                 Some((key_action, resource)) if key_action == action => {
                     self.matcher.is_match(resource)
@@ -148,9 +149,12 @@ impl Pattern {
         }
     }
 
-    /// Whether a command pattern matches a command's words (false for other dialects).
-    pub(crate) fn matches_command(&self, command: &CommandWords<'_>) -> bool {
-        self.command.as_ref().is_some_and(|c| c.matches(command))
+    /// Whether a command pattern matches a command's words as a rule of this effect reads
+    /// them (false for other dialects).
+    pub(crate) fn matches_command(&self, command: &CommandWords<'_>, effect: Effect) -> bool {
+        self.command
+            .as_ref()
+            .is_some_and(|c| c.matches(command, effect == Effect::Allow))
     }
 
     /// True when this pattern, read as a bare path pattern (see [`Pattern::parse_path`]),
@@ -455,6 +459,11 @@ mod tests {
         ("cat *passwd", "cat /etc/passwd", false, true),
         ("cat */passwd", "cat /etc/passwd", false, true),
         ("cat /*", "cat /etc/passwd", true, true),
+        // A `..` above `/` may climb out of the part of an argument before a space
+        // (`'src/a /../..'` is keyed as two words): an allow matches it only as written.
+        ("cp src/* /*", "cp src/a /../..", false, true),
+        ("cat /etc/*", "cat /../etc/hosts", false, false),
+        ("cat /../etc/hosts", "cat /../etc/hosts", true, true),
         // `~` is an anchor a `..` cannot climb out of unseen.
         ("cat ~/notes/*", "cat ~/notes/a.md", true, true),
         ("cat ~/notes/*", "cat ~/notes/../.ssh/id_rsa", false, true),

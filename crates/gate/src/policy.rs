@@ -431,7 +431,7 @@ impl RuleIndex {
                     .command_rules
                     .iter()
                     .copied()
-                    .filter(|&i| rules[i].pattern.matches_command(words));
+                    .filter(|&i| rules[i].pattern.matches_command(words, rules[i].effect));
                 matched.add(rules, hits);
             }
             if !bucket.key_rules.is_empty() {

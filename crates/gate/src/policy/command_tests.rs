@@ -108,6 +108,19 @@ const TABLE: &[(Rules, &str, Effect)] = &[
     (
         &[
             (Allow, "tool.bash.cmd:*"),
+            (Deny, "tool.bash.cmd:cat /etc/*"),
+        ],
+        "cat /../etc/shadow",
+        Deny,
+    ),
+    (
+        &[(Allow, "tool.bash.cmd:cp src/* /*")],
+        "cp src/a /../..",
+        Ask,
+    ),
+    (
+        &[
+            (Allow, "tool.bash.cmd:*"),
             (Ask, "tool.bash.cmd:./deploy.sh *"),
         ],
         "deploy/../deploy.sh prod",
