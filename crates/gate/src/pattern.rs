@@ -28,10 +28,10 @@ use crate::key::{self, UNPARSEABLE_BASH};
 ///   (and `**`) as any run of characters, `/` and spaces included, so `tool.*` matches
 ///   `tool.bash.cmd:git log src/a.rs`.
 ///
-/// Both match the whole key, case-sensitively, and support `?` and `[...]` classes. Braces are
-/// literal (no `{a,b}` alternation): shell commands and URLs contain braces far more often than
-/// rule authors need alternation. The exact pattern `tool.bash.cmd:?` names the unparseable-script
-/// key literally rather than "any one-character command".
+/// All three match the whole key, case-sensitively, and support `?` and `[...]` classes. Braces
+/// are literal (no `{a,b}` alternation): shell commands and URLs contain braces far more often
+/// than rule authors need alternation. The exact pattern `tool.bash.cmd:?` names the
+/// unparseable-script key literally rather than "any one-character command".
 #[derive(Clone, Debug)]
 pub struct Pattern {
     text: String,
@@ -123,7 +123,7 @@ impl Pattern {
     }
 
     /// True when this pattern matches the whole permission key, as an allow rule reads it (a
-    /// command pattern word by word, see [`Pattern::matches_as_written`] for the other reading).
+    /// command pattern word by word; deny and ask rules also read it as a whole-key glob).
     pub fn matches(&self, key: &str) -> bool {
         match &self.dialect {
             Dialect::Key => self.matcher.is_match(key),
@@ -141,8 +141,9 @@ impl Pattern {
 
     /// True when this pattern matches the key as a whole-key glob, `*` crossing spaces: how a
     /// deny or ask rule also reads a command pattern, so normalising never narrows one. The same
-    /// as [`Pattern::matches`] for other dialects.
-    pub fn matches_as_written(&self, key: &str) -> bool {
+    /// as [`Pattern::matches`] for other dialects. (The policy reads its glob set instead.)
+    #[cfg(test)]
+    pub(crate) fn matches_as_written(&self, key: &str) -> bool {
         match &self.dialect {
             Dialect::Command => self.matcher.is_match(key),
             _ => self.matches(key),

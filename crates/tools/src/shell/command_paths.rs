@@ -13,8 +13,9 @@
 //! Which words are path-shaped: the verb and every argument with a `/`; after a `cd`, an
 //! argument that names an existing entry of that directory too; a `~/…` word under `$HOME`; a
 //! glob's directory. Only a path that starts in the root is resolved through links (the links a
-//! hostile repository can plant); one that starts outside is read lexically. A glob whose last component could match a symlink in its directory is
-//! unresolved: one key cannot name where each match leads. What cannot be resolved (a directory
+//! hostile repository can plant); one that starts outside is read lexically. A glob whose last
+//! component could match a symlink in its directory is unresolved: one key cannot name where
+//! each match leads. What cannot be resolved (a directory
 //! the analysis could not follow, a loop of links, `~` without `$HOME`) is unresolved, the key
 //! no allow rule matches.
 //!
