@@ -167,6 +167,13 @@ const CASES: &[Case] = &[
         verb: false,
     },
     Case {
+        rules: &["tool.bash.cmd:git log --output=src/*"],
+        line: "git log --output={}",
+        cwd: "",
+        names: "src",
+        verb: false,
+    },
+    Case {
         rules: &["tool.bash.cmd:echo *", "write:src/**"],
         line: "echo hi > {}",
         cwd: "",

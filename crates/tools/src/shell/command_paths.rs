@@ -10,7 +10,8 @@
 //! allow rule must hold for both and a deny or ask on either holds (as file tools key a name
 //! and its real path).
 //!
-//! Which words are path-shaped: the verb and every argument with a `/`; after a `cd`, an
+//! Which words are path-shaped: the verb and every argument with a `/` (for `--opt=value`, the
+//! value); after a `cd`, an
 //! argument that names an existing entry of that directory too; a `~/…` word under `$HOME`; a
 //! glob's directory. Only a path that starts in the root is resolved through links (the links a
 //! hostile repository can plant); one that starts outside is read lexically. A glob whose last
@@ -137,6 +138,16 @@ fn literal_word(
             && dir.join(text).symlink_metadata().is_ok());
     if !path_shaped || NOT_FILES.contains(&text) {
         return Some(None);
+    }
+    // `--output=src/x`: the path is the value (`git log --output=F` writes `F`).
+    if !verb
+        && text.starts_with('-')
+        && let Some((option, value)) = text.split_once('=')
+        && value.contains('/')
+    {
+        return Some(
+            resolved_path(&dir.join(value), in_root, root)?.map(|v| format!("{option}={v}")),
+        );
     }
     let written = dir.join(text);
     resolved_path(&written, in_root, root)
@@ -272,6 +283,17 @@ mod tests {
         ("cat src/out/y", &["cat @out/deep/y"], false),
         ("cat src/in/b.rs", &["cat src/sub/b.rs"], false),
         ("./src/run_link -v", &["./run.sh -v"], false),
+        // An option's value is a path too.
+        (
+            "git log --output=src/out/x",
+            &["git log --output=@out/deep/x"],
+            false,
+        ),
+        (
+            "git log --output=src/x -o src/out/y",
+            &["git log --output=src/x -o @out/deep/y"],
+            false,
+        ),
         // After a `cd`, words name files from there.
         ("cd src && cat a.rs -n", &["cat src/a.rs -n"], false),
         ("cd src && cat missing.rs", &[], false),
