@@ -13,12 +13,14 @@
 //! [`SleepScheduler`] waits in this process. Every wait also ends early when a message for the
 //! session arrives in its inbox (`Inbox`), which becomes the next input.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use tackle_fs::{OwnFile, Root};
 use tackle_protocol::{Event, RunOutcome, WakeEnded, WakePending};
 use tokio_util::sync::CancellationToken;
 
@@ -60,11 +62,16 @@ pub trait Scheduler: Send + Sync {
 #[derive(Clone, Debug)]
 pub struct Inbox {
     dir: PathBuf,
+    /// Names refused once, so each is reported once rather than at every poll.
+    refused: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Inbox {
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self {
+            dir,
+            refused: Arc::default(),
+        }
     }
 
     /// The inbox of a session whose log directory is `session_dir`.
@@ -91,19 +98,41 @@ impl Inbox {
     }
 
     /// The oldest message, removed; `None` when there is none.
+    ///
+    /// Messages are read as tackle reads its own files ([`OwnFile::INBOX_MESSAGE`]: beneath the
+    /// inbox directory's handle, regular files only, capped, never blocking). One that is not
+    /// such a file (a FIFO, a link out, over the cap) is not a message: it is left where it is
+    /// with a note on stderr, and the next one is taken.
     pub fn take(&self) -> Option<String> {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
             .ok()?
             .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "msg"))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".msg"))
             .collect();
         names.sort();
-        for path in names {
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
+        let inbox = Root::open(&self.dir).ok()?;
+        for name in names {
+            let kind = OwnFile::INBOX_MESSAGE;
+            let text = match kind
+                .read_in(&inbox, &name)
+                .and_then(|r| r.map(|b| b.into_text(kind, &name)).transpose())
+            {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(e) => {
+                    if self
+                        .refused
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name)
+                    {
+                        eprintln!("tackle: {e} (in {})", self.dir.display());
+                    }
+                    continue;
+                }
             };
-            if std::fs::remove_file(&path).is_ok() {
+            if std::fs::remove_file(self.dir.join(&name)).is_ok() {
                 return Some(text);
             }
         }

@@ -22,6 +22,7 @@
 mod error;
 mod intents;
 mod links;
+mod own_file;
 mod rel_path;
 mod root;
 mod stage;
@@ -29,6 +30,7 @@ mod temp;
 
 pub use error::FsError;
 pub use intents::{INTENTS_DIR, MAX_INTENTS_PER_PASS};
+pub use own_file::{OverCap, OwnBytes, OwnFile, OwnFileError, Problem as OwnFileProblem};
 pub use rel_path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RelPath};
 pub use root::{DirEntry, EntryKind, Metadata, ReadOptions, ReadTarget, Root, WalkedFile};
 pub use stage::{Base, Committed, Deleted, StagedDelete, StagedWrite};
