@@ -353,6 +353,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_inbox_entry_that_is_not_a_regular_file_is_passed_over_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = Inbox::new(dir.path().join("inbox"));
+        inbox.send("real").unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "outside").unwrap();
+        let at = |name: &str| inbox.dir().join(name);
+        // Every name sorts before the real message, so each is tried first.
+        std::os::unix::fs::symlink("/dev/zero", at("0-zero.msg")).unwrap();
+        std::os::unix::fs::symlink(&secret, at("1-out.msg")).unwrap();
+        let fifo =
+            std::ffi::CString::new(at("2-fifo.msg").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(at("3-dir.msg")).unwrap();
+        let big = std::fs::File::create(at("4-big.msg")).unwrap();
+        big.set_len(OwnFile::INBOX_MESSAGE.cap + 1).unwrap();
+        assert_eq!(inbox.take().as_deref(), Some("real"));
+        assert_eq!(inbox.take(), None);
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside");
+    }
+
+    #[test]
     fn the_inbox_hands_out_messages_oldest_first_and_never_a_half_written_one() {
         let dir = tempfile::tempdir().unwrap();
         let inbox = Inbox::new(dir.path().join("inbox"));

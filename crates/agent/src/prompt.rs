@@ -219,6 +219,64 @@ mod tests {
     }
 
     #[test]
+    fn hostile_instructions_files_are_noted_never_read_past_or_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let outside = root.with_file_name("secret");
+        std::fs::write(&outside, "outside secret").unwrap();
+        let fifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        };
+        type Plant = fn(&Path, &Path, &dyn Fn(&Path));
+        let cases: [(&str, Plant, &str); 5] = [
+            ("fifo", |at, _, fifo| fifo(at), "(a FIFO)"),
+            (
+                "zero",
+                |at, _, _| std::os::unix::fs::symlink("/dev/zero", at).unwrap(),
+                "leads out of the project",
+            ),
+            (
+                "out",
+                |at, out, _| std::os::unix::fs::symlink(out, at).unwrap(),
+                "leads out of the project",
+            ),
+            (
+                "dir",
+                |at, _, _| std::fs::create_dir(at).unwrap(),
+                "(a directory)",
+            ),
+            (
+                "dangling",
+                |at, _, _| std::os::unix::fs::symlink("nowhere", at).unwrap(),
+                "symbolic link to nothing",
+            ),
+        ];
+        for (name, plant, says) in cases {
+            let at = root.join("AGENTS.md");
+            let _ = std::fs::remove_file(&at);
+            let _ = std::fs::remove_dir(&at);
+            plant(&at, &outside, &fifo);
+            let p = system_prompt(&[], &env(&root));
+            assert!(
+                p.contains("Project instructions (AGENTS.md):\n[tackle did not read this file: instructions: AGENTS.md")
+                    && p.contains(says)
+                    && !p.contains("outside secret"),
+                "{name}: {p}"
+            );
+            let refused = root_instructions_refusal(&root).unwrap().to_string();
+            assert!(refused.contains(says), "{name}: {refused}");
+        }
+        std::fs::remove_file(root.join("AGENTS.md")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "é".repeat(INSTRUCTIONS_LIMIT_BYTES)).unwrap();
+        let p = system_prompt(&[], &env(&root));
+        assert!(p.contains("[cut: the file continues"), "a long file is cut");
+        assert!(root_instructions_refusal(&root).is_none());
+    }
+
+    #[test]
     fn entered_directories_send_their_instructions_once() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();

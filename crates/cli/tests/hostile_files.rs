@@ -302,6 +302,12 @@ fn every_file_tackle_reads_itself_in_every_hostile_form() {
                     measured.max_rss_kib
                 ));
             }
+            eprintln!(
+                "{case}: exit {:?}, {} KiB, {}",
+                out.code,
+                measured.max_rss_kib,
+                out.stderr.lines().last().unwrap_or("")
+            );
             let said = format!("{shown} {}", problem(target, form));
             let verdict = if accepted(target, form) {
                 (out.code == Some(0) && !out.stderr.contains(&shown))
