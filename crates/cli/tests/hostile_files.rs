@@ -72,8 +72,9 @@ enum Refusal {
     Fails,
     /// The command succeeds and warns on stderr, naming the file and the problem.
     Warns,
-    /// The command succeeds without the file (a session log that cannot be read is not listed).
-    LeavesOut,
+    /// The command goes on without the file (a session log that cannot be read is not listed),
+    /// and stderr says this.
+    LeavesOut { says: &'static str },
 }
 
 struct Target {
@@ -176,7 +177,9 @@ const TARGETS: &[Target] = &[
         kind: None,
         valid: |_| Vec::new(),
         command: |p, _| p.tackle(["sessions", "ls", "--all"]),
-        refusal: Refusal::LeavesOut,
+        refusal: Refusal::LeavesOut {
+            says: "tackle: session 20260101T000000Z-hostile is not listed: ",
+        },
     },
     Target {
         name: "session log (run --continue)",
@@ -187,7 +190,11 @@ const TARGETS: &[Target] = &[
             let file = script(p, "s.jsonl", &[json!({"turn": {"text": "done"}})]);
             p.tackle(["--model", &model(&file), "run", "--continue", "go on"])
         },
-        refusal: Refusal::LeavesOut,
+        // Which logs `--continue` may pick, and what it says of those it passes over, is the
+        // session-log authentication's to decide; here it must only pass over this one.
+        refusal: Refusal::LeavesOut {
+            says: "--continue: this project has no earlier `tackle run` session",
+        },
     },
 ];
 
@@ -321,11 +328,12 @@ fn every_file_tackle_reads_itself_in_every_hostile_form() {
                     Refusal::Warns => (out.code == Some(0) && out.stderr.contains(&said))
                         .then_some(())
                         .ok_or("expected success with a warning naming the file and the problem"),
-                    Refusal::LeavesOut => (out.code.is_some()
+                    Refusal::LeavesOut { says } => (out.code.is_some()
                         && !out.stdout.contains(SESSION)
+                        && out.stderr.contains(says)
                         && !out.stderr.contains("panicked"))
                     .then_some(())
-                    .ok_or("expected the log to be left out"),
+                    .ok_or("expected the log to be left out, saying so"),
                 }
             };
             if let Err(why) = verdict {

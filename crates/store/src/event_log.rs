@@ -132,10 +132,20 @@ struct CommitState {
 /// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
 /// not a regular file is a layout error; anything else is I/O.
 fn not_a_log(path: &Path, e: std::io::Error) -> EventLogError {
-    if e.raw_os_error() == Some(libc::ELOOP) || e.kind() == std::io::ErrorKind::InvalidInput {
-        let found = match fs::read_link(path) {
-            Ok(target) => format!("a symbolic link to {}", target.display()),
-            Err(_) => "not a regular file".to_owned(),
+    // ENXIO: opening a socket.
+    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO))
+        || e.kind() == std::io::ErrorKind::InvalidInput
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let found = match (fs::read_link(path), fs::symlink_metadata(path)) {
+            (Ok(target), _) => format!("a symbolic link to {}", target.display()),
+            (_, Ok(m)) if m.is_dir() => "a directory".to_owned(),
+            (_, Ok(m)) if m.file_type().is_fifo() => "a FIFO".to_owned(),
+            (_, Ok(m)) if m.file_type().is_socket() => "a socket".to_owned(),
+            (_, Ok(m)) if m.file_type().is_char_device() || m.file_type().is_block_device() => {
+                "a device".to_owned()
+            }
+            _ => "a special file".to_owned(),
         };
         return EventLogError::Layout(crate::LayoutError {
             path: path.to_path_buf(),
