@@ -132,9 +132,11 @@ struct CommitState {
 /// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
 /// not a regular file is a layout error; anything else is I/O.
 fn not_a_log(path: &Path, e: std::io::Error) -> EventLogError {
-    // ENXIO: opening a socket.
-    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO))
-        || e.kind() == std::io::ErrorKind::InvalidInput
+    // ENXIO: opening a socket; EISDIR: opening a directory for writing.
+    if matches!(
+        e.raw_os_error(),
+        Some(libc::ELOOP | libc::ENXIO | libc::EISDIR)
+    ) || e.kind() == std::io::ErrorKind::InvalidInput
     {
         use std::os::unix::fs::FileTypeExt as _;
         let found = match (fs::read_link(path), fs::symlink_metadata(path)) {
