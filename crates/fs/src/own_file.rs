@@ -98,7 +98,7 @@ impl OwnFile {
     pub fn read_in(self, root: &Root, rel: &str) -> Result<Option<OwnBytes>, OwnFileError> {
         let fail = |problem| self.error(rel, problem);
         let rel_path = root.resolve(rel).map_err(|e| fail(Problem::from_fs(e)))?;
-        match root.open_read(&rel_path, ReadOptions::default()) {
+        match root.open_read_file(&rel_path, ReadOptions::default()) {
             Ok(ReadTarget::File { file, meta }) => self.read_open(file, meta.len(), rel).map(Some),
             Ok(ReadTarget::Dir(_)) => Err(fail(Problem::NotRegular {
                 kind: "a directory",
