@@ -42,6 +42,7 @@ pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_pa
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
+pub use log_read::MAX_RECORD_BYTES;
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
 pub use temps::TempSweep;
