@@ -15,11 +15,11 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tackle_protocol::{ArtifactUri, ErrorCode, Label};
-use tackle_store::{ArtifactId, ArtifactStore, Manifest};
+use tackle_store::{ArtifactId, ArtifactStore, MANIFEST_READ_LIMIT, Manifest};
 use tackle_tool::{Action, ArtifactSource, OpenedArtifact, PermissionResource, ToolError};
 
 use crate::gate::ArtifactRead;
-use crate::provenance::{MANIFEST_READ_LIMIT, Producers, listed_streams};
+use crate::provenance::{Producers, listed_streams};
 use crate::retention::capture::store_error;
 
 pub struct StoreArtifacts {

@@ -34,18 +34,13 @@
 //! without keys would undo every deny.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::Read;
 use std::ops::ControlFlow;
 
 use tackle_protocol::{ArtifactUri, CallFinished, Event, Label};
-use tackle_store::{ArtifactId, ArtifactStore, EventLog, Manifest};
+use tackle_store::{ArtifactId, ArtifactStore, EventLog};
 use tackle_tool::{Action, PermissionResource};
 
 use crate::gate::{ArtifactRead, ProducedBy};
-
-/// The largest artifact read as a manifest: manifests list a few streams, and the janitor
-/// reads them under the same bound.
-pub(crate) const MANIFEST_READ_LIMIT: u64 = 1024 * 1024;
 
 /// The producers' label and read keys of every artifact the store's logs name.
 #[derive(Debug, Default)]
@@ -210,27 +205,12 @@ impl Producers {
 }
 
 /// The artifacts `id` lists as its streams, when it is a manifest no larger than
-/// [`MANIFEST_READ_LIMIT`].
+/// [`tackle_store::MANIFEST_READ_LIMIT`]. Read unverified, as the janitor reads it: a corrupt
+/// copy then lists what it lists, and the verified read at execute, which opens only what was
+/// declared here, refuses anything else.
 pub(crate) fn listed_streams(store: &ArtifactStore, id: ArtifactId) -> Vec<ArtifactId> {
-    // Sized first: a large artifact is no manifest, and opening it would hash it whole.
-    let small = std::fs::symlink_metadata(store.artifact_path(id))
-        .is_ok_and(|m| m.is_file() && m.len() <= MANIFEST_READ_LIMIT);
-    if !small {
-        return Vec::new();
-    }
-    let Ok(file) = store.open_artifact(id) else {
-        return Vec::new();
-    };
-    let mut bytes = Vec::new();
-    if file
-        .take(MANIFEST_READ_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-        || bytes.len() as u64 > MANIFEST_READ_LIMIT
-    {
-        return Vec::new();
-    }
-    Manifest::parse(&bytes)
+    store
+        .unverified_manifest(id)
         .map(|m| m.streams.iter().map(|s| s.artifact).collect())
         .unwrap_or_default()
 }
@@ -356,7 +336,7 @@ mod tests {
         let missing = id(9);
         // A manifest made by a command that read nothing, listing the secret's artifact.
         let forged = store
-            .put_manifest(&Manifest::new(vec![tackle_store::ManifestStream {
+            .put_manifest(&tackle_store::Manifest::new(vec![tackle_store::ManifestStream {
                 name: "x".into(),
                 artifact: secret,
                 bytes: 8,
