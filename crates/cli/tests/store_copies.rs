@@ -31,7 +31,12 @@ fn project() -> Project {
 fn call(p: &Project, flags: &[&str], session: Option<&str>, tool: &str, args: &Value) -> Output {
     let mut argv: Vec<String> = vec!["--headless".into()];
     argv.extend(flags.iter().map(|f| f.to_string()));
-    argv.extend(["call".into(), tool.into(), args.to_string(), "--json".into()]);
+    argv.extend([
+        "call".into(),
+        tool.into(),
+        args.to_string(),
+        "--json".into(),
+    ]);
     if let Some(s) = session {
         argv.extend(["--session".into(), s.into(), "--id".into(), "call-2".into()]);
     }
@@ -156,7 +161,12 @@ fn a_deny_on_the_source_covers_the_artifact() {
         let p = project();
         let made = call(&p, producer.flags, None, producer.tool, &producer.args);
         made.success();
-        assert!(made.text().contains(SECRET), "{}: {}", producer.name, made.text());
+        assert!(
+            made.text().contains(SECRET),
+            "{}: {}",
+            producer.name,
+            made.text()
+        );
         let entries = retained_entries(&made);
         assert!(!entries.is_empty(), "{}", producer.name);
         let mut uris: Vec<String> = entries
@@ -234,7 +244,9 @@ fn output_of_allowed_reads_stays_readable_by_possession() {
 #[test]
 fn retrieve_raw_and_its_copy_are_covered() {
     let p = project();
-    let lines: String = (0..600).map(|i| format!("{SECRET} line {i:04}\n")).collect();
+    let lines: String = (0..600)
+        .map(|i| format!("{SECRET} line {i:04}\n"))
+        .collect();
     p.write("big/secrets.txt", lines);
     let made = call(
         &p,
@@ -290,26 +302,65 @@ fn the_store_is_never_read_as_files() {
     p.symlink(".agents", "agents-link");
     let log = format!(".agents/store/sessions/{session}/events.jsonl");
     let reads: Vec<(&str, Value)> = vec![
-        ("read_file", json!({"path": format!(".agents/store/artifacts/{digest}")})),
-        ("read_file", json!({"path": format!("./.agents//store/artifacts/{digest}")})),
-        ("read_file", json!({"path": format!("artifacts-link/{digest}")})),
+        (
+            "read_file",
+            json!({"path": format!(".agents/store/artifacts/{digest}")}),
+        ),
+        (
+            "read_file",
+            json!({"path": format!("./.agents//store/artifacts/{digest}")}),
+        ),
+        (
+            "read_file",
+            json!({"path": format!("artifacts-link/{digest}")}),
+        ),
         ("read_file", json!({"path": "artifact-link"})),
-        ("read_file", json!({"path": format!("store-link/artifacts/{digest}")})),
-        ("read_file", json!({"path": format!("agents-link/store/artifacts/{digest}")})),
+        (
+            "read_file",
+            json!({"path": format!("store-link/artifacts/{digest}")}),
+        ),
+        (
+            "read_file",
+            json!({"path": format!("agents-link/store/artifacts/{digest}")}),
+        ),
         ("read_file", json!({"path": ".agents/store/artifacts"})),
         ("read_file", json!({"path": log})),
-        ("read_many_files", json!({"paths": [format!(".agents/store/artifacts/{digest}")]})),
-        ("read_many_files", json!({"paths": [format!("artifacts-link/{digest}")]})),
+        (
+            "read_many_files",
+            json!({"paths": [format!(".agents/store/artifacts/{digest}")]}),
+        ),
+        (
+            "read_many_files",
+            json!({"paths": [format!("artifacts-link/{digest}")]}),
+        ),
         ("list_dir", json!({"path": ".agents/store/artifacts"})),
         ("list_dir", json!({"path": "artifacts-link"})),
         ("list_dir", json!({"path": "store-link/sessions"})),
-        ("stat", json!({"path": format!(".agents/store/artifacts/{digest}")})),
-        ("grep", json!({"pattern": "API_TOKEN", "path": ".agents/store"})),
-        ("grep", json!({"pattern": "API_TOKEN", "path": "store-link"})),
-        ("glob", json!({"pattern": "*", "path": ".agents/store/artifacts"})),
-        ("read_many_files", json!({"pattern": "*", "path": "store-link"})),
+        (
+            "stat",
+            json!({"path": format!(".agents/store/artifacts/{digest}")}),
+        ),
+        (
+            "grep",
+            json!({"pattern": "API_TOKEN", "path": ".agents/store"}),
+        ),
+        (
+            "grep",
+            json!({"pattern": "API_TOKEN", "path": "store-link"}),
+        ),
+        (
+            "glob",
+            json!({"pattern": "*", "path": ".agents/store/artifacts"}),
+        ),
+        (
+            "read_many_files",
+            json!({"pattern": "*", "path": "store-link"}),
+        ),
         ("view_file_outline", json!({"path": "artifact.rs"})),
-        ("bash", json!({"command": format!("cat < .agents/store/artifacts/{digest}")})),
+        (
+            "bash",
+            json!({"command": format!("cat < .agents/store/artifacts/{digest}")}),
+        ),
     ];
     let mut rows = 0;
     for mode in ["ask", "yolo"] {
@@ -317,7 +368,14 @@ fn the_store_is_never_read_as_files() {
             let row = format!("--mode {mode} {tool} {args}");
             let out = call(
                 &p,
-                &["--mode", mode, "--allow", "read:**", "--allow", "tool.bash.cmd:*"],
+                &[
+                    "--mode",
+                    mode,
+                    "--allow",
+                    "read:**",
+                    "--allow",
+                    "tool.bash.cmd:*",
+                ],
                 None,
                 tool,
                 args,
@@ -334,10 +392,16 @@ fn the_store_is_never_read_as_files() {
     // Walks over `.agents` (and the root) skip the store: nothing of it is found or listed.
     let walks: Vec<(&str, Value)> = vec![
         ("grep", json!({"pattern": "API_TOKEN", "path": ".agents"})),
-        ("grep", json!({"pattern": "API_TOKEN", "path": "agents-link"})),
+        (
+            "grep",
+            json!({"pattern": "API_TOKEN", "path": "agents-link"}),
+        ),
         ("glob", json!({"pattern": "**", "path": ".agents"})),
         ("glob", json!({"pattern": "*", "path": "agents-link"})),
-        ("read_many_files", json!({"pattern": "*", "path": ".agents"})),
+        (
+            "read_many_files",
+            json!({"pattern": "*", "path": ".agents"}),
+        ),
         ("grep", json!({"pattern": "sha256", "path": "."})),
     ];
     for (tool, args) in &walks {
@@ -376,11 +440,18 @@ fn a_second_mcp_client_is_refused_the_first_clients_copy() {
         .find_map(|r| {
             let e = &r["event"];
             (e["type"] == "call_finished" && e["tool"] == "grep")
-                .then(|| e["retained_output"][0]["artifact"].as_str().map(str::to_owned))
+                .then(|| {
+                    e["retained_output"][0]["artifact"]
+                        .as_str()
+                        .map(str::to_owned)
+                })
                 .flatten()
         })
         .unwrap_or_else(|| panic!("no grep output recorded: {first:?}"));
-    let digest = digest.strip_prefix("artifact://sha256/").unwrap().to_owned();
+    let digest = digest
+        .strip_prefix("artifact://sha256/")
+        .unwrap()
+        .to_owned();
     let uri = format!("artifact://{digest}");
     let read = json!({"name": "read_file", "arguments": {"path": uri}});
     for (flags, denied) in [

@@ -231,11 +231,7 @@ mod tests {
             ("src/main.rs", None),
         ];
         for &(path, want) in cases {
-            assert_eq!(
-                set.find("read", path).map(|p| p.protection),
-                want,
-                "{path}"
-            );
+            assert_eq!(set.find("read", path).map(|p| p.protection), want, "{path}");
         }
     }
 }

@@ -102,8 +102,7 @@ impl Runtime {
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
         // What produced each artifact the call reads back: the gate asks about those sources
         // too, and the call may open only these.
-        let reads =
-            crate::provenance::artifact_reads(&session.store, &prepared.routing.resources);
+        let reads = crate::provenance::artifact_reads(&session.store, &prepared.routing.resources);
         artifacts.admitted(&prepared.routing.resources, &reads);
         let request = GateRequest {
             session: session.context(),

@@ -157,9 +157,7 @@ impl PolicyGate {
 
 /// `read:` keys as the things read: `.env and src/a.rs`.
 fn sources_named<'a>(keys: impl Iterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = keys
-        .map(|k| k.strip_prefix("read:").unwrap_or(k))
-        .collect();
+    let names: Vec<&str> = keys.map(|k| k.strip_prefix("read:").unwrap_or(k)).collect();
     names.join(" and ")
 }
 
@@ -264,7 +262,10 @@ mod tests {
                 Mode::Ask,
                 reads(&["read:.env"]),
                 Want::Deny,
-                &[ENV_DENIED, "produced by a read of .env, which is now denied"],
+                &[
+                    ENV_DENIED,
+                    "produced by a read of .env, which is now denied",
+                ],
             ),
             (
                 vec![rule(Effect::Deny, "read:**/.env")],

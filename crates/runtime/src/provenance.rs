@@ -336,12 +336,14 @@ mod tests {
         let missing = id(9);
         // A manifest made by a command that read nothing, listing the secret's artifact.
         let forged = store
-            .put_manifest(&tackle_store::Manifest::new(vec![tackle_store::ManifestStream {
-                name: "x".into(),
-                artifact: secret,
-                bytes: 8,
-                lines: 1,
-            }]))
+            .put_manifest(&tackle_store::Manifest::new(vec![
+                tackle_store::ManifestStream {
+                    name: "x".into(),
+                    artifact: secret,
+                    bytes: 8,
+                    lines: 1,
+                },
+            ]))
             .unwrap()
             .id;
         let with_keys = |retained: &[ArtifactId], keys: &[&str]| CallFinished {

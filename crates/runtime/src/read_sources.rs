@@ -123,7 +123,10 @@ mod tests {
                 SurveyListing::Files(vec![read(".env"), skipped("secrets/key")]),
                 vec!["read:.env"],
             ),
-            (SurveyListing::Entries(vec!["a".into(), "b/".into()]), vec![]),
+            (
+                SurveyListing::Entries(vec!["a".into(), "b/".into()]),
+                vec![],
+            ),
             // A name that no longer resolves keeps its name.
             (
                 SurveyListing::Matches(vec![line("gone/file")]),

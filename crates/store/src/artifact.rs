@@ -277,7 +277,9 @@ impl ArtifactStore {
             return None;
         }
         let mut bytes = Vec::new();
-        file.take(MANIFEST_READ_LIMIT).read_to_end(&mut bytes).ok()?;
+        file.take(MANIFEST_READ_LIMIT)
+            .read_to_end(&mut bytes)
+            .ok()?;
         Manifest::parse(&bytes)
     }
 
