@@ -96,6 +96,8 @@ struct Producer {
     covering: &'static [&'static str],
     /// What the denial names as the source.
     source: &'static str,
+    /// Whether the output holds the secret's bytes (not only something computed from them).
+    copies_bytes: bool,
 }
 
 fn producers() -> Vec<Producer> {
@@ -107,6 +109,7 @@ fn producers() -> Vec<Producer> {
             flags: &[],
             covering: &["read:.env", "read:**/.env", "read:*.env"],
             source: ".env",
+            copies_bytes: true,
         },
         Producer {
             name: "read_many_files of .env",
@@ -115,6 +118,7 @@ fn producers() -> Vec<Producer> {
             flags: &[],
             covering: &["read:.env", "read:**/.env", "read:*.env"],
             source: ".env",
+            copies_bytes: true,
         },
         Producer {
             name: "bash reading .env through a redirect",
@@ -123,6 +127,7 @@ fn producers() -> Vec<Producer> {
             flags: &["--allow", "tool.bash.cmd:*"],
             covering: &["read:.env", "read:**/.env", "read:*.env"],
             source: ".env",
+            copies_bytes: true,
         },
         Producer {
             name: "grep walking a directory",
@@ -131,6 +136,7 @@ fn producers() -> Vec<Producer> {
             flags: &[],
             covering: &["read:secrets/**", "read:**/key.txt"],
             source: "secrets/key.txt",
+            copies_bytes: true,
         },
         Producer {
             name: "grep walking a symlink to that directory",
@@ -139,6 +145,7 @@ fn producers() -> Vec<Producer> {
             flags: &[],
             covering: &["read:secrets/**", "read:linked/**"],
             source: "key.txt",
+            copies_bytes: true,
         },
         Producer {
             name: "read_many_files by pattern",
@@ -147,6 +154,18 @@ fn producers() -> Vec<Producer> {
             flags: &[],
             covering: &["read:secrets/**", "read:**/*.txt"],
             source: "secrets/key.txt",
+            copies_bytes: true,
+        },
+        // A tool that calls another: what its poll read is behind its own output.
+        Producer {
+            name: "wait_and_verify polling read_file of .env",
+            tool: "wait_and_verify",
+            args: json!({"tool": "read_file", "args_json": "{\"path\": \".env\"}",
+                "expect_contains": "API_TOKEN", "timeout_seconds": 5}),
+            flags: &[],
+            covering: &["read:.env", "read:**/.env"],
+            source: ".env",
+            copies_bytes: false,
         },
     ]
 }
@@ -161,8 +180,9 @@ fn a_deny_on_the_source_covers_the_artifact() {
         let p = project();
         let made = call(&p, producer.flags, None, producer.tool, &producer.args);
         made.success();
-        assert!(
+        assert_eq!(
             made.text().contains(SECRET),
+            producer.copies_bytes,
             "{}: {}",
             producer.name,
             made.text()
