@@ -160,8 +160,8 @@ impl Policy {
     /// source, then the action's default; plan mode denies `write:` keys and mutating calls;
     /// an ask is then allowed by a session grant, by accept-edits (writes inside the path
     /// scope) or by yolo. `tool.bash.cmd:?` is never matched by an allow rule nor granted, and
-    /// a `write:` key on a protected path (see [`crate::PROTECTED`]) is denied or asks whatever
-    /// the mode, the allow rules and the grants say.
+    /// a `write:` or `read:` key on a protected path (see [`crate::PROTECTED`]) is denied or
+    /// asks whatever the mode, the allow rules and the grants say.
     pub fn evaluate(&self, req: &Request<'_>, grants: &Grants) -> Decision {
         let mut scratch = Vec::new();
         let mut asks = Vec::new();
@@ -228,17 +228,15 @@ impl Policy {
         self.key_verdict(&key, &mut Vec::new()).0 == Effect::Allow
     }
 
-    /// Whether `key` is a `write:` key on a protected path, which a session grant never covers
-    /// (a front end need not offer "for this session" for it).
+    /// Whether `key` is a `write:` or `read:` key on a protected path, which a session grant
+    /// never covers (a front end need not offer "for this session" for it).
     pub fn is_protected(&self, key: &str) -> bool {
         self.protection(key).is_some()
     }
 
     fn protection(&self, key: &str) -> Option<&'static ProtectedPath> {
-        match key::path_key(key) {
-            Some(("write", path)) => self.protected.find(path),
-            _ => None,
-        }
+        let (action, path) = key::path_key(key)?;
+        self.protected.find(action, path)
     }
 
     /// The effect of one key from protections, scopes, rules and defaults (modes and grants

@@ -35,7 +35,8 @@ mod spill;
 mod temps;
 
 pub use artifact::{
-    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, hash_file,
+    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, MANIFEST_READ_LIMIT,
+    PublicationGuard, hash_file,
 };
 pub use error::{EventLogError, StoreError};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_path};
