@@ -259,7 +259,7 @@ pub fn run(
             .with_context(|| format!("--output-last-message: writing {}", path.display()))?;
     }
     if !args.json && end.outcome != RunOutcome::Finished {
-        eprintln!("tackle: {}", end.reason);
+        eprintln!("tackle: {}", output::printable(&end.reason));
     }
     Ok(code(end.outcome))
 }
