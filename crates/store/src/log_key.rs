@@ -212,7 +212,8 @@ mod tests {
     /// One row a way the key file can be wrong: each refused with what is wrong and the fix.
     #[test]
     fn a_key_file_that_is_not_the_users_alone_is_refused() {
-        let cases: [(&str, fn(&Path), &str); 5] = [
+        type Make = fn(&Path);
+        let cases: [(&str, Make, &str); 5] = [
             (
                 "short",
                 |p| std::fs::write(p, [7; 31]).unwrap(),
