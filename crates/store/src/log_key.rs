@@ -67,11 +67,6 @@ impl LogKey {
         }
     }
 
-    /// A fresh random key, kept nowhere (tests, and front ends without a config directory).
-    pub fn random() -> io::Result<Self> {
-        Ok(Self::from_bytes(&random_bytes()?))
-    }
-
     /// The key in `dir/log-key`, created (and `dir` with it, 0700) on first need.
     pub fn load_or_create(dir: &Path) -> Result<Self, LogKeyError> {
         let path = dir.join(LOG_KEY_FILE);
