@@ -67,10 +67,18 @@ pub fn foreign_reason(key: Option<&LogKey>, id: &str, log: &Path) -> Option<Stri
     let Some(key) = key else {
         return Some("no log key to check it with".to_owned());
     };
-    let seal = tackle_store::LogSeal::new(key, id);
-    match tackle_store::EventLog::origin(log, &seal) {
+    match origin(key, id, log) {
         Ok(LogOrigin::Own) => None,
         Ok(LogOrigin::Foreign(first)) => Some(first.to_string()),
         Err(e) => Some(e.to_string()),
     }
+}
+
+/// Whose log session `id`'s is under `key` ([`tackle_store::EventLog::origin`]).
+pub fn origin(
+    key: &LogKey,
+    id: &str,
+    log: &Path,
+) -> Result<LogOrigin, tackle_store::EventLogError> {
+    tackle_store::EventLog::origin(log, &tackle_store::LogSeal::new(key, id))
 }

@@ -106,7 +106,9 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
             let log = log_of(config, &id)?;
             let key = crate::own_sessions::key()
                 .map_err(|why| anyhow!("cannot tell whether session {id}'s log is yours: {why}"))?;
-            if let Some(why) = crate::own_sessions::foreign_reason(Some(&key), &id, &log) {
+            let origin = crate::own_sessions::origin(&key, &id, &log)
+                .map_err(|e| Failure::Engine(anyhow!("{e}")))?;
+            if let tackle_runtime::LogOrigin::Foreign(why) = origin {
                 if !trust_log {
                     return Err(Failure::Usage(anyhow!(
                         "session {id}'s log was not written by this user's tackle ({why}): it may have come with the repository, and a fork would carry its lines to the model as your conversation; fork it only if you trust every line of it: tackle sessions fork {id} --turn {turn} --trust-log"
