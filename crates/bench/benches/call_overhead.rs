@@ -1,6 +1,8 @@
 //! Per-call overhead of the runtime: a no-op tool through every layer (resolve, strict parse,
 //! prepare, gate hook, schedule, execute, capture and artifact publication, shaping, and the two
-//! durable event appends), beside the cost of the two event appends alone.
+//! durable event appends), beside the cost of the two event appends alone; and the same call in
+//! a session whose log lines are tagged with the user's key (`Session::open_sealed`, what every
+//! `tackle` front end opens) beside one whose lines are not, in alternating rounds.
 //!
 //! Run: `cargo bench -p tackle-bench --bench call_overhead`
 
@@ -12,7 +14,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tackle_bench::{Stats, ratio};
 use tackle_protocol::{CallId, Concurrency, ToolCall};
-use tackle_runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+use tackle_runtime::{
+    AllowAll, CancellationToken, Catalog, LogKey, Runtime, RuntimeConfig, Session, SessionOptions,
+};
 use tackle_store::EventLog;
 use tackle_tool::{
     ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
@@ -71,6 +75,11 @@ fn main() -> BenchResult<()> {
         RuntimeConfig::default(),
     );
     let session = Session::open(project.path())?;
+    let sealed = Session::open_sealed(
+        project.path(),
+        SessionOptions::default(),
+        &LogKey::from_bytes(&[7; 32]),
+    )?;
 
     let call = ToolCall {
         id: CallId("c".into()),
@@ -101,6 +110,35 @@ fn main() -> BenchResult<()> {
         log.append(&finished)?;
         appends.push(start.elapsed());
     }
+
+    // Tagged against untagged lines, alternating rounds so drift affects both alike.
+    let mut plain = Vec::with_capacity(CALLS);
+    let mut tagged = Vec::with_capacity(CALLS);
+    for _ in 0..10 {
+        for (session, into) in [(&session, &mut plain), (&sealed, &mut tagged)] {
+            for _ in 0..CALLS / 10 {
+                let start = Instant::now();
+                let r = rt.block_on(runtime.run_batch(
+                    session,
+                    vec![call.clone()],
+                    CancellationToken::new(),
+                ))?;
+                into.push(start.elapsed());
+                if r[0].is_error {
+                    return Err(format!("noop failed: {}", r[0].text()).into());
+                }
+            }
+        }
+    }
+    let plain = Stats::of(&mut plain);
+    let tagged = Stats::of(&mut tagged);
+    println!("no-op call, untagged log:       {plain}");
+    println!("no-op call, tagged log:         {tagged}");
+    println!(
+        "tagged / untagged:              median {:.3}x   mean {:.3}x",
+        ratio(tagged.median, plain.median),
+        ratio(tagged.mean, plain.mean)
+    );
 
     let call = Stats::of(&mut per_call);
     let append = Stats::of(&mut appends);

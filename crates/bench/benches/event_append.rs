@@ -2,6 +2,10 @@
 //! an `O_APPEND` file, measured side by side in one run on the same filesystem (the target
 //! directory, not tmpfs), then the same with 8 threads to show group commit.
 //!
+//! Last, the cost of tagging: written-only appends (no `fdatasync`, where the tag's HMAC is the
+//! largest share of the work) to a log opened with `EventLog::open_sealed` beside one opened
+//! untagged.
+//!
 //! Run: `cargo bench -p tackle-bench --bench event_append` (`EVENT_APPEND_N` overrides N).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,7 +18,7 @@ use std::time::{Duration, Instant};
 use tackle_bench::{Stats, ratio};
 
 use serde_json::{Value, json};
-use tackle_store::EventLog;
+use tackle_store::{Durability, EventLog, LogKey, LogSeal};
 
 const THREADS: usize = 8;
 const ROUNDS: usize = 10;
@@ -95,6 +99,38 @@ fn main() {
         ops(bare_wall),
         1.0 / tackle.mean.as_secs_f64(),
         ops(group_wall) * tackle.mean.as_secs_f64()
+    );
+
+    // Tagged against untagged, written only, alternating rounds.
+    let untagged = EventLog::open(&dir.path().join("untagged/events.jsonl"))
+        .unwrap()
+        .0;
+    let seal = LogSeal::new(
+        &LogKey::from_bytes(&[7; 32]),
+        "20260102T030405Z-0123456789abcdef",
+    );
+    let tagged = EventLog::open_sealed(&dir.path().join("tagged/events.jsonl"), seal)
+        .unwrap()
+        .0;
+    let written = n * 10;
+    let (mut plain, mut sealed) = (Vec::with_capacity(written), Vec::with_capacity(written));
+    for _ in 0..ROUNDS {
+        for (log, into) in [(&untagged, &mut plain), (&tagged, &mut sealed)] {
+            for _ in 0..written / ROUNDS {
+                let t = Instant::now();
+                log.append_with(&event, Durability::Written).unwrap();
+                into.push(t.elapsed());
+            }
+        }
+    }
+    let plain = Stats::of(&mut plain);
+    let sealed = Stats::of(&mut sealed);
+    println!("{:<34} {}", "append, written only, untagged", plain);
+    println!("{:<34} {}", "append, written only, tagged", sealed);
+    println!(
+        "ratio tagged / untagged:           median {:.3}x   mean {:.3}x",
+        ratio(sealed.median, plain.median),
+        ratio(sealed.mean, plain.mean)
     );
 }
 

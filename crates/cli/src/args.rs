@@ -341,6 +341,10 @@ pub enum SessionsCommand {
         /// Print the new session as JSON.
         #[arg(long)]
         json: bool,
+        /// Fork it even though its log was not written by this user's tackle (`sessions ls`
+        /// marks it foreign): the copy is tagged as yours, so only for a log you trust.
+        #[arg(long)]
+        trust_log: bool,
     },
 }
 

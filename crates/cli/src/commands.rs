@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use tackle_protocol::{CallId, ToolCall};
-use tackle_runtime::{CancellationToken, Runtime, RuntimeError, Session};
+use tackle_runtime::{CancellationToken, Runtime};
 
 use crate::args::{Cli, Command};
 use crate::config::{self, Config};
@@ -280,11 +280,9 @@ fn call(
     let session = match &session {
         // Naming a session that is not there is a bad command line; a log that cannot be
         // read or is corrupt is tackle unable to work (exit 3, as the README says).
-        Some(existing) => Session::resume(&config.root, existing).map_err(|e| match e {
-            RuntimeError::UnknownSession { .. } => Failure::Usage(anyhow!("--session: {e}")),
-            other => Failure::Engine(anyhow!("--session: {other}")),
-        })?,
-        None => Session::open(&config.root).context("opening the session")?,
+        // A log this user's tackle did not write is refused (exit 2, naming --trust-log).
+        Some(existing) => crate::own_sessions::resume(&config.root, existing, "--session", false)?,
+        None => crate::own_sessions::open(&config.root)?,
     };
     if let Some(turn) = turn {
         session.set_turn(tackle_protocol::TurnId(turn));

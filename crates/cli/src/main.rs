@@ -12,6 +12,7 @@ mod goal;
 mod leftovers;
 mod mcp;
 mod models;
+mod own_sessions;
 mod plan;
 mod run;
 mod safe_text;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use tackle_mcp::{HttpOptions, McpServer, ServerOptions};
-use tackle_runtime::{Runtime, Session};
+use tackle_runtime::Runtime;
 
 use crate::commands::{Failure, catalog};
 use crate::config::Config;
@@ -91,7 +91,7 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
         crate::commands::gate(config),
         config.runtime.clone(),
     );
-    let session = Session::open(&config.root).context("opening the session")?;
+    let session = crate::own_sessions::open(&config.root)?;
     // The store swept its own temps on open; these are the worktree's.
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -405,3 +405,36 @@ fn a_resumed_session_never_takes_a_scripted_model_from_its_log() {
         .stderr_contains("no provider `replay`");
     assert!(!record.exists(), "no scripted model was asked");
 }
+
+/// The model's text reaches the terminal with every bidirectional override, isolate, mark and
+/// invisible format character escaped, as ESC is, in the plain output and the `--json` lines.
+#[test]
+fn model_text_never_prints_a_bidi_override_raw() {
+    let hidden = [
+        '\u{1b}', '\u{061c}', '\u{200b}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}',
+        '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+        '\u{feff}',
+    ];
+    let text: String = hidden.iter().map(|c| format!("[{c}]")).collect();
+    let p = Project::new();
+    let file = script(&p, "bidi.jsonl", &[json!({"turn": {"text": text}})]);
+    for json in [false, true] {
+        let mut cmd = p.tackle(["--model", &model(&file), "run"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.arg("show it").run();
+        out.success();
+        let raw: Vec<char> = out.stdout.chars().filter(|c| hidden.contains(c)).collect();
+        assert!(raw.is_empty(), "json={json}: {raw:?} printed raw");
+        if json {
+            let delta = lines(&out.stdout)
+                .into_iter()
+                .find(|l| l["type"] == "text_delta")
+                .unwrap();
+            assert_eq!(delta["text"], text.as_str(), "the JSON still says the same");
+        } else {
+            assert!(out.stdout.contains("[\\u{202e}]"), "{}", out.stdout);
+        }
+    }
+}

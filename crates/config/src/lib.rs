@@ -9,6 +9,7 @@
 pub mod error;
 pub mod host;
 pub mod load;
+pub mod log_key;
 pub mod loop_settings;
 pub mod mcp_scope;
 pub mod models;
@@ -22,3 +23,4 @@ pub mod wait_settings;
 
 pub use error::{ConfigError, Context, Result};
 pub use load::{Config, load_with, project_config_path, user_config_dir, user_config_path};
+pub use log_key::user_log_key;

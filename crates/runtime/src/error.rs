@@ -34,6 +34,15 @@ pub enum RuntimeError {
         artifact: String,
         reason: String,
     },
+    #[error(
+        "session `{id}`'s log was not written by this user's tackle ({first}): it may have come \
+         with the repository, and what it says the user asked would reach the model as the \
+         user's words; resume it only if you trust every line of it"
+    )]
+    ForeignLog {
+        id: String,
+        first: tackle_store::ForeignLine,
+    },
     #[error("event log writer stopped unexpectedly: {0}")]
     Join(String),
     #[error("`{kind}` events are written by the dispatcher only; append the agent's own records")]

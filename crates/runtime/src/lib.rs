@@ -56,10 +56,12 @@ pub use plan_gate::{PLAN_REQUIRED_RULE, PlanGate};
 pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use provenance::Producers;
-pub use session::Session;
+pub use session::{ForeignLogs, Resumed, Session};
 pub use session_context::{SessionContext, SessionOptions};
 pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
 pub use tackle_protocol::Posture;
+// What a front end needs to open and resume sessions whose logs are tagged as the user's.
+pub use tackle_store::{ForeignLine, ForeignReason, LogKey, LogOrigin};
 pub use tool_filter::ToolFilter;
 
 pub use tackle_tool::CancellationToken;

@@ -1,5 +1,10 @@
 //! A session: the context a batch runs in, the root it runs against, its store and its durable
 //! event log.
+//!
+//! A session opened with the user's [`LogKey`] tags every line of its log; [`Session::resume`]
+//! checks every line of a log before anything of it is used and refuses one this user's tackle
+//! did not write unless the caller accepts it ([`ForeignLogs::Accept`]), so no front end can
+//! hand a repository's log to a model as the user's own conversation without deciding to.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,7 +13,7 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use tackle_protocol::{Event, SessionId, SessionStarted, TurnId};
-use tackle_store::{ArtifactStore, Durability, EventLog};
+use tackle_store::{ArtifactStore, Durability, EventLog, LogKey, LogOrigin, LogSeal};
 use tokio::sync::OnceCell;
 
 use crate::clock::now_ms;
@@ -36,6 +41,26 @@ pub struct Session {
     /// Set once the state tools keep for this session has been rebuilt from its log (at once
     /// for a new session; at its first batch for a resumed one).
     pub(crate) restored: Arc<OnceCell<()>>,
+    /// Tags every line this session (and its children and siblings) appends; `None` writes
+    /// untagged lines, which no resume counts as the user's.
+    log_key: Option<LogKey>,
+}
+
+/// What [`Session::resume`] does with a log whose lines are not all tagged with the user's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForeignLogs {
+    /// Refuse it: [`RuntimeError::ForeignLog`].
+    Refuse,
+    /// Resume it anyway (the user said they trust it); new lines are tagged, the old ones stay
+    /// as they are, so the log is still foreign to the next resume.
+    Accept,
+}
+
+/// A resumed session and who wrote its log before.
+pub struct Resumed {
+    pub session: Session,
+    /// [`LogOrigin::Own`] unless the caller accepted a foreign log.
+    pub origin: LogOrigin,
 }
 
 impl Session {
@@ -47,11 +72,32 @@ impl Session {
 
     /// Open a new session rooted at `root` as `options` describe it; its `session_started`
     /// records them.
+    ///
+    /// Its log is untagged: a front end that resumes sessions opens them with
+    /// [`Session::open_sealed`], since [`Session::resume`] counts only tagged logs as the user's.
     pub fn open_with(root: &Path, options: SessionOptions) -> Result<Self, RuntimeError> {
+        Self::open_keyed(root, options, None)
+    }
+
+    /// [`Session::open_with`], every line of the log (and of its children's and siblings')
+    /// tagged with the user's `key`.
+    pub fn open_sealed(
+        root: &Path,
+        options: SessionOptions,
+        key: &LogKey,
+    ) -> Result<Self, RuntimeError> {
+        Self::open_keyed(root, options, Some(key.clone()))
+    }
+
+    fn open_keyed(
+        root: &Path,
+        options: SessionOptions,
+        key: Option<LogKey>,
+    ) -> Result<Self, RuntimeError> {
         let root = canonical(root)?;
         let store_dir = Self::store_dir_for(&root);
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
-        Self::start(root.into(), store_dir, store, options)
+        Self::start(root.into(), store_dir, store, options, key)
     }
 
     /// Open a new session working for this one (a subagent): same root and store, its own log,
@@ -73,6 +119,7 @@ impl Session {
             self.store_dir.clone(),
             self.store.clone(),
             options,
+            self.log_key.clone(),
         )
     }
 
@@ -81,10 +128,11 @@ impl Session {
         store_dir: PathBuf,
         store: Arc<ArtifactStore>,
         options: SessionOptions,
+        log_key: Option<LogKey>,
     ) -> Result<Self, RuntimeError> {
         let id = new_session_id();
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
-        let (log, _recovery) = EventLog::open(&log_path)?;
+        let (log, _recovery) = open_log(&log_path, &id.0, log_key.as_ref())?;
         let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
         let context = SessionContext::new(id.clone(), options);
         recorder.append_blocking(
@@ -107,6 +155,7 @@ impl Session {
             recorder,
             turn: Arc::new(Mutex::new(None)),
             restored: Arc::new(OnceCell::new_with(Some(()))),
+            log_key,
         })
     }
 
@@ -121,15 +170,26 @@ impl Session {
             self.store_dir.clone(),
             self.store.clone(),
             options,
+            self.log_key.clone(),
         )
     }
 
     /// Reopen the existing session `id` under `root`, appending to its event log (torn tails are
-    /// recovered). Its parent, agent type, posture and tool filter are the ones its
-    /// `session_started` recorded; its earlier calls stay visible to tools that read the log
-    /// (`retrieve_raw`), and the state tools keep for it (the todo list) is rebuilt from them
-    /// before its first batch runs.
-    pub fn resume(root: &Path, id: &str) -> Result<Self, RuntimeError> {
+    /// recovered) with every new line tagged with `key`. Its parent, agent type, posture and tool
+    /// filter are the ones its `session_started` recorded; its earlier calls stay visible to
+    /// tools that read the log (`retrieve_raw`), and the state tools keep for it (the todo list)
+    /// is rebuilt from them before its first batch runs.
+    ///
+    /// Every line of the log is checked first ([`EventLog::origin`], which reads the whole log
+    /// once; a resume reads it whole again to rebuild a conversation or a todo list): a log
+    /// with a line not tagged with `key` for this id is [`RuntimeError::ForeignLog`] unless
+    /// `foreign` is [`ForeignLogs::Accept`], and is then left exactly as found.
+    pub fn resume(
+        root: &Path,
+        id: &str,
+        key: &LogKey,
+        foreign: ForeignLogs,
+    ) -> Result<Resumed, RuntimeError> {
         let root = canonical(root)?;
         let valid = !id.is_empty()
             && id
@@ -140,11 +200,18 @@ impl Session {
         if !valid || !log_path.is_file() {
             return Err(RuntimeError::UnknownSession { id: id.to_owned() });
         }
+        let origin = EventLog::origin(&log_path, &LogSeal::new(key, id))?;
+        if let (LogOrigin::Foreign(first), ForeignLogs::Refuse) = (&origin, foreign) {
+            return Err(RuntimeError::ForeignLog {
+                id: id.to_owned(),
+                first: first.clone(),
+            });
+        }
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
-        let (log, _recovery) = EventLog::open(&log_path)?;
+        let (log, _recovery) = open_log(&log_path, id, Some(key))?;
         let log = log_syncing(log, &store);
         let options = recorded_options(&log_path, id)?;
-        Ok(Self {
+        let session = Self {
             context: Arc::new(SessionContext::new(SessionId(id.to_owned()), options)),
             root: root.into(),
             store_dir,
@@ -152,7 +219,9 @@ impl Session {
             recorder: Recorder::new(Arc::new(log)),
             turn: Arc::new(Mutex::new(None)),
             restored: Arc::new(OnceCell::new()),
-        })
+            log_key: Some(key.clone()),
+        };
+        Ok(Resumed { session, origin })
     }
 
     pub fn id(&self) -> &SessionId {
@@ -226,6 +295,18 @@ impl Session {
     pub fn written_seq(&self) -> u64 {
         self.recorder.written_seq()
     }
+}
+
+/// The log at `path` of session `id`, its appends tagged when there is a key.
+fn open_log(
+    path: &Path,
+    id: &str,
+    key: Option<&LogKey>,
+) -> Result<(EventLog, tackle_store::Recovery), RuntimeError> {
+    Ok(match key {
+        Some(key) => EventLog::open_sealed(path, LogSeal::new(key, id))?,
+        None => EventLog::open(path)?,
+    })
 }
 
 fn canonical(root: &Path) -> Result<PathBuf, RuntimeError> {

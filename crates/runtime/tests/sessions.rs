@@ -16,8 +16,8 @@ use tackle_gate::{Mode, PathScope, Policy, UrlScope};
 use tackle_protocol::{CallStatus, ErrorCode, SessionId, ToolResult};
 use tackle_runtime::{
     AllowAll, Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Catalog,
-    GateHook, PLAN_REQUIRED_RULE, PlanGate, PolicyGate, Posture, Runtime, RuntimeConfig, Session,
-    SessionOptions, ToolFilter,
+    ForeignLogs, GateHook, LogKey, LogOrigin, PLAN_REQUIRED_RULE, PlanGate, PolicyGate, Posture,
+    Runtime, RuntimeConfig, Session, SessionOptions, ToolFilter,
 };
 use tackle_tool::{DynTool, PlanRecords};
 use tackle_tools::{ReadFile, Todo, WriteFile};
@@ -258,17 +258,18 @@ fn posture_parent_and_agent_round_trip_through_session_started() {
         posture: Posture::Sealed,
         tools: ToolFilter::only(["grep", "read_file"]),
     };
-    let opened = Session::open_with(dir.path(), options.clone()).unwrap();
+    let key = LogKey::from_bytes(&[9; 32]);
+    let opened = Session::open_sealed(dir.path(), options.clone(), &key).unwrap();
     assert_eq!(first_event(&opened)["posture"], "sealed");
-    let resumed = Session::resume(dir.path(), &opened.id().0).unwrap();
+    let resumed = resume(dir.path(), &opened.id().0, &key);
     let context = resumed.context();
     assert_eq!(context.posture(), Posture::Sealed);
     assert_eq!(context.parent(), options.parent.as_ref());
     assert_eq!(context.agent(), Some("reviewer"));
     assert_eq!(context.tools(), &options.tools);
     // A top-level session resumes standard, with no parent, offered everything.
-    let plain = Session::open(dir.path()).unwrap();
-    let plain = Session::resume(dir.path(), &plain.id().0).unwrap();
+    let plain = Session::open_sealed(dir.path(), SessionOptions::default(), &key).unwrap();
+    let plain = resume(dir.path(), &plain.id().0, &key);
     assert_eq!(plain.context().posture(), Posture::Standard);
     assert_eq!(
         (plain.context().parent(), plain.context().agent()),
@@ -280,9 +281,10 @@ fn posture_parent_and_agent_round_trip_through_session_started() {
 #[tokio::test]
 async fn the_todo_list_survives_resume() {
     let dir = tempfile::tempdir().unwrap();
+    let key = LogKey::from_bytes(&[9; 32]);
     let id = {
         let rt = runtime(vec![Arc::new(Todo::new())], Arc::new(AllowAll));
-        let session = Session::open(dir.path()).unwrap();
+        let session = Session::open_sealed(dir.path(), SessionOptions::default(), &key).unwrap();
         let calls = vec![
             call(
                 "t1",
@@ -325,7 +327,7 @@ async fn the_todo_list_survives_resume() {
 
     // A new process: a fresh tool with nothing in memory.
     let rt = runtime(vec![Arc::new(Todo::new())], Arc::new(AllowAll));
-    let resumed = Session::resume(dir.path(), &id).unwrap();
+    let resumed = resume(dir.path(), &id, &key);
     let listed = one(&rt, &resumed, "r1", "todo", json!({ "action": "list" })).await;
     assert_eq!(text(&listed), expected);
     let added = one(
@@ -339,10 +341,17 @@ async fn the_todo_list_survives_resume() {
     assert!(text(&added).ends_with("[ ] 4. next\n"), "{}", text(&added));
 
     // Resumed again in the same process, the list is rebuilt, not replayed on top of itself.
-    let again = Session::resume(dir.path(), &id).unwrap();
+    let again = resume(dir.path(), &id, &key);
     let listed = one(&rt, &again, "r3", "todo", json!({ "action": "list" })).await;
     assert_eq!(
         text(&listed),
         "todo (1/4 done):\n[x] 1. read the code\n[ ] 2. write the test\n[ ] 3. ship\n[ ] 4. next\n"
     );
+}
+
+/// Resumes session `id`, which must be the user's own.
+fn resume(root: &std::path::Path, id: &str, key: &LogKey) -> Session {
+    let resumed = Session::resume(root, id, key, ForeignLogs::Refuse).unwrap();
+    assert_eq!(resumed.origin, LogOrigin::Own);
+    resumed.session
 }

@@ -57,7 +57,11 @@ async fn large_arguments_are_stored_read_back_whole_and_kept_by_the_janitor() {
 
     // A resumed session reads them back as well.
     let id = h.session.id().0.clone();
-    let resumed = Session::resume(h.root(), &id).unwrap();
+    // The harness's session writes an untagged log: accepted as foreign, as --trust-log does.
+    let key = tackle_runtime::LogKey::from_bytes(&[1; 32]);
+    let resumed = Session::resume(h.root(), &id, &key, tackle_runtime::ForeignLogs::Accept)
+        .unwrap()
+        .session;
     assert_eq!(resumed.recorded_arguments(&stored).unwrap(), big);
 
     // With no grace at all, the janitor removes what nothing names and keeps the arguments.

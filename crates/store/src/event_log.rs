@@ -16,7 +16,8 @@ use serde_json::Value;
 use crate::EventLogError;
 use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
-use crate::log_read::{check_tail, scan_all};
+use crate::log_read::{check_tail, scan_all, scan_origin};
+use crate::log_seal::{LogOrigin, LogSeal};
 use crate::record::{Record, encode_record};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:
@@ -91,6 +92,8 @@ struct Inner {
     flush_wanted: Condvar,
     /// Runs before every `fdatasync` of the log (see [`EventLog::set_before_sync`]).
     before_sync: OnceLock<BeforeSync>,
+    /// Tags every appended line when set ([`EventLog::open_sealed`]).
+    seal: Option<LogSeal>,
 }
 
 /// What must be durable before any record that may name it.
@@ -166,8 +169,32 @@ impl EventLog {
     /// final line without its newline that could be the start of the next record (or the NUL
     /// bytes a crash leaves in unwritten blocks) is the remains of an unacknowledged write: it
     /// is cut off, and the cut fsynced. Damage further back is found by
-    /// [`EventLog::read_records`].
+    /// [`EventLog::read_records`]. Appended lines carry no tag: a session's log is opened
+    /// with [`EventLog::open_sealed`].
     pub fn open(path: &Path) -> Result<(Self, Recovery), EventLogError> {
+        Self::open_with_seal(path, None)
+    }
+
+    /// [`EventLog::open`], tagging every line appended from now on with `seal` (the user's key
+    /// bound to the session's id), so [`EventLog::origin`] knows them for the user's own. Lines
+    /// already in the file are left as they are.
+    pub fn open_sealed(path: &Path, seal: LogSeal) -> Result<(Self, Recovery), EventLogError> {
+        Self::open_with_seal(path, Some(seal))
+    }
+
+    /// Whose log the file at `path` is under `seal`: [`LogOrigin::Own`] when every complete
+    /// line carries the tag `seal` makes for it. Reads and checks the whole log as
+    /// [`EventLog::read_records`] does (a damaged line is [`EventLogError::Corrupt`]), stopping
+    /// at the first line that is foreign; a torn tail is ignored.
+    pub fn origin(path: &Path, seal: &LogSeal) -> Result<LogOrigin, EventLogError> {
+        let file = open_regular_nofollow(path).map_err(|e| not_a_log(path, e))?;
+        scan_origin(path, file, seal)
+    }
+
+    fn open_with_seal(
+        path: &Path,
+        seal: Option<LogSeal>,
+    ) -> Result<(Self, Recovery), EventLogError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             // `sessions/<id>` and `sessions` above it are real directories, never symlinks.
             ensure_real_dirs(parent, 1).map_err(|(dir, e)| match e {
@@ -230,6 +257,7 @@ impl EventLog {
                 progress: Condvar::new(),
                 flush_wanted: Condvar::new(),
                 before_sync: OnceLock::new(),
+                seal,
             }),
             flusher: Mutex::new(None),
         };
@@ -307,7 +335,7 @@ impl EventLog {
         }
         let seq = state.next_seq;
         state.next_seq += 1;
-        encode_record(&mut state.pending, seq, &body);
+        encode_record(&mut state.pending, seq, &body, inner.seal.as_ref());
         state.pending_last = seq;
         state = inner.wait_written(state, seq)?;
         match durability {
@@ -766,8 +794,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = log_path(&dir);
         let mut data = Vec::new();
-        encode_record(&mut data, 1, b"{}");
-        encode_record(&mut data, 3, b"{}");
+        encode_record(&mut data, 1, b"{}", None);
+        encode_record(&mut data, 3, b"{}", None);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, &data).unwrap();
         assert!(matches!(

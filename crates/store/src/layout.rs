@@ -47,16 +47,17 @@ pub(crate) enum DirError {
 
 /// Makes `dir` a private (0700) real directory, creating it if missing. Its parent must exist
 /// and is not checked here: callers check each level from the top down.
-pub(crate) fn ensure_real_dir(dir: &Path) -> Result<(), DirError> {
+/// `true` when this call created it.
+pub(crate) fn ensure_real_dir(dir: &Path) -> Result<bool, DirError> {
     match DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => return Ok(()),
+        Ok(()) => return Ok(true),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(DirError::Io(e)),
     }
     let meta = std::fs::symlink_metadata(dir).map_err(DirError::Io)?;
     let kind = meta.file_type();
     if kind.is_dir() {
-        return Ok(());
+        return Ok(false);
     }
     let found = if kind.is_symlink() {
         match std::fs::read_link(dir) {
@@ -93,9 +94,39 @@ pub(crate) fn ensure_real_dirs(dir: &Path, levels: usize) -> Result<(), (PathBuf
         if d.as_os_str().is_empty() {
             continue;
         }
-        ensure_real_dir(d).map_err(|e| (d.to_path_buf(), e))?;
+        let created = ensure_real_dir(d).map_err(|e| (d.to_path_buf(), e))?;
+        if created && d.file_name() == Some(AGENTS_DIR.as_ref()) {
+            write_agents_gitignore(d).map_err(|e| (d.join(".gitignore"), DirError::Io(e)))?;
+        }
     }
     Ok(())
+}
+
+/// The project directory the store lives in.
+const AGENTS_DIR: &str = ".agents";
+
+/// What `.agents/.gitignore` says when tackle creates `.agents`: the store (session logs, tool
+/// output) is the user's record, not something to commit and hand to the next clone.
+pub(crate) const AGENTS_GITIGNORE: &[u8] =
+    b"# tackle's store: this user's session logs and tool output, never committed\nstore/\n";
+
+/// Writes `.agents/.gitignore` into the `.agents` this process just created: a new regular file
+/// (`O_CREAT | O_EXCL`, which never follows a link and never replaces what is there).
+fn write_agents_gitignore(agents: &Path) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(NO_FOLLOW)
+        .open(agents.join(".gitignore"));
+    match file {
+        Ok(mut file) => file.write_all(AGENTS_GITIGNORE),
+        // Someone else's `.gitignore` (made between our mkdir and now) is theirs to keep.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// `O_NOFOLLOW`: the last component of a path the store opens must not be a symlink.
@@ -105,6 +136,56 @@ pub(crate) const NO_FOLLOW: i32 = libc::O_NOFOLLOW;
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// `.agents/.gitignore` is written when the store creates `.agents`, and only then: an
+    /// existing `.agents` (with or without a `.gitignore`, or with a link by that name) is left
+    /// exactly as it was.
+    #[test]
+    fn the_store_ignores_itself_only_in_an_agents_it_created() {
+        #[derive(Debug)]
+        enum Before {
+            NoAgents,
+            AgentsWithout,
+            AgentsWithOwn,
+            AgentsWithLink,
+        }
+        let cases = [
+            (Before::NoAgents, Some(AGENTS_GITIGNORE.to_vec())),
+            (Before::AgentsWithout, None),
+            (Before::AgentsWithOwn, Some(b"mine\n".to_vec())),
+            (Before::AgentsWithLink, None),
+        ];
+        for (before, want) in cases {
+            let tmp = tempfile::tempdir().unwrap();
+            let agents = tmp.path().join(AGENTS_DIR);
+            let ignore = agents.join(".gitignore");
+            match before {
+                Before::NoAgents => {}
+                Before::AgentsWithout => std::fs::create_dir(&agents).unwrap(),
+                Before::AgentsWithOwn => {
+                    std::fs::create_dir(&agents).unwrap();
+                    std::fs::write(&ignore, b"mine\n").unwrap();
+                }
+                Before::AgentsWithLink => {
+                    std::fs::create_dir(&agents).unwrap();
+                    symlink(tmp.path().join("elsewhere"), &ignore).unwrap();
+                }
+            }
+            ensure_real_dirs(&agents.join("store"), 1).unwrap();
+            let meta = std::fs::symlink_metadata(&ignore).ok();
+            match (&before, &want) {
+                (Before::AgentsWithLink, _) => {
+                    assert!(meta.unwrap().file_type().is_symlink());
+                    assert!(!tmp.path().join("elsewhere").exists(), "{before:?}");
+                }
+                (_, Some(want)) => {
+                    assert!(meta.unwrap().is_file(), "{before:?}");
+                    assert_eq!(&std::fs::read(&ignore).unwrap(), want, "{before:?}");
+                }
+                (_, None) => assert!(meta.is_none(), "{before:?}"),
+            }
+        }
+    }
 
     /// One case a row: what stands where a store directory should be → refused or accepted.
     #[test]
@@ -144,7 +225,7 @@ mod tests {
             }
             let got = ensure_real_dir(&dir);
             match (refused, got) {
-                (None, Ok(())) => assert!(std::fs::symlink_metadata(&dir).unwrap().is_dir()),
+                (None, Ok(_)) => assert!(std::fs::symlink_metadata(&dir).unwrap().is_dir()),
                 (Some(found), Err(DirError::Layout(e))) => {
                     assert!(e.found.starts_with(found), "{existing:?}: {}", e.found);
                     assert!(e.to_string().contains("rm "), "{e}");

@@ -3,7 +3,9 @@
 //! **Owns** the layout under `<project>/.agents/store/`: the content-addressed artifact store
 //! (`artifacts/<sha256 hex>`, captures in locked temp files under `tmp/`), the generic
 //! [`Manifest`] for named multi-stream output, the [`Janitor`] that collects unreferenced
-//! artifacts, and the durable JSONL [`EventLog`] (`sessions/<id>/events.jsonl`).
+//! artifacts, and the durable JSONL [`EventLog`] (`sessions/<id>/events.jsonl`), whose lines a
+//! session tags with the user's [`LogKey`] so a log the user's tackle did not write is told
+//! apart ([`LogOrigin`]).
 //!
 //! **Refuses** to know what an event means, how output is previewed or truncated, or who may
 //! read an artifact: events are opaque JSON, and artifact ids grant access by possession to
@@ -28,7 +30,9 @@ mod fsutil;
 mod id;
 mod janitor;
 mod layout;
+mod log_key;
 mod log_read;
+mod log_seal;
 mod manifest;
 mod record;
 mod spill;
@@ -44,6 +48,8 @@ pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
 pub use log_read::MAX_RECORD_BYTES;
+pub use log_key::{LOG_KEY_FILE, LOG_KEY_LEN, LogKey, LogKeyError};
+pub use log_seal::{ForeignLine, ForeignReason, LogOrigin, LogSeal};
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
 pub use temps::TempSweep;

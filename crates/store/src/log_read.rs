@@ -16,7 +16,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::EventLogError;
-use crate::record::{Record, check_torn_fragment, decode_record};
+use crate::log_seal::{ForeignLine, LogOrigin, LogSeal, check_line};
+use crate::record::{Record, check_torn_fragment, decode_line, decode_record};
 
 /// At open, every complete line that starts in this many bytes before the end is checked (and
 /// always the last complete line, up to [`MAX_RECORD_BYTES`]).
@@ -69,6 +70,39 @@ pub(crate) fn scan_all(
     file: File,
     mut visit: impl FnMut(Record) -> ControlFlow<()>,
 ) -> Result<(), EventLogError> {
+    scan_lines(path, file, |_, _, record, _| visit(record))
+}
+
+/// Whose log `file` is (see [`crate::log_seal`]): reads every line as [`scan_all`] does and
+/// checks its tag under `seal`, stopping at the first line that is not the user's.
+pub(crate) fn scan_origin(
+    path: &Path,
+    file: File,
+    seal: &LogSeal,
+) -> Result<LogOrigin, EventLogError> {
+    let mut origin = LogOrigin::Own;
+    scan_lines(path, file, |line_no, line, _, has_tag| {
+        match check_line(line, has_tag, seal) {
+            None => ControlFlow::Continue(()),
+            Some(reason) => {
+                origin = LogOrigin::Foreign(ForeignLine {
+                    line: line_no,
+                    reason,
+                });
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    Ok(origin)
+}
+
+/// [`scan_all`], handing `visit` each line's number, bytes (no newline), record and whether it
+/// has a tag field.
+fn scan_lines(
+    path: &Path,
+    file: File,
+    mut visit: impl FnMut(usize, &[u8], Record, bool) -> ControlFlow<()>,
+) -> Result<(), EventLogError> {
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let mut line = Vec::new();
     let mut line_no = 0;
@@ -90,10 +124,10 @@ pub(crate) fn scan_all(
         let Some(complete) = line.strip_suffix(b"\n") else {
             return check_torn_fragment(&line, prev + 1).map_err(|r| corrupt(path, line_no, r));
         };
-        let record = decode_record(complete).map_err(|r| corrupt(path, line_no, r))?;
+        let (record, has_tag) = decode_line(complete).map_err(|r| corrupt(path, line_no, r))?;
         check_follows(prev, record.seq).map_err(|r| corrupt(path, line_no, r))?;
         prev = record.seq;
-        if visit(record).is_break() {
+        if visit(line_no, complete, record, has_tag).is_break() {
             return Ok(());
         }
     }

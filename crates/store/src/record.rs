@@ -1,7 +1,8 @@
 //! One line of the event log: its encoding, its check, and what a torn write may leave of it.
 //!
 //! A record is `{"seq":N,"event":<json>,"crc":"<8 hex>"}\n`, where `crc` is CRC-32C over the
-//! exact bytes of the line before `,"crc":`.
+//! exact bytes of the line before `,"crc":`. A session log's lines also carry
+//! `,"tag":"<64 hex>"` before the CRC ([`crate::log_seal`]), which the CRC covers.
 //!
 //! **Key decision:** a line that ends in its newline was written whole, so if it fails its
 //! check it is corruption, never a torn write. Only the final line without its newline can be
@@ -13,6 +14,8 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::log_seal::{LogSeal, append_tag};
 
 /// `,"crc":"` + 8 hex + `"}`.
 pub(crate) const CRC_SUFFIX_LEN: usize = 18;
@@ -27,13 +30,17 @@ pub struct Record {
     pub event: Value,
 }
 
-/// Appends the encoded line (newline included) for `event` at `seq` to `out`.
-pub(crate) fn encode_record(out: &mut Vec<u8>, seq: u64, event: &[u8]) {
+/// Appends the encoded line (newline included) for `event` at `seq` to `out`, tagged when
+/// `seal` is given.
+pub(crate) fn encode_record(out: &mut Vec<u8>, seq: u64, event: &[u8], seal: Option<&LogSeal>) {
     let start = out.len();
     out.extend_from_slice(b"{\"seq\":");
     out.extend_from_slice(seq.to_string().as_bytes());
     out.extend_from_slice(b",\"event\":");
     out.extend_from_slice(event);
+    if let Some(seal) = seal {
+        append_tag(out, start, seal);
+    }
     let crc = crc32c::crc32c(&out[start..]);
     out.extend_from_slice(CRC_PREFIX);
     out.extend_from_slice(format!("{crc:08x}\"}}\n").as_bytes());
@@ -44,19 +51,30 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, seq: u64, event: &[u8]) {
 struct RecordWire {
     seq: u64,
     event: Value,
+    /// Checked only against a seal ([`crate::log_seal::check_line`]), never by decoding.
+    #[serde(default)]
+    tag: Option<serde::de::IgnoredAny>,
     #[allow(dead_code)]
     crc: String,
 }
 
 /// Checks one complete line (without its newline) and decodes it.
 pub(crate) fn decode_record(line: &[u8]) -> Result<Record, String> {
+    decode_line(line).map(|(record, _)| record)
+}
+
+/// [`decode_record`], and whether the line has a `tag` field.
+pub(crate) fn decode_line(line: &[u8]) -> Result<(Record, bool), String> {
     checked_body(line)?;
     let wire: RecordWire =
         serde_json::from_slice(line).map_err(|err| format!("record is not valid JSON: {err}"))?;
-    Ok(Record {
-        seq: wire.seq,
-        event: wire.event,
-    })
+    Ok((
+        Record {
+            seq: wire.seq,
+            event: wire.event,
+        },
+        wire.tag.is_some(),
+    ))
 }
 
 /// Checks that a line ends in a checksum that matches the bytes before it.
@@ -143,7 +161,7 @@ mod tests {
 
     fn line(seq: u64, event: &str) -> Vec<u8> {
         let mut out = Vec::new();
-        encode_record(&mut out, seq, event.as_bytes());
+        encode_record(&mut out, seq, event.as_bytes(), None);
         out
     }
 
@@ -158,7 +176,17 @@ mod tests {
 
     #[test]
     fn every_prefix_of_the_next_record_is_a_torn_write() {
-        let encoded = line(12, r#"{"crc":"00000000","k":1}"#);
+        let seal = LogSeal::new(&crate::LogKey::from_bytes(&[3; 32]), "s");
+        let event = r#"{"crc":"00000000","tag":"00","k":1}"#;
+        let untagged = line(12, event);
+        let mut tagged = Vec::new();
+        encode_record(&mut tagged, 12, event.as_bytes(), Some(&seal));
+        for encoded in [untagged, tagged] {
+            every_prefix_is_torn(&encoded);
+        }
+    }
+
+    fn every_prefix_is_torn(encoded: &[u8]) {
         // Up to the record without its newline: each is a write cut short.
         for cut in 0..encoded.len() {
             assert_eq!(

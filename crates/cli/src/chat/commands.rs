@@ -4,6 +4,8 @@
 
 use anyhow::anyhow;
 use tackle_runtime::Session;
+
+use crate::commands::Failure;
 use tackle_tool::protocol::SessionId;
 use tokio_util::sync::CancellationToken;
 
@@ -144,7 +146,8 @@ impl Chat {
             None => None,
         };
         let id = session.unwrap_or(&self.app.session).to_owned();
-        let opened = Session::resume(&self.config.root, &id).map_err(|e| anyhow!("{e}"))?;
+        let opened = crate::own_sessions::resume(&self.config.root, &id, "/resume", false)
+            .map_err(|(Failure::Usage(e) | Failure::Engine(e))| e)?;
         let agent = setup::agent(
             &self.config,
             self.runtime.clone(),

@@ -27,7 +27,7 @@ use anyhow::{Context, anyhow};
 use ratatui::crossterm::event::{self as term, Event as TermEvent};
 use tackle_agent::{AgentEvent, Compacted, Observer, Steering};
 use tackle_config::Config;
-use tackle_runtime::{Runtime, Session};
+use tackle_runtime::Runtime;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -101,9 +101,8 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     )?;
     let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
-        Some(id) => Session::resume(&config.root, id)
-            .map_err(|e| Failure::Usage(anyhow!("--resume: {e}")))?,
-        None => Session::open(&config.root).context("opening the session")?,
+        Some(id) => crate::own_sessions::resume(&config.root, id, "--resume", false)?,
+        None => crate::own_sessions::open(&config.root)?,
     };
     let session_id = session.id().0.clone();
     let agent = setup::agent(

@@ -22,7 +22,7 @@ use tackle_agent::{
     Agent, AgentEvent, AgentSetup, Bounds, CallEvents, ObservedApprover, Observer, RunEnd,
 };
 use tackle_protocol::RunOutcome;
-use tackle_runtime::{CancellationToken, Runtime, Session};
+use tackle_runtime::{CancellationToken, Runtime};
 
 use crate::commands::{self, Failure};
 use crate::config::Config;
@@ -66,9 +66,15 @@ pub struct RunArgs {
     /// Continue the session ID (a directory name under .agents/store/sessions/).
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,
-    /// Continue the latest `tackle run` session of this project.
+    /// Continue the latest `tackle run` session of this project that this user's tackle wrote
+    /// (logs it did not write, such as one that came with the repository, are skipped).
     #[arg(long = "continue")]
     pub continue_latest: bool,
+    /// With --resume: resume the session even though its log was not written by this user's
+    /// tackle (`tackle sessions ls` marks such logs foreign). Every line of it reaches the model
+    /// as the conversation so far, the user turns as your own words: only for a log you trust.
+    #[arg(long, requires = "resume")]
+    pub trust_log: bool,
     /// End the run after N model turns.
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
@@ -135,9 +141,9 @@ pub fn run(
     }
     let resumed = args.resume.is_some() || args.continue_latest;
     let session = match (&args.resume, args.continue_latest) {
-        (Some(id), _) => sessions::resume(&config.root, id)?,
+        (Some(id), _) => sessions::resume(&config.root, id, args.trust_log)?,
         (None, true) => sessions::latest(&config.root)?,
-        (None, false) => Session::open(&config.root).context("opening the session")?,
+        (None, false) => crate::own_sessions::open(&config.root)?,
     };
     let rebuilt = if resumed {
         tackle_agent::rebuild(&session.event_log_path()).map_err(|e| Failure::Engine(e.into()))?
@@ -260,7 +266,7 @@ pub fn run(
             .with_context(|| format!("--output-last-message: writing {}", path.display()))?;
     }
     if !args.json && end.outcome != RunOutcome::Finished {
-        eprintln!("tackle: {}", end.reason);
+        eprintln!("tackle: {}", output::printable(&end.reason));
     }
     Ok(code(end.outcome))
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use tackle_agent::{AgentEvent, Observer};
-use tackle_runtime::visible::visible;
+use tackle_runtime::visible::{is_hidden, visible, visible_json};
 
 /// One JSON object a line; a reader that went away is ignored (the run goes on and its
 /// record is complete). The runtime's call events do not know the model turn they belong to;
@@ -39,7 +39,9 @@ impl Observer for JsonLines {
         };
         let mut state = self.out.lock().unwrap_or_else(|p| p.into_inner());
         tag_turn(&mut value, &mut state.turn);
-        let _ = writeln!(state.out, "{value}");
+        // JSON escapes only the C0 controls; a bidi override in the model's text would reach a
+        // terminal showing these lines raw, so every hidden character is a `\uXXXX` escape.
+        let _ = writeln!(state.out, "{}", visible_json(&value));
         let _ = state.out.flush();
     }
 }
@@ -115,12 +117,14 @@ impl Observer for Text {
     }
 }
 
-/// Model text as a terminal may show it: lines and tabs kept, every other control character
-/// (an escape sequence could rewrite the screen) shown as `\u{..}`.
-fn printable(text: &str) -> String {
+/// Model text as a terminal may show it: lines and tabs kept, every other character
+/// [`is_hidden`] calls hidden shown as `\u{..}`: controls (an escape sequence could rewrite
+/// the screen), bidirectional overrides, isolates and marks (which reorder what is read), and
+/// zero-width and other invisible format characters.
+pub(super) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if is_hidden(c) && c != '\n' && c != '\t' {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
@@ -170,5 +174,55 @@ mod tests {
     fn model_text_keeps_lines_and_escapes_control_sequences() {
         assert_eq!(super::printable("a\n\tb"), "a\n\tb");
         assert_eq!(super::printable("x\u{1b}[2J"), "x\\u{1b}[2J");
+    }
+
+    /// Every code point that reorders or hides text, each escaped in the plain output and in
+    /// the `--json` line; and over every code point, nothing hidden survives either.
+    #[test]
+    fn bidi_and_invisible_format_characters_are_escaped_in_both_outputs() {
+        let named: [(u32, &str); 24] = [
+            (0x1b, "ESC"),
+            (0x7f, "DEL"),
+            (0x9b, "CSI (C1)"),
+            (0x061c, "ARABIC LETTER MARK"),
+            (0x200b, "ZERO WIDTH SPACE"),
+            (0x200c, "ZERO WIDTH NON-JOINER"),
+            (0x200d, "ZERO WIDTH JOINER"),
+            (0x200e, "LEFT-TO-RIGHT MARK"),
+            (0x200f, "RIGHT-TO-LEFT MARK"),
+            (0x2028, "LINE SEPARATOR"),
+            (0x2029, "PARAGRAPH SEPARATOR"),
+            (0x202a, "LEFT-TO-RIGHT EMBEDDING"),
+            (0x202b, "RIGHT-TO-LEFT EMBEDDING"),
+            (0x202c, "POP DIRECTIONAL FORMATTING"),
+            (0x202d, "LEFT-TO-RIGHT OVERRIDE"),
+            (0x202e, "RIGHT-TO-LEFT OVERRIDE"),
+            (0x2060, "WORD JOINER"),
+            (0x2066, "LEFT-TO-RIGHT ISOLATE"),
+            (0x2067, "RIGHT-TO-LEFT ISOLATE"),
+            (0x2068, "FIRST STRONG ISOLATE"),
+            (0x2069, "POP DIRECTIONAL ISOLATE"),
+            (0xfeff, "ZERO WIDTH NO-BREAK SPACE (BOM)"),
+            (0xfe0f, "VARIATION SELECTOR-16"),
+            (0xe0041, "TAG LATIN CAPITAL LETTER A"),
+        ];
+        for (u, name) in named {
+            let c = char::from_u32(u).unwrap();
+            let text = format!("a{c}b");
+            let shown = super::printable(&text);
+            assert_eq!(shown, format!("a\\u{{{u:x}}}b"), "{name}");
+            let line = super::visible_json(&json!({"type": "text_delta", "text": text}));
+            assert!(!line.chars().any(super::is_hidden), "{name}: {line}");
+            let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(back["text"], text, "{name}: the JSON still says the same");
+        }
+        for u in 0..=0x10_ffff_u32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            let shown = super::printable(&format!("{c}"));
+            let raw = shown
+                .chars()
+                .any(|s| super::is_hidden(s) && s != '\n' && s != '\t');
+            assert!(!raw, "U+{u:04X} reaches the terminal raw: {shown:?}");
+        }
     }
 }

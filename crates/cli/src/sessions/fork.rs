@@ -11,8 +11,8 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::Value;
-use tackle_runtime::Session;
-use tackle_store::EventLog;
+use tackle_runtime::{LogKey, Session, SessionOptions};
+use tackle_store::{EventLog, LogSeal};
 
 /// What a fork made.
 #[derive(Debug, serde::Serialize)]
@@ -72,17 +72,21 @@ pub fn records_through(log: &Path, turn: u32) -> anyhow::Result<Vec<Value>> {
 }
 
 /// Forks session `id` under `root` at `turn`.
-pub fn fork(root: &Path, id: &str, log: &Path, turn: u32) -> anyhow::Result<Forked> {
+///
+/// The fork's log is the user's own: `key` tags every line of it, copies included, so the
+/// caller decides first whether the source is one to copy (its own, or trusted).
+pub fn fork(root: &Path, id: &str, log: &Path, turn: u32, key: &LogKey) -> anyhow::Result<Forked> {
     if turn == 0 {
         bail!("--turn counts from 1");
     }
     let records = records_through(log, turn)?;
-    let session = Session::open(root).context("opening the new session")?;
+    let session = Session::open_sealed(root, SessionOptions::default(), key)
+        .context("opening the new session")?;
     let new_id = session.id().0.clone();
     let path = session.event_log_path();
     drop(session);
-    let (log, _) =
-        EventLog::open(&path).map_err(|e| anyhow!("reopening {}: {e}", path.display()))?;
+    let (log, _) = EventLog::open_sealed(&path, LogSeal::new(key, &new_id))
+        .map_err(|e| anyhow!("reopening {}: {e}", path.display()))?;
     for event in &records {
         log.append_with(event, tackle_store::Durability::Written)
             .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;

@@ -97,9 +97,28 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
             )
             .context("writing the answer")?;
         }
-        SessionsCommand::Fork { id, turn, json } => {
+        SessionsCommand::Fork {
+            id,
+            turn,
+            json,
+            trust_log,
+        } => {
             let log = log_of(config, &id)?;
-            let forked = fork::fork(&config.root, &id, &log, turn).map_err(Failure::Usage)?;
+            let key = crate::own_sessions::key()
+                .map_err(|why| anyhow!("cannot tell whether session {id}'s log is yours: {why}"))?;
+            let origin = crate::own_sessions::origin(&key, &id, &log)
+                .map_err(|e| Failure::Engine(anyhow!("{e}")))?;
+            if let tackle_runtime::LogOrigin::Foreign(why) = origin {
+                if !trust_log {
+                    return Err(Failure::Usage(anyhow!(
+                        "session {id}'s log was not written by this user's tackle ({why}): it may have come with the repository, and a fork would carry its lines to the model as your conversation; fork it only if you trust every line of it: tackle sessions fork {id} --turn {turn} --trust-log"
+                    )));
+                }
+                eprintln!(
+                    "tackle: forking session {id}, whose log this user's tackle did not write ({why}), because --trust-log says you trust it"
+                );
+            }
+            let forked = fork::fork(&config.root, &id, &log, turn, &key).map_err(Failure::Usage)?;
             if json {
                 serde_json::to_writer(&mut out, &forked).context("writing the fork")?;
                 writeln!(out).context("writing the fork")?;
@@ -129,6 +148,10 @@ pub fn summaries(config: &Config) -> anyhow::Result<Vec<Summary>> {
         let prices = config.models.entry(&id)?.entry.prices.as_ref()?;
         Some(tackle_agent::bounds::cost(usage, prices))
     };
+    let key = crate::own_sessions::key();
+    if let Err(why) = &key {
+        eprintln!("tackle: every session is listed foreign: {why}");
+    }
     let mut list = Vec::new();
     for entry in entries.flatten() {
         let id = entry.file_name().to_string_lossy().into_owned();
@@ -139,7 +162,12 @@ pub fn summaries(config: &Config) -> anyhow::Result<Vec<Summary>> {
             continue;
         }
         match summary::summarize(&id, &log, &price) {
-            Ok(s) => list.push(s),
+            Ok(mut s) => {
+                s.foreign_reason =
+                    crate::own_sessions::foreign_reason(key.as_ref().ok(), &id, &log);
+                s.foreign = s.foreign_reason.is_some();
+                list.push(s);
+            }
             Err(e) => eprintln!("tackle: session {id} is not listed: {e}"),
         }
     }
@@ -175,8 +203,9 @@ fn row(s: &Summary) -> String {
             .map(|o| o.as_str())
             .unwrap_or(if s.agent { "unfinished" } else { "calls only" });
     format!(
-        "{}  {when}  {}  {} turn(s)  {} call(s)  {cost}  {outcome}  {}",
+        "{}{}  {when}  {}  {} turn(s)  {} call(s)  {cost}  {outcome}  {}",
         s.id,
+        if s.foreign { "  FOREIGN" } else { "" },
         s.model.as_deref().unwrap_or("-"),
         s.turns,
         s.calls,

@@ -35,6 +35,12 @@ pub struct Summary {
     /// Records that could not be read as events this version knows (newer kinds, damage).
     #[serde(skip_serializing_if = "is_zero")]
     pub unreadable: u64,
+    /// Whether the log was not written (whole) by this user's tackle: it may have come with the
+    /// repository, and is never resumed or forked without `--trust-log`.
+    pub foreign: bool,
+    /// Why it is foreign: the first line without the user's tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign_reason: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
