@@ -129,6 +129,35 @@ fn producers() -> Vec<Producer> {
             source: ".env",
             copies_bytes: true,
         },
+        // A command's path arguments are the sources of what it prints, under the name as
+        // normalised and the real path.
+        Producer {
+            name: "bash reading .env as an argument",
+            tool: "bash",
+            args: json!({"command": "cat .env"}),
+            flags: &["--allow", "tool.bash.cmd:*"],
+            covering: &["read:.env", "read:**/.env", "read:*.env"],
+            source: ".env",
+            copies_bytes: true,
+        },
+        Producer {
+            name: "bash reading .env by a roundabout name after a cd",
+            tool: "bash",
+            args: json!({"command": "cd secrets && head -n 3 ../secrets/./../.env"}),
+            flags: &["--allow", "tool.bash.cmd:*"],
+            covering: &["read:.env", "read:**/.env"],
+            source: ".env",
+            copies_bytes: true,
+        },
+        Producer {
+            name: "bash reading a symlink to the secrets",
+            tool: "bash",
+            args: json!({"command": "cat linked/key.txt"}),
+            flags: &["--allow", "tool.bash.cmd:*"],
+            covering: &["read:secrets/**", "read:**/key.txt"],
+            source: "key.txt",
+            copies_bytes: true,
+        },
         Producer {
             name: "grep walking a directory",
             tool: "grep",

@@ -104,6 +104,7 @@ impl Runtime {
         // too, and the call may open only these.
         let reads = crate::provenance::artifact_reads(&session.store, &prepared.routing.resources);
         artifacts.admitted(&prepared.routing.resources, &reads);
+        artifacts.note_reads(prepared.sources.iter().map(|r| r.key()));
         let request = GateRequest {
             session: session.context(),
             tool: &call.name,

@@ -47,8 +47,8 @@ pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_pa
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
-pub use log_read::MAX_RECORD_BYTES;
 pub use log_key::{LOG_KEY_FILE, LOG_KEY_LEN, LogKey, LogKeyError};
+pub use log_read::MAX_RECORD_BYTES;
 pub use log_seal::{ForeignLine, ForeignReason, LogOrigin, LogSeal};
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;

@@ -118,6 +118,7 @@ impl<T: Tool> DynTool for T {
             routing: p.routing,
             serialization_key: p.serialization_key,
             plan: Box::new(p.plan),
+            sources: p.sources,
         })
     }
 

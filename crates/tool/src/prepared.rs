@@ -79,6 +79,11 @@ pub struct Prepared<P> {
     pub serialization_key: Option<SerializationKey>,
     /// Tool-private state for `execute` (resolved targets, staged bytes, base hashes).
     pub plan: P,
+    /// `read:` resources the call may read that the gate is not asked about one by one (a
+    /// command line's path arguments, which its command keys already name): recorded as the
+    /// sources of its retained output, so a later deny on one covers the copy. Never widens
+    /// what the call may do.
+    pub sources: Vec<PermissionResource>,
 }
 
 impl<P> Prepared<P> {
@@ -87,7 +92,14 @@ impl<P> Prepared<P> {
             routing,
             serialization_key: None,
             plan,
+            sources: Vec::new(),
         }
+    }
+
+    /// Records `sources` as what the call's output may copy (see [`Prepared::sources`]).
+    pub fn with_sources(mut self, sources: Vec<PermissionResource>) -> Self {
+        self.sources = sources;
+        self
     }
 
     pub fn serialized_by(mut self, key: SerializationKey) -> Self {

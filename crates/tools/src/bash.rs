@@ -44,6 +44,7 @@ use crate::shell::denylist::{device_write, refusal_in};
 use crate::shell::keys::BASH_CMD_ACTION;
 use crate::shell::routing::{LineEnvironment, routing_keys};
 use crate::shell::search_gate::find_search_parsed;
+use crate::shell::sources::argument_sources;
 use crate::stack::on_parser_stack;
 
 /// Used when a call gives no `timeout`.
@@ -426,6 +427,7 @@ impl Tool for Bash {
             .filter(|r| r.action == Action::Custom(BASH_CMD_ACTION))
             .map(|r| r.key())
             .collect();
+        let sources = argument_sources(&analysis, cx.root);
         Ok(Prepared::new(
             Routing { resources },
             BashPlan {
@@ -436,7 +438,8 @@ impl Tool for Bash {
                 parsed,
                 notice,
             },
-        ))
+        )
+        .with_sources(sources))
     }
 
     async fn execute(

@@ -43,6 +43,7 @@ pub mod paths;
 pub mod routing;
 pub mod search_gate;
 pub mod sensitive;
+pub mod sources;
 
 #[cfg(test)]
 mod corpus;
