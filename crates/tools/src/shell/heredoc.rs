@@ -224,6 +224,32 @@ mod tests {
         }
     }
 
+    /// The forms scripts use every day stay readable: the check refuses only disagreements.
+    #[test]
+    fn common_forms_parse() {
+        for script in [
+            "cat <<EOF\nx\nEOF\n",
+            "cat <<'EOF'\n$x\nEOF\n",
+            "cat <<\"EOF\"\n$x\nEOF\n",
+            "cat <<\\EOF\nx\nEOF\n",
+            "cat <<-EOF\n\tx\n\tEOF\n",
+            "cat <<-'EOF'\n\tx\n\tEOF\n",
+            "cat << EOF\nx\nEOF",
+            "cat <<EOF > f\nx\nEOF\necho after\n",
+            "cat <<A <<B\na\nA\nb\nB\n",
+            "cat <<A; cat <<B\na\nA\nb\nB\n",
+            "if true; then\n  cat <<EOF\nx\nEOF\nfi\n",
+            "x=$(cat <<EOF\nx\nEOF\n)\n",
+            "cat <<EOF\nx \\\n y\nEOF\n",
+            "cat <<''\nx\n\n",
+        ] {
+            assert!(
+                crate::shell::analyze::parse_checked(script).is_ok(),
+                "{script:?} no longer parses"
+            );
+        }
+    }
+
     #[test]
     fn bodies_end_where_bash_ends_them() {
         // (body text, delimiter word, <<-, the line bash ends on, 0-based; None: none does).
