@@ -49,10 +49,10 @@ fn is_root() -> bool {
 const SHIMS: &[&str] = &[
     "touch", "rm", "git", "cat", "ls", "curl", "wget", "mkdir", "cp", "mv", "wc", "sort", "head",
     "tail", "make", "cargo", "python3", "node", "npm", "grep", "sed", "awk", "tr", "date", "sleep",
-    "chmod", "chown", "dd", "tee", "diff", "wipefs", "mkfs", "sudo", "doas", "a", "b", "c",
-    "f", "x", "y", "z", "tool", "ok", "evil", "id", "whoami", "uname", "printenv", "nc", "ssh",
-    "scp", "tar", "zip", "unzip", "base64", "xxd", "od", "stat", "true_cmd", "go", "rustc", "gcc",
-    "yes", "seq", "basename", "dirname", "realpath", "readlink", "ln", "install", "rsync", "patch",
+    "chmod", "chown", "dd", "tee", "diff", "wipefs", "mkfs", "sudo", "doas", "a", "b", "c", "f",
+    "x", "y", "z", "tool", "ok", "evil", "id", "whoami", "uname", "printenv", "nc", "ssh", "scp",
+    "tar", "zip", "unzip", "base64", "xxd", "od", "stat", "true_cmd", "go", "rustc", "gcc", "yes",
+    "seq", "basename", "dirname", "realpath", "readlink", "ln", "install", "rsync", "patch",
 ];
 /// Programs whose shim records and then runs the real program (which runs the shims in turn).
 const PASS_THROUGH: &[(&str, &str)] = &[
@@ -1094,7 +1094,7 @@ impl Grammar<'_> {
 /// The families of [`Grammar::reading_form`], counted apart in the figures.
 const READING_FAMILIES: [&str; 4] = ["here-document", "history", "translation/lookup", "wrapper"];
 
-/// Delimiter words in every quoting form bash reads, each with the line bash ends its body on
+/// Delimiter words in every quoting form bash reads (the everyday four first), each with the line bash ends its body on
 /// and lines that look like it but do not end it under bash (or under a parser that reads the
 /// word another way).
 const HEREDOC_TAGS: &[(&str, &str, &[&str])] = &[
@@ -1119,7 +1119,13 @@ impl Grammar<'_> {
     /// after the command line: lines that look like commands, like the delimiter (split by a
     /// backslash-newline, indented by a tab, with a trailing blank), then the delimiter line.
     fn heredoc(&mut self) -> (String, Vec<String>) {
-        let (tag, ends, decoys) = HEREDOC_TAGS[self.rng.below(HEREDOC_TAGS.len())];
+        // Half the time one of the four everyday forms, which the keys should read.
+        let pick = if self.rng.chance(50) {
+            self.rng.below(4)
+        } else {
+            self.rng.below(HEREDOC_TAGS.len())
+        };
+        let (tag, ends, decoys) = HEREDOC_TAGS[pick];
         let dash = self.rng.chance(30);
         let op = format!("<<{}{tag}", if dash { "-" } else { "" });
         let mut body = Vec::new();
@@ -1155,7 +1161,24 @@ impl Grammar<'_> {
     fn reading_form(&mut self) -> (&'static str, String) {
         match self.rng.below(4) {
             0 => (READING_FAMILIES[0], {
-                let verb = self.rng.pick(&["cat", "sh", "cat > f", "bash", "sh -s", ": "]);
+                // Some contexts make `<<` something else for bash: a subscript, arithmetic.
+                let verb = self.rng.pick(&[
+                    "cat",
+                    "cat",
+                    "sh",
+                    "cat > f",
+                    "bash",
+                    "sh -s",
+                    ": ",
+                    "a[1",
+                    "a[1 ",
+                    "declare a[1",
+                    "x=1 a[1",
+                    "echo a[",
+                    "((1 ",
+                    "echo $((1",
+                    "a=([1",
+                ]);
                 let mut line = verb.to_owned();
                 let mut bodies = Vec::new();
                 for _ in 0..1 + self.rng.below(2) {
@@ -1165,7 +1188,13 @@ impl Grammar<'_> {
                     bodies.push(body);
                 }
                 if self.rng.chance(30) {
-                    line.push_str(self.rng.pick(&["; touch op", " | cat", " && \\\ntouch cont"]));
+                    line.push_str(self.rng.pick(&["]=1", "))", "]", "]=1)", " ]"]));
+                }
+                if self.rng.chance(30) {
+                    line.push_str(
+                        self.rng
+                            .pick(&["; touch op", " | cat", " && \\\ntouch cont"]),
+                    );
                 }
                 for body in bodies {
                     for b in body {
@@ -1174,7 +1203,10 @@ impl Grammar<'_> {
                     }
                 }
                 line.push('\n');
-                line.push_str(self.rng.pick(&["touch after", "EOF", "ab", "$EOF", "echo done"]));
+                line.push_str(
+                    self.rng
+                        .pick(&["touch after", "EOF", "ab", "$EOF", "echo done"]),
+                );
                 line
             }),
             1 => (READING_FAMILIES[1], {
@@ -1197,29 +1229,33 @@ impl Grammar<'_> {
                     "set +o history",
                     "set -o errexit -o nounset",
                 ]);
-                let use_ = self.rng.pick(&["!!:s/#//", "!-1:s/#//", "^#^", "!echo:s/#//", "!!"]);
+                let use_ = self
+                    .rng
+                    .pick(&["!!:s/#//", "!-1:s/#//", "^#^", "!echo:s/#//", "!!"]);
                 format!("{on}\necho x #;touch hx\n{use_}")
             }),
-            2 => (READING_FAMILIES[2], self
-                .rng
-                .pick(&[
-                    "echo $\"hi\"",
-                    "echo $\"$(touch tr)\"",
-                    "TEXTDOMAIN=x; echo $\"hi\"",
-                    "TEXTDOMAINDIR=. echo $\"a\"",
-                    "export TEXTDOMAINDIR=.; echo hi",
-                    "LANGUAGE=fr; echo $\"a\"",
-                    "LC_MESSAGES=fr_FR.UTF-8; echo $\"a\"",
-                    "echo \"$\"a",
-                    "EXECIGNORE='*/shims/*'; git status",
-                    "export EXECIGNORE=x; git status",
-                    // Prefix assignments stay in the command's key.
-                    "TEXTDOMAIN=x TEXTDOMAINDIR=. echo hi",
-                    "LANGUAGE=fr echo hi",
-                    "env TEXTDOMAINDIR=. echo hi",
-                    "EXECIGNORE='*/shims/*' git status",
-                ])
-                .to_owned()),
+            2 => (
+                READING_FAMILIES[2],
+                self.rng
+                    .pick(&[
+                        "echo $\"hi\"",
+                        "echo $\"$(touch tr)\"",
+                        "TEXTDOMAIN=x; echo $\"hi\"",
+                        "TEXTDOMAINDIR=. echo $\"a\"",
+                        "export TEXTDOMAINDIR=.; echo hi",
+                        "LANGUAGE=fr; echo $\"a\"",
+                        "LC_MESSAGES=fr_FR.UTF-8; echo $\"a\"",
+                        "echo \"$\"a",
+                        "EXECIGNORE='*/shims/*'; git status",
+                        "export EXECIGNORE=x; git status",
+                        // Prefix assignments stay in the command's key.
+                        "TEXTDOMAIN=x TEXTDOMAINDIR=. echo hi",
+                        "LANGUAGE=fr echo hi",
+                        "env TEXTDOMAINDIR=. echo hi",
+                        "EXECIGNORE='*/shims/*' git status",
+                    ])
+                    .to_owned(),
+            ),
             _ => (READING_FAMILIES[3], {
                 let inner = self.simple().replace('\'', "");
                 let form = self.rng.pick(&[
@@ -1353,7 +1389,10 @@ fn main() {
         );
         let tally = tally.into_inner().unwrap();
         for (family, (n, q)) in &tally {
-            println!("  {family}: {n} lines, {q} keyed `?`, {} keyed and run", n - q);
+            println!(
+                "  {family}: {n} lines, {q} keyed `?`, {} keyed and run",
+                n - q
+            );
         }
         // A family all of whose lines are `?` proves nothing about the keys it yields.
         for family in READING_FAMILIES {

@@ -45,12 +45,28 @@ pub const SET_OPTIONS: &[(&str, Option<char>, Effect)] = &[
         Some('a'),
         Unresolved("exports every later assignment to every command's environment"),
     ),
-    ("braceexpand", Some('B'), Harmless("a word with braces is never literal")),
+    (
+        "braceexpand",
+        Some('B'),
+        Harmless("a word with braces is never literal"),
+    ),
     ("emacs", None, INTERACTIVE),
     ("errexit", Some('e'), FEWER),
-    ("errtrace", Some('E'), Harmless("passes the ERR trap on; a trap is unresolved")),
-    ("functrace", Some('T'), Harmless("passes DEBUG and RETURN traps on; a trap is unresolved")),
-    ("hashall", Some('h'), Harmless("remembers where commands were found; `hash -p` is unresolved")),
+    (
+        "errtrace",
+        Some('E'),
+        Harmless("passes the ERR trap on; a trap is unresolved"),
+    ),
+    (
+        "functrace",
+        Some('T'),
+        Harmless("passes DEBUG and RETURN traps on; a trap is unresolved"),
+    ),
+    (
+        "hashall",
+        Some('h'),
+        Harmless("remembers where commands were found; `hash -p` is unresolved"),
+    ),
     (
         "histexpand",
         Some('H'),
@@ -67,8 +83,16 @@ pub const SET_OPTIONS: &[(&str, Option<char>, Effect)] = &[
         None,
         Unresolved("turned off, `#` no longer starts a comment"),
     ),
-    ("keyword", Some('k'), Unresolved("makes every later `NAME=value` word an assignment")),
-    ("monitor", Some('m'), Harmless("job control changes no command")),
+    (
+        "keyword",
+        Some('k'),
+        Unresolved("makes every later `NAME=value` word an assignment"),
+    ),
+    (
+        "monitor",
+        Some('m'),
+        Harmless("job control changes no command"),
+    ),
     ("noclobber", Some('C'), FEWER),
     ("noexec", Some('n'), FEWER),
     ("noglob", Some('f'), GLOB),
@@ -76,100 +100,230 @@ pub const SET_OPTIONS: &[(&str, Option<char>, Effect)] = &[
     ("notify", Some('b'), REPORTS),
     ("nounset", Some('u'), FEWER),
     ("onecmd", Some('t'), FEWER),
-    ("physical", Some('P'), Unresolved("`cd` resolves symlinks, which the walk does not follow")),
+    (
+        "physical",
+        Some('P'),
+        Unresolved("`cd` resolves symlinks, which the walk does not follow"),
+    ),
     ("pipefail", None, REPORTS),
-    ("posix", None, Unresolved("changes how bash parses and runs lines")),
-    ("privileged", Some('p'), Unresolved("changes which startup files and variables bash reads")),
+    (
+        "posix",
+        None,
+        Unresolved("changes how bash parses and runs lines"),
+    ),
+    (
+        "privileged",
+        Some('p'),
+        Unresolved("changes which startup files and variables bash reads"),
+    ),
     ("verbose", Some('v'), REPORTS),
     ("vi", None, INTERACTIVE),
-    ("xtrace", Some('x'), Harmless("expands PS4, which a script cannot set without being unresolved")),
+    (
+        "xtrace",
+        Some('x'),
+        Harmless("expands PS4, which a script cannot set without being unresolved"),
+    ),
 ];
 
 /// `shopt` options. Either direction of a change counts.
 pub const SHOPT_OPTIONS: &[(&str, Effect)] = &[
-    ("autocd", Unresolved("a directory name given as a command becomes `cd`")),
-    ("assoc_expand_once", Unresolved("changes how subscripts are evaluated")),
-    ("cdable_vars", Unresolved("`cd NAME` goes to the directory NAME's value names")),
-    ("cdspell", Unresolved("`cd` corrects a misspelt directory to another")),
-    ("checkhash", Harmless("only checks that a remembered command still exists")),
+    (
+        "autocd",
+        Unresolved("a directory name given as a command becomes `cd`"),
+    ),
+    (
+        "assoc_expand_once",
+        Unresolved("changes how subscripts are evaluated"),
+    ),
+    (
+        "cdable_vars",
+        Unresolved("`cd NAME` goes to the directory NAME's value names"),
+    ),
+    (
+        "cdspell",
+        Unresolved("`cd` corrects a misspelt directory to another"),
+    ),
+    (
+        "checkhash",
+        Harmless("only checks that a remembered command still exists"),
+    ),
     ("checkjobs", INTERACTIVE),
     ("checkwinsize", REPORTS),
-    ("cmdhist", Harmless("history is never on in a resolved line")),
-    ("compat31", Unresolved("older bash semantics for quoting and matching")),
-    ("compat32", Unresolved("older bash semantics for quoting and matching")),
-    ("compat40", Unresolved("older bash semantics for quoting and matching")),
-    ("compat41", Unresolved("older bash semantics for quoting and matching")),
-    ("compat42", Unresolved("older bash semantics for quoting and matching")),
-    ("compat43", Unresolved("older bash semantics for quoting and matching")),
-    ("compat44", Unresolved("older bash semantics for quoting and matching")),
+    (
+        "cmdhist",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "compat31",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat32",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat40",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat41",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat42",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat43",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
+    (
+        "compat44",
+        Unresolved("older bash semantics for quoting and matching"),
+    ),
     ("complete_fullquote", INTERACTIVE),
     ("direxpand", INTERACTIVE),
     ("dirspell", INTERACTIVE),
     ("dotglob", GLOB),
-    ("execfail", Harmless("only keeps the shell alive after a failed `exec`")),
-    ("expand_aliases", Unresolved("aliases replace command words")),
-    ("extdebug", Unresolved("a DEBUG trap's status can skip or change commands")),
-    ("extglob", Unresolved("changes how a line is split into words")),
-    ("extquote", Unresolved("changes how `$'…'` and `$\"…\"` read inside `${…}`")),
+    (
+        "execfail",
+        Harmless("only keeps the shell alive after a failed `exec`"),
+    ),
+    (
+        "expand_aliases",
+        Unresolved("aliases replace command words"),
+    ),
+    (
+        "extdebug",
+        Unresolved("a DEBUG trap's status can skip or change commands"),
+    ),
+    (
+        "extglob",
+        Unresolved("changes how a line is split into words"),
+    ),
+    (
+        "extquote",
+        Unresolved("changes how `$'…'` and `$\"…\"` read inside `${…}`"),
+    ),
     ("failglob", FEWER),
     ("force_fignore", INTERACTIVE),
     ("globasciiranges", GLOB),
     ("globskipdots", GLOB),
     ("globstar", GLOB),
     ("gnu_errfmt", REPORTS),
-    ("histappend", Harmless("history is never on in a resolved line")),
+    (
+        "histappend",
+        Harmless("history is never on in a resolved line"),
+    ),
     ("histreedit", INTERACTIVE),
     ("histverify", INTERACTIVE),
     ("hostcomplete", INTERACTIVE),
-    ("huponexit", Harmless("only signals jobs when a login shell exits")),
+    (
+        "huponexit",
+        Harmless("only signals jobs when a login shell exits"),
+    ),
     ("inherit_errexit", FEWER),
-    ("interactive_comments", Unresolved("turned off, `#` no longer starts a comment")),
-    ("lastpipe", Unresolved("a pipeline's last command runs in this shell, with its `cd`")),
-    ("lithist", Harmless("history is never on in a resolved line")),
-    ("localvar_inherit", Unresolved("changes which values functions see")),
-    ("localvar_unset", Unresolved("changes which values functions see")),
+    (
+        "interactive_comments",
+        Unresolved("turned off, `#` no longer starts a comment"),
+    ),
+    (
+        "lastpipe",
+        Unresolved("a pipeline's last command runs in this shell, with its `cd`"),
+    ),
+    (
+        "lithist",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "localvar_inherit",
+        Unresolved("changes which values functions see"),
+    ),
+    (
+        "localvar_unset",
+        Unresolved("changes which values functions see"),
+    ),
     ("login_shell", Harmless("read-only")),
     ("mailwarn", INTERACTIVE),
     ("no_empty_cmd_completion", INTERACTIVE),
     ("nocaseglob", GLOB),
-    ("nocasematch", Harmless("changes only which `case`/`[[` branch matches; each is walked")),
-    ("noexpand_translation", Unresolved("changes what `$\"…\"` becomes")),
+    (
+        "nocasematch",
+        Harmless("changes only which `case`/`[[` branch matches; each is walked"),
+    ),
+    (
+        "noexpand_translation",
+        Unresolved("changes what `$\"…\"` becomes"),
+    ),
     ("nullglob", GLOB),
-    ("patsub_replacement", Harmless("changes only `${x/…/…}`, which is never literal")),
+    (
+        "patsub_replacement",
+        Harmless("changes only `${x/…/…}`, which is never literal"),
+    ),
     ("progcomp", INTERACTIVE),
     ("progcomp_alias", INTERACTIVE),
     ("promptvars", INTERACTIVE),
     ("restricted_shell", Harmless("read-only")),
     ("shift_verbose", REPORTS),
-    ("sourcepath", Harmless("changes only where `source` looks; `source` is unresolved")),
-    ("varredir_close", Harmless("closes `{fd}` descriptors; a named descriptor is unresolved")),
+    (
+        "sourcepath",
+        Harmless("changes only where `source` looks; `source` is unresolved"),
+    ),
+    (
+        "varredir_close",
+        Harmless("closes `{fd}` descriptors; a named descriptor is unresolved"),
+    ),
     ("xpg_echo", Harmless("changes only what `echo` prints")),
 ];
 
 /// Variables bash gives a meaning. Assigning one marked unresolved must be unresolved:
 /// [`super::sensitive::changes_commands`] names each.
 pub const VARIABLES: &[(&str, Effect)] = &[
-    ("BASH", Harmless("the shell's own path, read by nothing that runs")),
-    ("BASHOPTS", Unresolved("sets shopt options for child shells")),
+    (
+        "BASH",
+        Harmless("the shell's own path, read by nothing that runs"),
+    ),
+    (
+        "BASHOPTS",
+        Unresolved("sets shopt options for child shells"),
+    ),
     ("BASHPID", Harmless("read-only")),
-    ("BASH_ALIASES", Unresolved("assigning an element defines an alias")),
+    (
+        "BASH_ALIASES",
+        Unresolved("assigning an element defines an alias"),
+    ),
     ("BASH_ARGC", Harmless("debugger bookkeeping")),
     ("BASH_ARGV", Harmless("debugger bookkeeping")),
     ("BASH_ARGV0", Harmless("sets $0 only")),
-    ("BASH_CMDS", Unresolved("assigning an element sets where a command is found")),
+    (
+        "BASH_CMDS",
+        Unresolved("assigning an element sets where a command is found"),
+    ),
     ("BASH_COMMAND", Harmless("read-only")),
     ("BASH_COMPAT", Unresolved("older bash semantics")),
-    ("BASH_ENV", Unresolved("a file every non-interactive bash runs first")),
+    (
+        "BASH_ENV",
+        Unresolved("a file every non-interactive bash runs first"),
+    ),
     ("BASH_EXECUTION_STRING", Harmless("read-only")),
-    ("BASH_FUNC_", Unresolved("the environment prefix of exported functions")),
+    (
+        "BASH_FUNC_",
+        Unresolved("the environment prefix of exported functions"),
+    ),
     ("BASH_LINENO", Harmless("read-only")),
-    ("BASH_LOADABLES_PATH", Unresolved("where `enable -f` finds builtins")),
+    (
+        "BASH_LOADABLES_PATH",
+        Unresolved("where `enable -f` finds builtins"),
+    ),
     ("BASH_REMATCH", Harmless("the result of `=~`")),
     ("BASH_SOURCE", Harmless("read-only")),
     ("BASH_SUBSHELL", Harmless("read-only")),
     ("BASH_VERSINFO", Harmless("read-only")),
     ("BASH_VERSION", Harmless("read-only")),
-    ("BASH_XTRACEFD", Unresolved("xtrace output goes to any descriptor, a file's included")),
+    (
+        "BASH_XTRACEFD",
+        Unresolved("xtrace output goes to any descriptor, a file's included"),
+    ),
     ("CDPATH", Unresolved("`cd NAME` searches it")),
     ("CHILD_MAX", FEWER),
     ("COLUMNS", REPORTS),
@@ -181,14 +335,26 @@ pub const VARIABLES: &[(&str, Effect)] = &[
     ("COMP_TYPE", INTERACTIVE),
     ("COMP_WORDBREAKS", INTERACTIVE),
     ("COMP_WORDS", INTERACTIVE),
-    ("COPROC", Harmless("the default name of a coprocess's descriptors")),
-    ("DIRSTACK", Unresolved("assigning changes where `pushd`/`popd`/`~N` go")),
+    (
+        "COPROC",
+        Harmless("the default name of a coprocess's descriptors"),
+    ),
+    (
+        "DIRSTACK",
+        Unresolved("assigning changes where `pushd`/`popd`/`~N` go"),
+    ),
     ("EMACS", INTERACTIVE),
-    ("ENV", Unresolved("a file an interactive or POSIX-mode shell runs first")),
+    (
+        "ENV",
+        Unresolved("a file an interactive or POSIX-mode shell runs first"),
+    ),
     ("EPOCHREALTIME", Harmless("read-only")),
     ("EPOCHSECONDS", Harmless("read-only")),
     ("EUID", Harmless("read-only")),
-    ("EXECIGNORE", Unresolved("command lookup skips what it matches, so `git` finds ./git")),
+    (
+        "EXECIGNORE",
+        Unresolved("command lookup skips what it matches, so `git` finds ./git"),
+    ),
     ("FCEDIT", INTERACTIVE),
     ("FIGNORE", INTERACTIVE),
     ("FUNCNAME", Harmless("read-only")),
@@ -196,14 +362,35 @@ pub const VARIABLES: &[(&str, Effect)] = &[
     ("GLOBIGNORE", GLOB),
     ("GLOBSORT", GLOB),
     ("GROUPS", Harmless("read-only")),
-    ("HISTCMD", Harmless("history is never on in a resolved line")),
-    ("HISTCONTROL", Harmless("history is never on in a resolved line")),
-    ("HISTFILE", Unresolved("where history is written: a file write no key shows")),
+    (
+        "HISTCMD",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "HISTCONTROL",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "HISTFILE",
+        Unresolved("where history is written: a file write no key shows"),
+    ),
     ("HISTFILESIZE", Unresolved("truncates the history file")),
-    ("HISTIGNORE", Harmless("history is never on in a resolved line")),
-    ("HISTSIZE", Harmless("history is never on in a resolved line")),
-    ("HISTTIMEFORMAT", Harmless("history is never on in a resolved line")),
-    ("HOME", Unresolved("`~` and `cd` go there, and programs read their settings there")),
+    (
+        "HISTIGNORE",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "HISTSIZE",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "HISTTIMEFORMAT",
+        Harmless("history is never on in a resolved line"),
+    ),
+    (
+        "HOME",
+        Unresolved("`~` and `cd` go there, and programs read their settings there"),
+    ),
     ("HOSTFILE", INTERACTIVE),
     ("HOSTNAME", Harmless("read by nothing that runs")),
     ("HOSTTYPE", Harmless("read by nothing that runs")),
@@ -211,12 +398,30 @@ pub const VARIABLES: &[(&str, Effect)] = &[
     ("IGNOREEOF", INTERACTIVE),
     ("INPUTRC", INTERACTIVE),
     ("INSIDE_EMACS", INTERACTIVE),
-    ("LANG", Unresolved("selects the catalog `$\"…\"` is translated from")),
-    ("LANGUAGE", Unresolved("selects the catalog `$\"…\"` is translated from")),
-    ("LC_ALL", Unresolved("selects the catalog `$\"…\"` is translated from")),
-    ("LC_COLLATE", Unresolved("changes what ranges in globs and `[[` match")),
-    ("LC_CTYPE", Unresolved("changes which bytes are characters, blanks and letters")),
-    ("LC_MESSAGES", Unresolved("selects the catalog `$\"…\"` is translated from")),
+    (
+        "LANG",
+        Unresolved("selects the catalog `$\"…\"` is translated from"),
+    ),
+    (
+        "LANGUAGE",
+        Unresolved("selects the catalog `$\"…\"` is translated from"),
+    ),
+    (
+        "LC_ALL",
+        Unresolved("selects the catalog `$\"…\"` is translated from"),
+    ),
+    (
+        "LC_COLLATE",
+        Unresolved("changes what ranges in globs and `[[` match"),
+    ),
+    (
+        "LC_CTYPE",
+        Unresolved("changes which bytes are characters, blanks and letters"),
+    ),
+    (
+        "LC_MESSAGES",
+        Unresolved("selects the catalog `$\"…\"` is translated from"),
+    ),
     ("LC_NUMERIC", Harmless("changes only how numbers print")),
     ("LC_TIME", Harmless("changes only how times print")),
     ("LINENO", Harmless("read-only in effect")),
@@ -236,7 +441,10 @@ pub const VARIABLES: &[(&str, Effect)] = &[
     ("PIPESTATUS", Harmless("read-only")),
     ("POSIXLY_CORRECT", Unresolved("turns on POSIX mode")),
     ("POSIX_PEDANTIC", Unresolved("turns on POSIX mode")),
-    ("POSIX_PEDANDTIC", Unresolved("a spelling bash's binary holds; treated as POSIX_PEDANTIC")),
+    (
+        "POSIX_PEDANDTIC",
+        Unresolved("a spelling bash's binary holds; treated as POSIX_PEDANTIC"),
+    ),
     ("PPID", Harmless("read-only")),
     ("PROMPT_COMMAND", Unresolved("code run before each prompt")),
     ("PROMPT_DIRTRIM", INTERACTIVE),
@@ -254,23 +462,53 @@ pub const VARIABLES: &[(&str, Effect)] = &[
     ("REPLY", Harmless("written by read and select")),
     ("SECONDS", Harmless("a number")),
     ("SHELL", Unresolved("programs run it as the user's shell")),
-    ("SHELLOPTS", Unresolved("sets `set -o` options for child shells")),
+    (
+        "SHELLOPTS",
+        Unresolved("sets `set -o` options for child shells"),
+    ),
     ("SHLVL", Harmless("a number")),
     ("SRANDOM", Harmless("a number")),
-    ("SSH2_CLIENT", Harmless("read by bash only to find its startup files")),
-    ("SSH_CLIENT", Harmless("read by bash only to find its startup files")),
-    ("TERM", Unresolved("programs load the terminal description it names")),
-    ("TERMCAP", Unresolved("programs load the terminal description it holds")),
-    ("TERMINFO", Unresolved("programs load terminal descriptions from there")),
-    ("TEXTDOMAIN", Unresolved("selects the catalog `$\"…\"` is translated from")),
-    ("TEXTDOMAINDIR", Unresolved("where the catalog `$\"…\"` is translated from lives")),
+    (
+        "SSH2_CLIENT",
+        Harmless("read by bash only to find its startup files"),
+    ),
+    (
+        "SSH_CLIENT",
+        Harmless("read by bash only to find its startup files"),
+    ),
+    (
+        "TERM",
+        Unresolved("programs load the terminal description it names"),
+    ),
+    (
+        "TERMCAP",
+        Unresolved("programs load the terminal description it holds"),
+    ),
+    (
+        "TERMINFO",
+        Unresolved("programs load terminal descriptions from there"),
+    ),
+    (
+        "TEXTDOMAIN",
+        Unresolved("selects the catalog `$\"…\"` is translated from"),
+    ),
+    (
+        "TEXTDOMAINDIR",
+        Unresolved("where the catalog `$\"…\"` is translated from lives"),
+    ),
     ("TIMEFORMAT", REPORTS),
     ("TMOUT", FEWER),
-    ("TMPDIR", Unresolved("where bash and programs create temporary files")),
+    (
+        "TMPDIR",
+        Unresolved("where bash and programs create temporary files"),
+    ),
     ("UID", Harmless("read-only")),
     ("_", Harmless("the last argument")),
     ("auto_resume", INTERACTIVE),
-    ("histchars", Harmless("history is never on in a resolved line")),
+    (
+        "histchars",
+        Harmless("history is never on in a resolved line"),
+    ),
 ];
 
 /// Strings of bash's binary shaped like variable names that are not variables.
@@ -320,63 +558,129 @@ pub const BUILTINS: &[(&str, Effect)] = &[
     (".", Unresolved("runs a file's commands in this shell")),
     (":", Harmless("does nothing")),
     ("[", Modelled("builtins.rs: `-v` subscripts are arithmetic")),
-    ("alias", Modelled("builtins.rs: defining an alias is unresolved")),
+    (
+        "alias",
+        Modelled("builtins.rs: defining an alias is unresolved"),
+    ),
     ("bg", Harmless("job control changes no command")),
     ("bind", Unresolved("readline bindings can run commands")),
     ("break", FEWER),
-    ("builtin", Modelled("keys.rs: the builtin it runs is read in its place")),
+    (
+        "builtin",
+        Modelled("keys.rs: the builtin it runs is read in its place"),
+    ),
     ("caller", REPORTS),
-    ("cd", Modelled("analyze.rs: the walk follows the working directory")),
-    ("command", Modelled("keys.rs: the command it runs is read in its place")),
+    (
+        "cd",
+        Modelled("analyze.rs: the walk follows the working directory"),
+    ),
+    (
+        "command",
+        Modelled("keys.rs: the command it runs is read in its place"),
+    ),
     ("compgen", Unresolved("`-C`/`-F` run commands")),
-    ("complete", Unresolved("completion specifications name commands")),
+    (
+        "complete",
+        Unresolved("completion specifications name commands"),
+    ),
     ("compopt", INTERACTIVE),
     ("continue", FEWER),
-    ("declare", Modelled("builtins.rs: names, `-i`, `-n` and compound values")),
-    ("dirs", Harmless("`dirs -c` only empties the stack, after which popd fails")),
+    (
+        "declare",
+        Modelled("builtins.rs: names, `-i`, `-n` and compound values"),
+    ),
+    (
+        "dirs",
+        Harmless("`dirs -c` only empties the stack, after which popd fails"),
+    ),
     ("disown", Harmless("job control changes no command")),
     ("echo", Harmless("prints")),
-    ("enable", Unresolved("loads builtins from files or turns builtins off")),
+    (
+        "enable",
+        Unresolved("loads builtins from files or turns builtins off"),
+    ),
     ("eval", Modelled("keys.rs: its words are read as a script")),
-    ("exec", Modelled("keys.rs: the command it runs is read in its place")),
+    (
+        "exec",
+        Modelled("keys.rs: the command it runs is read in its place"),
+    ),
     ("exit", FEWER),
-    ("export", Modelled("builtins.rs: exported names are checked like assignments")),
+    (
+        "export",
+        Modelled("builtins.rs: exported names are checked like assignments"),
+    ),
     ("false", Harmless("does nothing")),
     ("fc", Unresolved("runs commands from history")),
     ("fg", Harmless("job control changes no command")),
-    ("getopts", Modelled("builtins.rs: the name it assigns is checked")),
+    (
+        "getopts",
+        Modelled("builtins.rs: the name it assigns is checked"),
+    ),
     ("hash", Modelled("builtins.rs: `hash -p` is unresolved")),
     ("help", REPORTS),
-    ("history", Unresolved("`history -s`/`-r` feed history expansion")),
+    (
+        "history",
+        Unresolved("`history -s`/`-r` feed history expansion"),
+    ),
     ("jobs", REPORTS),
     ("kill", Harmless("keyed as a command; it starts nothing")),
-    ("let", Modelled("builtins.rs: arithmetic is code unless literal")),
+    (
+        "let",
+        Modelled("builtins.rs: arithmetic is code unless literal"),
+    ),
     ("local", Modelled("builtins.rs: like declare")),
     ("logout", FEWER),
-    ("mapfile", Modelled("builtins.rs: the array name and `-C` callbacks")),
-    ("popd", Modelled("analyze.rs: the working directory becomes unknown")),
+    (
+        "mapfile",
+        Modelled("builtins.rs: the array name and `-C` callbacks"),
+    ),
+    (
+        "popd",
+        Modelled("analyze.rs: the working directory becomes unknown"),
+    ),
     ("printf", Modelled("builtins.rs: `-v` names are checked")),
-    ("pushd", Modelled("analyze.rs: the walk follows the working directory")),
+    (
+        "pushd",
+        Modelled("analyze.rs: the walk follows the working directory"),
+    ),
     ("pwd", Harmless("prints")),
-    ("read", Modelled("builtins.rs: the names it assigns are checked")),
+    (
+        "read",
+        Modelled("builtins.rs: the names it assigns are checked"),
+    ),
     ("readarray", Modelled("builtins.rs: like mapfile")),
     ("readonly", Modelled("builtins.rs: like declare")),
     ("return", FEWER),
     ("set", Modelled("builtins.rs: options through SET_OPTIONS")),
     ("shift", Harmless("moves positional parameters")),
-    ("shopt", Modelled("builtins.rs: options through SHOPT_OPTIONS")),
+    (
+        "shopt",
+        Modelled("builtins.rs: options through SHOPT_OPTIONS"),
+    ),
     ("source", Unresolved("runs a file's commands in this shell")),
     ("suspend", FEWER),
-    ("test", Modelled("builtins.rs: `-v` subscripts are arithmetic")),
+    (
+        "test",
+        Modelled("builtins.rs: `-v` subscripts are arithmetic"),
+    ),
     ("times", REPORTS),
     ("trap", Unresolved("code run on a signal or at exit")),
     ("true", Harmless("does nothing")),
     ("type", REPORTS),
     ("typeset", Modelled("builtins.rs: like declare")),
     ("ulimit", FEWER),
-    ("umask", Harmless("changes only the modes of files later keyed writes create")),
-    ("unalias", Harmless("removes aliases, which are never expanded in a resolved line")),
-    ("unset", Modelled("builtins.rs: the names it unsets are checked")),
+    (
+        "umask",
+        Harmless("changes only the modes of files later keyed writes create"),
+    ),
+    (
+        "unalias",
+        Harmless("removes aliases, which are never expanded in a resolved line"),
+    ),
+    (
+        "unset",
+        Modelled("builtins.rs: the names it unsets are checked"),
+    ),
     ("wait", Modelled("builtins.rs: `-p` names are checked")),
 ];
 
@@ -436,10 +740,7 @@ mod tests {
     /// documents, and every NUL-delimited variable-shaped string of its binary (which holds
     /// the names of the variables it gives a meaning, set or not: EXECIGNORE, TEXTDOMAIN).
     fn bash_variables() -> BTreeSet<String> {
-        let mut names: BTreeSet<String> = bash("compgen -v")
-            .lines()
-            .map(str::to_owned)
-            .collect();
+        let mut names: BTreeSet<String> = bash("compgen -v").lines().map(str::to_owned).collect();
         // `help variables` lists `NAME<tab>meaning`, indented.
         for line in bash("help variables").lines() {
             if let Some((name, _)) = line.strip_prefix("    ").and_then(|l| l.split_once('\t'))
@@ -495,8 +796,7 @@ mod tests {
             }
         }
         for name in bash_variables() {
-            if lookup(VARIABLES, &name).is_none()
-                && !NOT_VARIABLES.iter().any(|(n, _)| *n == name)
+            if lookup(VARIABLES, &name).is_none() && !NOT_VARIABLES.iter().any(|(n, _)| *n == name)
             {
                 missing.push(format!(
                     "variable {name}: add it to VARIABLES (or NOT_VARIABLES if it is none)"

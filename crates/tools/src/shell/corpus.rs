@@ -842,7 +842,13 @@ const REPRODUCTIONS: &[Reproduction] = &[
         &[],
         &[],
     ),
-    (Dialect::Bash, "cat <<'EOF'\nEO\\\nF\nEOF\n", &["cat"], &[], &[]),
+    (
+        Dialect::Bash,
+        "cat <<'EOF'\nEO\\\nF\nEOF\n",
+        &["cat"],
+        &[],
+        &[],
+    ),
     (Dialect::Bash, "cat <<EOF\nx\\\\\nEOF\n", &["cat"], &[], &[]),
     (
         Dialect::Bash,
@@ -860,8 +866,20 @@ const REPRODUCTIONS: &[Reproduction] = &[
         &[],
     ),
     (Dialect::Bash, "set -eH", &["set -eH", "?"], &[], &[]),
-    (Dialect::Bash, "set -ho history", &["set -ho history", "?"], &[], &[]),
-    (Dialect::Bash, "set -euxo pipefail", &["set -euxo pipefail"], &[], &[]),
+    (
+        Dialect::Bash,
+        "set -ho history",
+        &["set -ho history", "?"],
+        &[],
+        &[],
+    ),
+    (
+        Dialect::Bash,
+        "set -euxo pipefail",
+        &["set -euxo pipefail"],
+        &[],
+        &[],
+    ),
     (
         Dialect::Bash,
         "bash -o history -o histexpand -c 'echo x'",

@@ -167,6 +167,21 @@ pub fn agrees(script: &str, tokens: &[Token]) -> bool {
             Token::Operator(op, _) if op == "<<-" => true,
             _ => continue,
         };
+        // `a[1<<2]=1` and `a[1 <<2]=1` are assignments whose subscript bash reads as
+        // arithmetic up to the matching `]`; the tokenizer sees a word `a[1` and a
+        // here-document. A `<<` after a word of the same command with a `[` still open (the
+        // test command `[` aside) is not modelled.
+        let open_bracket = tokens[..k]
+            .iter()
+            .rev()
+            .map_while(|t| match t {
+                Token::Word(w, _) => Some(w),
+                Token::Operator(..) => None,
+            })
+            .any(|w| w != "[" && w != "[[" && w.matches('[').count() > w.matches(']').count());
+        if open_bracket {
+            return false;
+        }
         // The tokenizer yields the operator, the delimiter word, the body and the end tag.
         let (Some(Token::Word(tag, _)), Some(Token::Word(_, body))) =
             (tokens.get(k + 1), tokens.get(k + 2))
@@ -277,7 +292,12 @@ mod tests {
                     .sum::<usize>()
             });
             let got = body_end(&chars, 0, &d, strip);
-            assert_eq!(got, expected, "{body:?} <<{}{raw}", if strip { "-" } else { "" });
+            assert_eq!(
+                got,
+                expected,
+                "{body:?} <<{}{raw}",
+                if strip { "-" } else { "" }
+            );
         }
     }
 }

@@ -6,8 +6,8 @@
 //! another word) or an inner command that is not literal is unresolved.
 
 use super::Dialect;
-use super::bash_names::{Effect, set_letter, set_option, shopt_option};
 use super::analyze::{Analysis, Cwds, ShellWord, SimpleCommand, Stdin, Walker};
+use super::bash_names::{Effect, set_letter, set_option, shopt_option};
 
 /// The action of command keys.
 pub const BASH_CMD_ACTION: &str = "tool.bash.cmd";
@@ -56,6 +56,13 @@ pub fn command_target(c: &SimpleCommand) -> Option<String> {
 /// The file name of a path-qualified verb (`/usr/bin/env` → `env`).
 pub fn basename(verb: &str) -> &str {
     verb.rsplit('/').next().unwrap_or(verb)
+}
+
+/// What [`Options::getopt`] read.
+struct ReadOptions<'w> {
+    /// Each option by its short letter or long name, with its value.
+    options: Vec<(String, Option<String>)>,
+    operands: Vec<&'w ShellWord>,
 }
 
 /// The options a wrapper takes; any other option is unresolved.
@@ -139,11 +146,7 @@ impl Options {
     /// follow operands (util-linux's su and runuser), else the first operand ends them. The
     /// options read, by their short letter or long name, and the operands; `None` when a word
     /// is not literal or an option is unknown (an abbreviated long option included).
-    fn getopt<'w>(
-        &self,
-        words: &'w [ShellWord],
-        permute: bool,
-    ) -> Option<(Vec<(String, Option<String>)>, Vec<&'w ShellWord>)> {
+    fn getopt<'w>(&self, words: &'w [ShellWord], permute: bool) -> Option<ReadOptions<'w>> {
         let mut options = Vec::new();
         let mut operands = Vec::new();
         let mut i = 0;
@@ -206,7 +209,7 @@ impl Options {
                 break;
             }
         }
-        Some((options, operands))
+        Some(ReadOptions { options, operands })
     }
 
     /// Whether a short option letter or a long name appears among the options.
@@ -789,14 +792,17 @@ fn script(w: &mut Walker<'_>, c: &SimpleCommand, rest: &[ShellWord], stdin: &Std
         long_flags: &["append", "return", "flush", "force", "quiet"],
         numeric: false,
     };
-    let Some((options, operands)) = opts.getopt(rest, true) else {
+    let Some(ReadOptions { options, operands }) = opts.getopt(rest, true) else {
         w.unresolved();
         return;
     };
     // Logs of input, output or timing are files written; `-t` writes timing to stderr.
-    let logs = options
-        .iter()
-        .any(|(o, _)| matches!(o.as_str(), "I" | "O" | "B" | "T" | "log-in" | "log-out" | "log-io" | "log-timing" | "timing"));
+    let logs = options.iter().any(|(o, _)| {
+        matches!(
+            o.as_str(),
+            "I" | "O" | "B" | "T" | "log-in" | "log-out" | "log-io" | "log-timing" | "timing"
+        )
+    });
     let to_null = matches!(operands.as_slice(), [f] if f.literal.as_deref() == Some("/dev/null"));
     if logs || !to_null {
         w.unresolved();
@@ -867,7 +873,7 @@ fn su(
         ],
         numeric: false,
     };
-    let Some((options, operands)) = opts.getopt(rest, true) else {
+    let Some(ReadOptions { options, operands }) = opts.getopt(rest, true) else {
         w.unresolved();
         return;
     };
