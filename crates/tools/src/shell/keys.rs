@@ -3,7 +3,10 @@
 //!
 //! Key decision: a wrapper is unwrapped only when its options are all known; an option it
 //! does not know (which might take the next word as its value, so that the inner command is
-//! another word) or an inner command that is not literal is unresolved.
+//! another word) or an inner command that is not literal is unresolved. Options are read as
+//! the wrapper's own parser reads them: clusters (`-qc cmd`, `-ccmd`), attached values, and for
+//! util-linux's `su`, `runuser` and `script` options after operands (GNU `getopt_long`
+//! permutes); a shell's `-o`/`-O` names and flag letters go through [`super::bash_names`].
 
 use super::Dialect;
 use super::analyze::{Analysis, Cwds, ShellWord, SimpleCommand, Stdin, Walker};
