@@ -968,6 +968,30 @@ const REPRODUCTIONS: &[Reproduction] = &[
         &[],
         &[],
     ),
+    // A wrapper's own options end where its command starts.
+    (
+        Dialect::Bash,
+        "command -- touch x",
+        &["touch x", "command -- touch x"],
+        &[],
+        &[],
+    ),
+    (
+        Dialect::Bash,
+        "sudo rm -l -rf x",
+        &["rm -l -rf x", "sudo rm -l -rf x"],
+        &[],
+        &[],
+    ),
+    (
+        Dialect::Bash,
+        "taskset -c 0 rm -p x",
+        &["rm -p x", "taskset -c 0 rm -p x"],
+        &[],
+        &[],
+    ),
+    (Dialect::Bash, "sudo -l", &["sudo -l"], &[], &[]),
+    (Dialect::Bash, "sudo -s", &["sudo -s", "?"], &[], &[]),
     (
         Dialect::Bash,
         "bash -ic 'touch x'",

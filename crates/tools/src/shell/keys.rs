@@ -215,11 +215,12 @@ impl Options {
         Some(ReadOptions { options, operands })
     }
 
-    /// Whether a short option letter or a long name appears among the options.
+    /// Whether a short option letter or a long name appears among `words`, which must be the
+    /// options alone ([`Options::skip`]'s region): the command's own `-v` is not the wrapper's.
     fn has(words: &[ShellWord], short: char, long: &str) -> bool {
         words.iter().filter_map(|w| w.literal.as_deref()).any(|w| {
             w.strip_prefix("--")
-                .is_some_and(|l| l.split('=').next() == Some(long))
+                .is_some_and(|l| !long.is_empty() && l.split('=').next() == Some(long))
                 || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains(short))
         })
     }
@@ -228,7 +229,7 @@ impl Options {
 const SUDO: Options = Options {
     short_value: "ugCDhprtUTR",
     short_optional: "",
-    short_flags: "AbEHKknPSVvB",
+    short_flags: "AbEHKknPSVvBsiel",
     long_value: &[
         "user",
         "group",
@@ -253,6 +254,11 @@ const SUDO: Options = Options {
         "non-interactive",
         "preserve-groups",
         "stdin",
+        "shell",
+        "login",
+        "edit",
+        "list",
+        "validate",
     ],
     numeric: false,
 };
@@ -343,7 +349,7 @@ pub(crate) fn unwrap_inner(
             let opts = if basename(verb) == "chrt" {
                 Options {
                     short_value: "TPD",
-                    short_flags: "abdfiormvRe",
+                    short_flags: "abdfiormvRep",
                     long_value: &["sched-runtime", "sched-period", "sched-deadline"],
                     long_flags: &[
                         "all-tasks",
@@ -356,24 +362,25 @@ pub(crate) fn unwrap_inner(
                         "max",
                         "verbose",
                         "reset-on-fork",
+                        "pid",
                     ],
                     ..Options::NONE
                 }
             } else {
                 Options {
-                    short_flags: "ac",
-                    long_flags: &["all-tasks", "cpu-list"],
+                    short_flags: "acp",
+                    long_flags: &["all-tasks", "cpu-list", "pid"],
                     ..Options::NONE
                 }
             };
-            // `-p` acts on a running process: no command.
-            if Options::has(rest, 'p', "pid") {
-                return None;
-            }
             let Some(i) = opts.skip(rest) else {
                 w.unresolved();
                 return None;
             };
+            // `-p` acts on a running process: no command.
+            if Options::has(&rest[..i], 'p', "pid") {
+                return None;
+            }
             // The priority or the CPU mask, then the command.
             inner(
                 w,
@@ -385,21 +392,13 @@ pub(crate) fn unwrap_inner(
             );
             return None;
         }
-        "ionice" => {
-            if Options::has(rest, 'p', "pid")
-                || Options::has(rest, 'P', "pgid")
-                || Options::has(rest, 'u', "uid")
-            {
-                return None;
-            }
-            Options {
-                short_value: "cn",
-                short_flags: "t",
-                long_value: &["class", "classdata"],
-                long_flags: &["ignore"],
-                ..Options::NONE
-            }
-        }
+        "ionice" => Options {
+            short_value: "cn",
+            short_flags: "tpPu",
+            long_value: &["class", "classdata"],
+            long_flags: &["ignore", "pid", "pgid", "uid"],
+            ..Options::NONE
+        },
         "timeout" => {
             let opts = Options {
                 short_value: "sk",
@@ -423,31 +422,12 @@ pub(crate) fn unwrap_inner(
             );
             return None;
         }
-        "sudo" => {
-            // `-s`/`-i` run the command through a shell, `-e` edits files, `-l` lists.
-            if Options::has(rest, 's', "shell")
-                || Options::has(rest, 'i', "login")
-                || Options::has(rest, 'e', "edit")
-            {
-                w.unresolved();
-                return None;
-            }
-            if Options::has(rest, 'l', "list") || Options::has(rest, 'v', "validate") {
-                return None;
-            }
-            SUDO
-        }
-        "doas" => {
-            if Options::has(rest, 's', "") {
-                w.unresolved();
-                return None;
-            }
-            Options {
-                short_value: "uC",
-                short_flags: "nL",
-                ..Options::NONE
-            }
-        }
+        "sudo" => SUDO,
+        "doas" => Options {
+            short_value: "uC",
+            short_flags: "nLs",
+            ..Options::NONE
+        },
         "pkexec" => Options {
             long_value: &["user"],
             long_flags: &["disable-internal-agent", "keep-cwd"],
@@ -526,11 +506,7 @@ pub(crate) fn unwrap_inner(
         "nohup" | "nocache" | "busybox" => Options::NONE,
         "command" | "builtin" => {
             let (flags, in_shell) = if basename(verb) == "command" {
-                // `command -v`/`-V` only say what a name is.
-                if Options::has(rest, 'v', "") || Options::has(rest, 'V', "") {
-                    return None;
-                }
-                ("p", true)
+                ("pvV", true)
             } else {
                 ("", true)
             };
@@ -542,6 +518,10 @@ pub(crate) fn unwrap_inner(
                 w.unresolved();
                 return None;
             };
+            // `command -v`/`-V` only say what a name is.
+            if Options::has(&rest[..i], 'v', "") || Options::has(&rest[..i], 'V', "") {
+                return None;
+            }
             return inner(w, &rest[i..], pass, stdin, cwds, in_shell);
         }
         _ => return None,
@@ -550,6 +530,36 @@ pub(crate) fn unwrap_inner(
         w.unresolved();
         return None;
     };
+    // Only the options themselves say what the wrapper does: `sudo ls -l` runs `ls -l`.
+    let given = &rest[..i];
+    match basename(verb) {
+        // `-s`/`-i` run the command through a shell, `-e` edits files.
+        "sudo"
+            if Options::has(given, 's', "shell")
+                || Options::has(given, 'i', "login")
+                || Options::has(given, 'e', "edit") =>
+        {
+            w.unresolved();
+            return None;
+        }
+        // `-l` lists what may run and `-v` refreshes credentials: no command.
+        "sudo" if Options::has(given, 'l', "list") || Options::has(given, 'v', "validate") => {
+            return None;
+        }
+        "doas" if Options::has(given, 's', "") => {
+            w.unresolved();
+            return None;
+        }
+        // `-p`, `-P`, `-u` act on running processes: no command.
+        "ionice"
+            if Options::has(given, 'p', "pid")
+                || Options::has(given, 'P', "pgid")
+                || Options::has(given, 'u', "uid") =>
+        {
+            return None;
+        }
+        _ => {}
+    }
     // sudo and env take NAME=value assignments before the command.
     let mut j = i;
     let mut assignments = pass;
