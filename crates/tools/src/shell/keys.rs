@@ -899,7 +899,12 @@ fn su(
         return;
     }
     if runuser && has(&["u", "user"]) {
-        // The command runs without a shell, under the caller's assignments.
+        // The command runs without a shell, under the caller's assignments; without one the
+        // user's shell reads stdin.
+        if operands.is_empty() {
+            shell_stdin(w, stdin, cwds, Dialect::Sh);
+            return;
+        }
         let words: Vec<ShellWord> = operands.into_iter().cloned().collect();
         inner(w, &words, c.assignments.clone(), stdin, cwds, false);
         return;
