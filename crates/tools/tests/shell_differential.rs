@@ -33,6 +33,9 @@ use tackle_tools::shell::sensitive::changes_commands;
 
 /// Generated lines on top of the hand-written ones.
 const GENERATED: usize = 1800;
+/// Generated lines of the forms bash reads in ways a parser may not (here-documents, history
+/// expansion, translation, wrapper option clusters).
+const GENERATED_READING: usize = 600;
 const SEED: u64 = 0x5eed_0013;
 /// The unprivileged user the shell runs as when the test runs as root.
 const NOBODY: u32 = 65534;
@@ -46,10 +49,10 @@ fn is_root() -> bool {
 const SHIMS: &[&str] = &[
     "touch", "rm", "git", "cat", "ls", "curl", "wget", "mkdir", "cp", "mv", "wc", "sort", "head",
     "tail", "make", "cargo", "python3", "node", "npm", "grep", "sed", "awk", "tr", "date", "sleep",
-    "chmod", "chown", "dd", "tee", "diff", "wipefs", "mkfs", "sudo", "doas", "su", "a", "b", "c",
-    "f", "x", "y", "z", "tool", "ok", "evil", "id", "whoami", "uname", "printenv", "nc", "ssh",
-    "scp", "tar", "zip", "unzip", "base64", "xxd", "od", "stat", "true_cmd", "go", "rustc", "gcc",
-    "yes", "seq", "basename", "dirname", "realpath", "readlink", "ln", "install", "rsync", "patch",
+    "chmod", "chown", "dd", "tee", "diff", "wipefs", "mkfs", "sudo", "doas", "a", "b", "c", "f",
+    "x", "y", "z", "tool", "ok", "evil", "id", "whoami", "uname", "printenv", "nc", "ssh", "scp",
+    "tar", "zip", "unzip", "base64", "xxd", "od", "stat", "true_cmd", "go", "rustc", "gcc", "yes",
+    "seq", "basename", "dirname", "realpath", "readlink", "ln", "install", "rsync", "patch",
 ];
 /// Programs whose shim records and then runs the real program (which runs the shims in turn).
 const PASS_THROUGH: &[(&str, &str)] = &[
@@ -65,11 +68,46 @@ const PASS_THROUGH: &[(&str, &str)] = &[
     ("sh", "/bin/dash"),
     ("dash", "/bin/dash"),
     ("bash", "/bin/bash"),
+    ("script", "/usr/bin/script"),
 ];
 
+/// `su` and `runuser` cannot switch users for an unprivileged shell: their shims read the
+/// options with util-linux `getopt`, which is GNU `getopt_long` as they call it (the same
+/// option strings, clusters, abbreviations and permutation), then run what the program would
+/// run as the user: the `-c` command through the user's shell (`/bin/dash`: nobody's shell is
+/// not one), that shell on stdin without one, or for `runuser -u` the command itself.
+const SWITCH_USER: &[(&str, &str)] = &[
+    ("su", "c:fg:G:lmpPs:hVw:"),
+    ("runuser", "c:fg:G:lmpPs:u:hVw:"),
+];
+const SWITCH_USER_LONG: &str = "command:,session-command:,fast,group:,supp-group:,login,\
+     preserve-environment,pty,shell:,user:,help,version,whitelist-environment:";
+
+fn switch_user_tail(name: &str, short: &str) -> String {
+    format!(
+        "args=$(/usr/bin/getopt -n {name} -o '{short}' -l '{SWITCH_USER_LONG}' -- \"$@\") || exit 1\n\
+         eval set -- \"$args\"\n\
+         cmd=; has=; user=\n\
+         while :; do case \"$1\" in\n\
+           -c|--command|--session-command) cmd=$2; has=1; shift 2;;\n\
+           -u|--user) user=$2; shift 2;;\n\
+           -g|-G|-s|-w|--group|--supp-group|--shell|--whitelist-environment) shift 2;;\n\
+           -h|-V|--help|--version) exit 0;;\n\
+           --) shift; break;;\n\
+           *) shift;;\n\
+         esac; done\n\
+         [ -n \"$user\" ] && exec \"$@\"\n\
+         [ \"$1\" = - ] && shift\n\
+         [ $# -gt 0 ] && shift\n\
+         [ -n \"$has\" ] && exec /bin/dash -c \"$cmd\" \"$@\"\n\
+         exec /bin/dash \"$@\""
+    )
+}
+
 /// The end of a shim: read stdin as the real program would (so a file redirected to it is
-/// read), unless it is `/dev/null`.
-const DRAIN: &str = "[ /dev/stdin -ef /dev/null ] || exec /bin/cat > /dev/null";
+/// read), unless it is `/dev/null` or a terminal (`script` gives its command one, which never
+/// ends).
+const DRAIN: &str = "[ -t 0 ] || [ /dev/stdin -ef /dev/null ] || exec /bin/cat > /dev/null";
 
 /// Variables the shell itself sets for its children.
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -209,6 +247,13 @@ impl Harness {
             write(
                 &shims.join(name),
                 &shim_text(name, &format!("{marker}exec {real} \"$@\"")),
+                0o755,
+            );
+        }
+        for (name, short) in SWITCH_USER {
+            write(
+                &shims.join(name),
+                &shim_text(name, &switch_user_tail(name, short)),
                 0o755,
             );
         }
@@ -658,12 +703,12 @@ fn judge_with(
     verdict
 }
 
-/// The hand-written cases: one a line, `⏎` for a newline, `#` for a comment.
+/// The hand-written cases: one a line, `⏎` for a newline, `⇥` for a tab, `#` for a comment.
 fn hand_written() -> Vec<String> {
     include_str!("data/shell_differential.txt")
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| l.replace('⏎', "\n"))
+        .map(|l| l.replace('⏎', "\n").replace('⇥', "\t"))
         .collect()
 }
 
@@ -1046,6 +1091,211 @@ impl Grammar<'_> {
     }
 }
 
+/// The families of [`Grammar::reading_form`], counted apart in the figures.
+const READING_FAMILIES: [&str; 4] = ["here-document", "history", "translation/lookup", "wrapper"];
+
+/// Delimiter words in every quoting form bash reads (the everyday four first), each with the line bash ends its body on
+/// and lines that look like it but do not end it under bash (or under a parser that reads the
+/// word another way).
+const HEREDOC_TAGS: &[(&str, &str, &[&str])] = &[
+    ("EOF", "EOF", &["'EOF'", "EOF ", "\\EOF"]),
+    ("'EOF'", "EOF", &["'EOF'", "\"EOF\""]),
+    ("\"EOF\"", "EOF", &["\"EOF\""]),
+    ("\\EOF", "EOF", &["\\EOF"]),
+    ("E\"O\"F", "EOF", &["E\"O\"F"]),
+    ("$'EOF'", "EOF", &["$EOF", "$'EOF'"]),
+    ("$'E\\x4fF'", "EOF", &["E\\x4fF", "Ex4fF"]),
+    ("\"a'b\"", "a'b", &["ab", "\"a'b\""]),
+    ("'a\\b'", "a\\b", &["ab", "'a\\b'"]),
+    ("\"E\\$F\"", "E$F", &["E\\$F", "EF"]),
+    ("\"E\\qF\"", "E\\qF", &["EqF"]),
+    ("E\\$F", "E$F", &["E\\$F"]),
+    ("''", "", &["''"]),
+    ("$\"EOF\"", "EOF", &["$\"EOF\"", "$EOF"]),
+];
+
+impl Grammar<'_> {
+    /// One here-document operator (`<<` or `<<-`) with its delimiter word, and the body lines
+    /// after the command line: lines that look like commands, like the delimiter (split by a
+    /// backslash-newline, indented by a tab, with a trailing blank), then the delimiter line.
+    fn heredoc(&mut self) -> (String, Vec<String>) {
+        // Half the time one of the four everyday forms, which the keys should read.
+        let pick = if self.rng.chance(50) {
+            self.rng.below(4)
+        } else {
+            self.rng.below(HEREDOC_TAGS.len())
+        };
+        let (tag, ends, decoys) = HEREDOC_TAGS[pick];
+        let dash = self.rng.chance(30);
+        let op = format!("<<{}{tag}", if dash { "-" } else { "" });
+        let mut body = Vec::new();
+        for _ in 0..self.rng.below(4) {
+            let line = match self.rng.below(9) {
+                0 => "touch hb".to_owned(),
+                1 => "echo $(touch hx)".to_owned(),
+                2 => self.rng.pick(decoys).to_owned(),
+                3 if ends.len() > 1 => {
+                    // The delimiter split by a backslash-newline.
+                    let at = 1 + self.rng.below(ends.len() - 1);
+                    format!("{}\\\n{}", &ends[..at], &ends[at..])
+                }
+                4 => format!("\t{ends}"),
+                5 => format!("{ends}\\"),
+                6 => "x\\".to_owned(),
+                7 => "x\\\\".to_owned(),
+                _ => "plain text".to_owned(),
+            };
+            body.push(line);
+        }
+        let end = if dash && self.rng.chance(50) {
+            format!("\t{ends}")
+        } else {
+            ends.to_owned()
+        };
+        body.push(end);
+        (op, body)
+    }
+
+    /// A line built to find where the analyzer and bash read a line differently:
+    /// here-documents, history expansion, `$"…"` translation, wrapper option clusters.
+    fn reading_form(&mut self) -> (&'static str, String) {
+        match self.rng.below(4) {
+            0 => (READING_FAMILIES[0], {
+                // Some contexts make `<<` something else for bash: a subscript, arithmetic.
+                let verb = self.rng.pick(&[
+                    "cat",
+                    "cat",
+                    "sh",
+                    "cat > f",
+                    "bash",
+                    "sh -s",
+                    ": ",
+                    "a[1",
+                    "a[1 ",
+                    "declare a[1",
+                    "x=1 a[1",
+                    "echo a[",
+                    "((1 ",
+                    "echo $((1",
+                    "a=([1",
+                ]);
+                let mut line = verb.to_owned();
+                let mut bodies = Vec::new();
+                for _ in 0..1 + self.rng.below(2) {
+                    let (op, body) = self.heredoc();
+                    line.push(' ');
+                    line.push_str(&op);
+                    bodies.push(body);
+                }
+                if self.rng.chance(30) {
+                    line.push_str(self.rng.pick(&["]=1", "))", "]", "]=1)", " ]"]));
+                }
+                if self.rng.chance(30) {
+                    line.push_str(
+                        self.rng
+                            .pick(&["; touch op", " | cat", " && \\\ntouch cont"]),
+                    );
+                }
+                for body in bodies {
+                    for b in body {
+                        line.push('\n');
+                        line.push_str(&b);
+                    }
+                }
+                line.push('\n');
+                line.push_str(
+                    self.rng
+                        .pick(&["touch after", "EOF", "ab", "$EOF", "echo done"]),
+                );
+                line
+            }),
+            1 => (READING_FAMILIES[1], {
+                let on = self.rng.pick(&[
+                    "set -H",
+                    "set -o histexpand",
+                    "set -o history",
+                    "set -o history -o histexpand",
+                    "set -o history; set -H",
+                    "set -o history; set -eH",
+                    "set -o history -H",
+                    "set -ho history",
+                    "shopt -s -o history; set -H",
+                    "set -B -o history -o histexpand",
+                    // Forms that leave history expansion off: the `!` words are commands.
+                    "",
+                    "set -e",
+                    "set +H",
+                    "set -B",
+                    "set +o history",
+                    "set -o errexit -o nounset",
+                ]);
+                let use_ = self
+                    .rng
+                    .pick(&["!!:s/#//", "!-1:s/#//", "^#^", "!echo:s/#//", "!!"]);
+                format!("{on}\necho x #;touch hx\n{use_}")
+            }),
+            2 => (
+                READING_FAMILIES[2],
+                self.rng
+                    .pick(&[
+                        "echo $\"hi\"",
+                        "echo $\"$(touch tr)\"",
+                        "TEXTDOMAIN=x; echo $\"hi\"",
+                        "TEXTDOMAINDIR=. echo $\"a\"",
+                        "export TEXTDOMAINDIR=.; echo hi",
+                        "LANGUAGE=fr; echo $\"a\"",
+                        "LC_MESSAGES=fr_FR.UTF-8; echo $\"a\"",
+                        "echo \"$\"a",
+                        "EXECIGNORE='*/shims/*'; git status",
+                        "export EXECIGNORE=x; git status",
+                        // Prefix assignments stay in the command's key.
+                        "TEXTDOMAIN=x TEXTDOMAINDIR=. echo hi",
+                        "LANGUAGE=fr echo hi",
+                        "env TEXTDOMAINDIR=. echo hi",
+                        "EXECIGNORE='*/shims/*' git status",
+                    ])
+                    .to_owned(),
+            ),
+            _ => (READING_FAMILIES[3], {
+                let inner = self.simple().replace('\'', "");
+                let form = self.rng.pick(&[
+                    "script -qc '@' /dev/null",
+                    "script -qc '@'",
+                    "script -q -c '@' /dev/null",
+                    "script -qec '@' /dev/null",
+                    "script --command='@' /dev/null",
+                    "script /dev/null -qc '@'",
+                    "su -lc '@'",
+                    "su -c'@'",
+                    "su --comm='@'",
+                    "su - -c '@'",
+                    "su nobody -mc '@'",
+                    "su -s /bin/sh -c '@'",
+                    "su -pc '@' nobody",
+                    "runuser -lc '@'",
+                    "runuser -u nobody -- @",
+                    "runuser -u nobody @",
+                    "runuser -mu nobody @",
+                    "bash -oc errexit '@'",
+                    "bash -co errexit '@'",
+                    "bash -Oc extglob '@'",
+                    "bash -xc '@'",
+                    "bash -ic '@'",
+                    "bash -o history -o histexpand -c '@'",
+                    "sh -ec '@'",
+                    "flock f -c '@'",
+                    "timeout -s9 5 @",
+                    "nice -n5 @",
+                    "env -i @",
+                    "setsid -f @",
+                    "xargs -0r @",
+                ]);
+                form.replace('@', &inner)
+            }),
+        }
+    }
+}
+
 fn main() {
     let started = std::time::Instant::now();
     let dir = tempfile::tempdir().unwrap();
@@ -1054,6 +1304,7 @@ fn main() {
     let h = Harness::new(&base);
     let mut lines = hand_written();
     let hand = lines.len();
+    let mut families = vec!["hand-written"; hand];
     let mut rng = Rng(SEED);
     for _ in 0..GENERATED {
         let mut g = Grammar {
@@ -1061,6 +1312,16 @@ fn main() {
             depth: 0,
         };
         lines.push(g.line());
+        families.push("grammar");
+    }
+    for _ in 0..GENERATED_READING {
+        let mut g = Grammar {
+            rng: &mut rng,
+            depth: 0,
+        };
+        let (family, line) = g.reading_form();
+        lines.push(line);
+        families.push(family);
     }
     // What a shim sees when nothing changed its environment, in each shell's format.
     let baseline = {
@@ -1082,6 +1343,8 @@ fn main() {
         let next = AtomicUsize::new(0);
         let escapes = Mutex::new(Vec::new());
         let unresolved = AtomicUsize::new(0);
+        // Per family: lines, keyed `?`.
+        let tally: Mutex<BTreeMap<&str, (usize, usize)>> = Mutex::new(BTreeMap::new());
         let pass_started = std::time::Instant::now();
         std::thread::scope(|s| {
             for _ in 0..2 {
@@ -1100,6 +1363,10 @@ fn main() {
                         if v.unresolved {
                             unresolved.fetch_add(1, Ordering::Relaxed);
                         }
+                        let mut t = tally.lock().unwrap();
+                        let entry = t.entry(families[n]).or_default();
+                        entry.0 += 1;
+                        entry.1 += usize::from(v.unresolved);
                         if let Some(e) = v.escape {
                             escapes.lock().unwrap().push(e);
                         }
@@ -1112,7 +1379,7 @@ fn main() {
             println!("[{}] {e}", shell.program);
         }
         println!(
-            "shell differential corpus under {} ({:?}): {} lines ({hand} hand-written, {GENERATED} generated), {} keyed `?`, {} escapes, {:.1} s",
+            "shell differential corpus under {} ({:?}): {} lines ({hand} hand-written, {GENERATED} + {GENERATED_READING} generated), {} keyed `?`, {} escapes, {:.1} s",
             shell.program,
             shell.dialect,
             lines.len(),
@@ -1120,6 +1387,21 @@ fn main() {
             escapes.len(),
             pass_started.elapsed().as_secs_f64()
         );
+        let tally = tally.into_inner().unwrap();
+        for (family, (n, q)) in &tally {
+            println!(
+                "  {family}: {n} lines, {q} keyed `?`, {} keyed and run",
+                n - q
+            );
+        }
+        // A family all of whose lines are `?` proves nothing about the keys it yields.
+        for family in READING_FAMILIES {
+            let (n, q) = tally.get(family).copied().unwrap_or_default();
+            assert!(
+                n > q,
+                "every generated {family} line was keyed `?`: the grammar no longer tests keys"
+            );
+        }
         passes.push(escapes.len());
     }
 

@@ -19,6 +19,7 @@ use super::Dialect;
 use super::arith;
 use super::builtins;
 use super::depth::{self, TooDeep};
+use super::heredoc;
 use super::sensitive;
 
 /// More simple commands than this in one script is unresolved (a key list nobody can review).
@@ -256,8 +257,8 @@ fn options() -> ParserOptions {
 /// Why a script yields no syntax tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseRefusal {
-    /// Not bash syntax (or the parser panicked, which is the parser's bug and must not become
-    /// ours).
+    /// Not bash syntax, a here-document the parser ends on another line than bash
+    /// ([`super::heredoc`]), or the parser panicked (its bug, which must not become ours).
     Syntax,
     /// Nested past a limit of [`super::depth`]: no parser was run on it.
     TooDeep(TooDeep),
@@ -279,6 +280,10 @@ pub fn parse_checked(script: &str) -> Result<ast::Program, ParseRefusal> {
             brush_parser::uncached_tokenize_str(script, &options.tokenizer_options()).ok()?;
         if let Err(deep) = depth::check_tokens(&tokens) {
             return Some(Err(ParseRefusal::TooDeep(deep)));
+        }
+        // A here-document the parser ends on another line than bash hides commands.
+        if !heredoc::agrees(script, &tokens) {
+            return Some(Err(ParseRefusal::Syntax));
         }
         brush_parser::parse_tokens(&tokens, &options).ok().map(Ok)
     })
@@ -1013,8 +1018,11 @@ impl<'a> Walker<'a> {
                 }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    // `$"…"` is replaced by its translation from a catalog the locale,
+                    // TEXTDOMAIN and TEXTDOMAINDIR select, and the translation is expanded: its
+                    // `$(…)` runs.
                     if matches!(p.piece, WordPiece::GettextDoubleQuotedSequence(_)) {
-                        self.sh_only();
+                        self.unresolved();
                     }
                     match self.literal_with_escapes(inner, &["$", "`", "\"", "\\"]) {
                         Some(s) => push(&mut out, &s),

@@ -11,6 +11,7 @@
 use super::Dialect;
 use super::analyze::{Location, ShellWord, SimpleCommand};
 use super::arith;
+use super::bash_names::{Effect, set_letter, set_option, shopt_option};
 use super::sensitive::{changes_commands, is_inert_name};
 
 /// Builtins that keep prefix assignments (POSIX special builtins) or run code under them:
@@ -38,46 +39,6 @@ pub fn runs_code_with_prefix(verb: &str) -> bool {
             | "continue"
     )
 }
-
-/// `set -o` options that change nothing a key describes.
-const SAFE_SET_O: &[&str] = &[
-    "errexit",
-    "errtrace",
-    "nounset",
-    "xtrace",
-    "verbose",
-    "noglob",
-    "noexec",
-    "noclobber",
-    "pipefail",
-    "hashall",
-    "notify",
-    "monitor",
-    "braceexpand",
-    "functrace",
-    "histexpand",
-    "history",
-    "ignoreeof",
-    "emacs",
-    "vi",
-];
-/// `set` letters that change nothing a key describes (`-k`, `-a`, `-P` do).
-const SAFE_SET_LETTERS: &str = "eEuxvfnCbmhHTB";
-/// `shopt -s` options that change nothing a key describes (`expand_aliases`, `extglob`,
-/// `lastpipe`, `cdable_vars` do).
-const SAFE_SHOPT: &[&str] = &[
-    "nullglob",
-    "failglob",
-    "dotglob",
-    "globstar",
-    "nocaseglob",
-    "nocasematch",
-    "inherit_errexit",
-    "checkwinsize",
-    "histappend",
-    "xpg_echo",
-    "globasciiranges",
-];
 
 fn literal(w: &ShellWord) -> Option<&str> {
     w.literal.as_deref()
@@ -165,19 +126,27 @@ fn shopt(args: &[ShellWord]) -> bool {
         .filter_map(literal)
         .filter(|a| a.starts_with('-'))
         .collect();
+    // `-o` takes `set -o` names; the table of those is read through `set`.
     if flags.iter().any(|f| f.contains('o')) {
         return true;
     }
-    if !flags.iter().any(|f| f.contains('s')) {
+    if !flags.iter().any(|f| f.contains(['s', 'u'])) {
         return false;
     }
     args.iter()
         .filter_map(literal)
         .filter(|a| !a.starts_with('-'))
-        .any(|o| !SAFE_SHOPT.contains(&o))
+        .any(|o| !shopt_option(o).is_some_and(Effect::keys_stay_exact))
 }
 
+/// `set` with options: each letter and each `-o` name must leave the keys exact
+/// ([`super::bash_names::SET_OPTIONS`]); history expansion, `-k`, `-a`, `-P`, posix do not.
 fn set(args: &[ShellWord]) -> bool {
+    let exact_name = |w: Option<&ShellWord>| {
+        w.and_then(literal)
+            .and_then(set_option)
+            .is_some_and(Effect::keys_stay_exact)
+    };
     let mut i = 0;
     while i < args.len() {
         let Some(a) = literal(&args[i]) else {
@@ -186,35 +155,29 @@ fn set(args: &[ShellWord]) -> bool {
         if a == "--" || a == "-" {
             return false;
         }
-        if a == "-o" || a == "+o" {
-            match args.get(i + 1).and_then(literal) {
-                Some(name) if SAFE_SET_O.contains(&name) => i += 2,
-                // `set -o` alone prints the options.
-                None if i + 1 == args.len() => return false,
-                _ => return true,
-            }
-            continue;
+        let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            // Positional parameters follow.
+            return false;
+        };
+        // `set -o` / `set +o` alone print the options.
+        if letters == "o" && i + 1 == args.len() {
+            return false;
         }
-        if let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
-            if let Some(before_o) = letters.strip_suffix('o') {
-                match args.get(i + 1).and_then(literal) {
-                    Some(name) if SAFE_SET_O.contains(&name) => {}
-                    _ => return true,
-                }
-                if !before_o.chars().all(|c| SAFE_SET_LETTERS.contains(c)) {
-                    return true;
-                }
-                i += 2;
-                continue;
-            }
-            if !letters.chars().all(|c| SAFE_SET_LETTERS.contains(c)) {
+        let mut names = 0;
+        for c in letters.chars() {
+            if c == 'o' {
+                names += 1;
+            } else if !set_letter(c).is_some_and(Effect::keys_stay_exact) {
                 return true;
             }
-            i += 1;
-            continue;
         }
-        // Positional parameters follow.
-        return false;
+        // Each `o` of a cluster takes the next word as an option name.
+        for k in 1..=names {
+            if !exact_name(args.get(i + k)) {
+                return true;
+            }
+        }
+        i += 1 + names;
     }
     false
 }

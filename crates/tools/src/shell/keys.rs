@@ -3,10 +3,14 @@
 //!
 //! Key decision: a wrapper is unwrapped only when its options are all known; an option it
 //! does not know (which might take the next word as its value, so that the inner command is
-//! another word) or an inner command that is not literal is unresolved.
+//! another word) or an inner command that is not literal is unresolved. Options are read as
+//! the wrapper's own parser reads them: clusters (`-qc cmd`, `-ccmd`), attached values, and for
+//! util-linux's `su`, `runuser` and `script` options after operands (GNU `getopt_long`
+//! permutes); a shell's `-o`/`-O` names and flag letters go through [`super::bash_names`].
 
 use super::Dialect;
 use super::analyze::{Analysis, Cwds, ShellWord, SimpleCommand, Stdin, Walker};
+use super::bash_names::{Effect, set_letter, set_option, shopt_option};
 
 /// The action of command keys.
 pub const BASH_CMD_ACTION: &str = "tool.bash.cmd";
@@ -55,6 +59,13 @@ pub fn command_target(c: &SimpleCommand) -> Option<String> {
 /// The file name of a path-qualified verb (`/usr/bin/env` → `env`).
 pub fn basename(verb: &str) -> &str {
     verb.rsplit('/').next().unwrap_or(verb)
+}
+
+/// What [`Options::getopt`] read.
+struct ReadOptions<'w> {
+    /// Each option by its short letter or long name, with its value.
+    options: Vec<(String, Option<String>)>,
+    operands: Vec<&'w ShellWord>,
 }
 
 /// The options a wrapper takes; any other option is unresolved.
@@ -133,11 +144,83 @@ impl Options {
         Some(i)
     }
 
-    /// Whether a short option letter or a long name appears among the options.
+    /// Read `words` as GNU `getopt_long` does: clusters (`-qc cmd`, `-ccmd`), attached and
+    /// separate values, `--name=value`, `--` ending the options; with `permute`, options may
+    /// follow operands (util-linux's su and runuser), else the first operand ends them. The
+    /// options read, by their short letter or long name, and the operands; `None` when a word
+    /// is not literal or an option is unknown (an abbreviated long option included).
+    fn getopt<'w>(&self, words: &'w [ShellWord], permute: bool) -> Option<ReadOptions<'w>> {
+        let mut options = Vec::new();
+        let mut operands = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i].literal.as_deref()?;
+            i += 1;
+            if w == "--" {
+                operands.extend(&words[i..]);
+                break;
+            }
+            if let Some(long) = w.strip_prefix("--") {
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_owned())),
+                    None => (long, None),
+                };
+                if self.long_value.contains(&name) {
+                    let value = match attached {
+                        Some(v) => v,
+                        None => {
+                            i += 1;
+                            words.get(i - 1)?.literal.clone()?
+                        }
+                    };
+                    options.push((name.to_owned(), Some(value)));
+                } else if self.long_flags.contains(&name) {
+                    options.push((name.to_owned(), attached));
+                } else {
+                    return None;
+                }
+                continue;
+            }
+            if w.len() > 1 && w.starts_with('-') {
+                let letters = &w[1..];
+                for (k, c) in letters.char_indices() {
+                    let after = &letters[k + c.len_utf8()..];
+                    if self.short_value.contains(c) {
+                        let value = if after.is_empty() {
+                            i += 1;
+                            words.get(i - 1)?.literal.clone()?
+                        } else {
+                            after.to_owned()
+                        };
+                        options.push((c.to_string(), Some(value)));
+                        break;
+                    }
+                    if self.short_optional.contains(c) {
+                        options.push((c.to_string(), Some(after.to_owned())));
+                        break;
+                    }
+                    if !self.short_flags.contains(c) {
+                        return None;
+                    }
+                    options.push((c.to_string(), None));
+                }
+                continue;
+            }
+            operands.push(&words[i - 1]);
+            if !permute {
+                operands.extend(&words[i..]);
+                break;
+            }
+        }
+        Some(ReadOptions { options, operands })
+    }
+
+    /// Whether a short option letter or a long name appears among `words`, which must be the
+    /// options alone ([`Options::skip`]'s region): the command's own `-v` is not the wrapper's.
     fn has(words: &[ShellWord], short: char, long: &str) -> bool {
         words.iter().filter_map(|w| w.literal.as_deref()).any(|w| {
             w.strip_prefix("--")
-                .is_some_and(|l| l.split('=').next() == Some(long))
+                .is_some_and(|l| !long.is_empty() && l.split('=').next() == Some(long))
                 || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains(short))
         })
     }
@@ -146,7 +229,7 @@ impl Options {
 const SUDO: Options = Options {
     short_value: "ugCDhprtUTR",
     short_optional: "",
-    short_flags: "AbEHKknPSVvB",
+    short_flags: "AbEHKknPSVvBsiel",
     long_value: &[
         "user",
         "group",
@@ -171,6 +254,11 @@ const SUDO: Options = Options {
         "non-interactive",
         "preserve-groups",
         "stdin",
+        "shell",
+        "login",
+        "edit",
+        "list",
+        "validate",
     ],
     numeric: false,
 };
@@ -245,29 +333,13 @@ pub(crate) fn unwrap_inner(
             script(w, c, rest, stdin, cwds);
             return None;
         }
-        "su" | "sg" => {
-            su(w, c, rest, stdin, cwds);
+        "su" | "runuser" => {
+            su(w, c, rest, stdin, cwds, basename(verb) == "runuser");
             return None;
         }
-        "runuser" => {
-            if Options::has(rest, 'u', "user") {
-                Options {
-                    short_value: "ugGws",
-                    short_flags: "lmpPf",
-                    long_value: &[
-                        "user",
-                        "group",
-                        "supp-group",
-                        "whitelist-environment",
-                        "shell",
-                    ],
-                    long_flags: &["login", "preserve-environment", "pty"],
-                    ..Options::NONE
-                }
-            } else {
-                su(w, c, rest, stdin, cwds);
-                return None;
-            }
+        "sg" => {
+            sg(w, c, rest, stdin, cwds);
+            return None;
         }
         "flock" => {
             flock(w, c, rest, pass, stdin, cwds);
@@ -277,7 +349,7 @@ pub(crate) fn unwrap_inner(
             let opts = if basename(verb) == "chrt" {
                 Options {
                     short_value: "TPD",
-                    short_flags: "abdfiormvRe",
+                    short_flags: "abdfiormvRep",
                     long_value: &["sched-runtime", "sched-period", "sched-deadline"],
                     long_flags: &[
                         "all-tasks",
@@ -290,24 +362,25 @@ pub(crate) fn unwrap_inner(
                         "max",
                         "verbose",
                         "reset-on-fork",
+                        "pid",
                     ],
                     ..Options::NONE
                 }
             } else {
                 Options {
-                    short_flags: "ac",
-                    long_flags: &["all-tasks", "cpu-list"],
+                    short_flags: "acp",
+                    long_flags: &["all-tasks", "cpu-list", "pid"],
                     ..Options::NONE
                 }
             };
-            // `-p` acts on a running process: no command.
-            if Options::has(rest, 'p', "pid") {
-                return None;
-            }
             let Some(i) = opts.skip(rest) else {
                 w.unresolved();
                 return None;
             };
+            // `-p` acts on a running process: no command.
+            if Options::has(&rest[..i], 'p', "pid") {
+                return None;
+            }
             // The priority or the CPU mask, then the command.
             inner(
                 w,
@@ -319,21 +392,13 @@ pub(crate) fn unwrap_inner(
             );
             return None;
         }
-        "ionice" => {
-            if Options::has(rest, 'p', "pid")
-                || Options::has(rest, 'P', "pgid")
-                || Options::has(rest, 'u', "uid")
-            {
-                return None;
-            }
-            Options {
-                short_value: "cn",
-                short_flags: "t",
-                long_value: &["class", "classdata"],
-                long_flags: &["ignore"],
-                ..Options::NONE
-            }
-        }
+        "ionice" => Options {
+            short_value: "cn",
+            short_flags: "tpPu",
+            long_value: &["class", "classdata"],
+            long_flags: &["ignore", "pid", "pgid", "uid"],
+            ..Options::NONE
+        },
         "timeout" => {
             let opts = Options {
                 short_value: "sk",
@@ -357,31 +422,12 @@ pub(crate) fn unwrap_inner(
             );
             return None;
         }
-        "sudo" => {
-            // `-s`/`-i` run the command through a shell, `-e` edits files, `-l` lists.
-            if Options::has(rest, 's', "shell")
-                || Options::has(rest, 'i', "login")
-                || Options::has(rest, 'e', "edit")
-            {
-                w.unresolved();
-                return None;
-            }
-            if Options::has(rest, 'l', "list") || Options::has(rest, 'v', "validate") {
-                return None;
-            }
-            SUDO
-        }
-        "doas" => {
-            if Options::has(rest, 's', "") {
-                w.unresolved();
-                return None;
-            }
-            Options {
-                short_value: "uC",
-                short_flags: "nL",
-                ..Options::NONE
-            }
-        }
+        "sudo" => SUDO,
+        "doas" => Options {
+            short_value: "uC",
+            short_flags: "nLs",
+            ..Options::NONE
+        },
         "pkexec" => Options {
             long_value: &["user"],
             long_flags: &["disable-internal-agent", "keep-cwd"],
@@ -460,11 +506,7 @@ pub(crate) fn unwrap_inner(
         "nohup" | "nocache" | "busybox" => Options::NONE,
         "command" | "builtin" => {
             let (flags, in_shell) = if basename(verb) == "command" {
-                // `command -v`/`-V` only say what a name is.
-                if Options::has(rest, 'v', "") || Options::has(rest, 'V', "") {
-                    return None;
-                }
-                ("p", true)
+                ("pvV", true)
             } else {
                 ("", true)
             };
@@ -476,6 +518,10 @@ pub(crate) fn unwrap_inner(
                 w.unresolved();
                 return None;
             };
+            // `command -v`/`-V` only say what a name is.
+            if Options::has(&rest[..i], 'v', "") || Options::has(&rest[..i], 'V', "") {
+                return None;
+            }
             return inner(w, &rest[i..], pass, stdin, cwds, in_shell);
         }
         _ => return None,
@@ -484,6 +530,36 @@ pub(crate) fn unwrap_inner(
         w.unresolved();
         return None;
     };
+    // Only the options themselves say what the wrapper does: `sudo ls -l` runs `ls -l`.
+    let given = &rest[..i];
+    match basename(verb) {
+        // `-s`/`-i` run the command through a shell, `-e` edits files.
+        "sudo"
+            if Options::has(given, 's', "shell")
+                || Options::has(given, 'i', "login")
+                || Options::has(given, 'e', "edit") =>
+        {
+            w.unresolved();
+            return None;
+        }
+        // `-l` lists what may run and `-v` refreshes credentials: no command.
+        "sudo" if Options::has(given, 'l', "list") || Options::has(given, 'v', "validate") => {
+            return None;
+        }
+        "doas" if Options::has(given, 's', "") => {
+            w.unresolved();
+            return None;
+        }
+        // `-p`, `-P`, `-u` act on running processes: no command.
+        "ionice"
+            if Options::has(given, 'p', "pid")
+                || Options::has(given, 'P', "pgid")
+                || Options::has(given, 'u', "uid") =>
+        {
+            return None;
+        }
+        _ => {}
+    }
     // sudo and env take NAME=value assignments before the command.
     let mut j = i;
     let mut assignments = pass;
@@ -707,11 +783,13 @@ fn watch(w: &mut Walker<'_>, rest: &[ShellWord], pass: Vec<String>, stdin: &Stdi
     }
 }
 
-/// `script -c 'cmd'` runs the command through a shell; without `-c` a shell reads stdin.
+/// `script [options] [file]`: with `-c`/`--command` a shell runs the command, without one a
+/// shell reads stdin; either way the session is written to `file`, `./typescript` by default,
+/// which no key shows, so only `/dev/null` as the file is read.
 fn script(w: &mut Walker<'_>, c: &SimpleCommand, rest: &[ShellWord], stdin: &Stdin, cwds: &Cwds) {
     let opts = Options {
         short_value: "cEIOBTm",
-        short_optional: "t",
+        short_optional: "",
         short_flags: "aefqV",
         long_value: &[
             "command",
@@ -722,58 +800,155 @@ fn script(w: &mut Walker<'_>, c: &SimpleCommand, rest: &[ShellWord], stdin: &Std
             "log-timing",
             "logging-format",
             "output-limit",
+            "timing",
         ],
-        long_flags: &["append", "return", "flush", "force", "quiet", "timing"],
+        long_flags: &["append", "return", "flush", "force", "quiet"],
         numeric: false,
     };
-    if opts.skip(rest).is_none() {
+    let Some(ReadOptions { options, operands }) = opts.getopt(rest, true) else {
         w.unresolved();
         return;
+    };
+    // Logs of input, output or timing are files written; `-t` writes timing to stderr.
+    let logs = options.iter().any(|(o, _)| {
+        matches!(
+            o.as_str(),
+            "I" | "O" | "B" | "T" | "log-in" | "log-out" | "log-io" | "log-timing" | "timing"
+        )
+    });
+    let to_null = matches!(operands.as_slice(), [f] if f.literal.as_deref() == Some("/dev/null"));
+    if logs || !to_null {
+        w.unresolved();
     }
-    dash_c_value(w, c, rest, stdin, cwds);
+    run_command_option(w, c, &options, &["c", "command"], stdin, cwds);
 }
 
-/// The script given as `-c script`, `--command=script` or `--command script`, run by a shell;
-/// without one the shell reads stdin.
-fn dash_c_value(
+/// The script given by the last of the options named `names`, run by a shell (`sh`: the
+/// user's shell is not known); without one the shell reads stdin.
+fn run_command_option(
     w: &mut Walker<'_>,
     c: &SimpleCommand,
-    rest: &[ShellWord],
+    options: &[(String, Option<String>)],
+    names: &[&str],
     stdin: &Stdin,
     cwds: &Cwds,
 ) {
     if sensitive_prefix(c) {
         w.unresolved();
     }
-    for (i, word) in rest.iter().enumerate() {
-        let Some(t) = word.literal.as_deref() else {
-            w.unresolved();
-            return;
-        };
-        let value = if matches!(t, "-c" | "--command" | "-C" | "--session-command") {
-            Some(rest.get(i + 1).and_then(|v| v.literal.clone()))
-        } else {
-            t.strip_prefix("--command=")
-                .or_else(|| t.strip_prefix("--session-command="))
-                .map(|v| Some(v.to_owned()))
-        };
-        if let Some(v) = value {
-            match v {
-                Some(script) => {
-                    w.nested(&script, false, cwds, Dialect::Sh);
-                }
-                None => w.unresolved(),
-            }
-            return;
+    let commands: Vec<&str> = options
+        .iter()
+        .filter(|(o, _)| names.contains(&o.as_str()))
+        .filter_map(|(_, v)| v.as_deref())
+        .collect();
+    match commands.as_slice() {
+        [] => shell_stdin(w, stdin, cwds, Dialect::Sh),
+        [script] => {
+            w.nested(script, false, cwds, Dialect::Sh);
         }
+        // Which one the program keeps is not modelled.
+        _ => w.unresolved(),
     }
-    shell_stdin(w, stdin, cwds, Dialect::Sh);
 }
 
-/// `su [-] [user] -c cmd`, `sg group -c cmd`: the command runs through the user's shell;
-/// without `-c` that shell reads stdin.
-fn su(w: &mut Walker<'_>, c: &SimpleCommand, rest: &[ShellWord], stdin: &Stdin, cwds: &Cwds) {
-    dash_c_value(w, c, rest, stdin, cwds);
+/// util-linux `su` and `runuser`, whose options may come anywhere (`su -lc 'cmd'`,
+/// `su root -c cmd`): `-c`/`--command`/`--session-command` is run by the user's shell, without
+/// one that shell reads stdin; `-s` names another shell, and operands after the user are
+/// handed to the shell: both unresolved. `runuser -u user cmd args` runs the command itself.
+fn su(
+    w: &mut Walker<'_>,
+    c: &SimpleCommand,
+    rest: &[ShellWord],
+    stdin: &Stdin,
+    cwds: &Cwds,
+    runuser: bool,
+) {
+    let opts = Options {
+        short_value: if runuser { "cgGswu" } else { "cgGsw" },
+        short_optional: "",
+        short_flags: "flmpPhV",
+        long_value: &[
+            "command",
+            "session-command",
+            "group",
+            "supp-group",
+            "shell",
+            "whitelist-environment",
+            "user",
+        ],
+        long_flags: &[
+            "fast",
+            "login",
+            "preserve-environment",
+            "pty",
+            "help",
+            "version",
+        ],
+        numeric: false,
+    };
+    let Some(ReadOptions { options, operands }) = opts.getopt(rest, true) else {
+        w.unresolved();
+        return;
+    };
+    let has = |names: &[&str]| options.iter().any(|(o, _)| names.contains(&o.as_str()));
+    if has(&["h", "help", "V", "version"]) {
+        return;
+    }
+    if has(&["s", "shell"]) {
+        w.unresolved();
+        return;
+    }
+    if runuser && has(&["u", "user"]) {
+        // The command runs without a shell, under the caller's assignments; without one the
+        // user's shell reads stdin.
+        if operands.is_empty() {
+            shell_stdin(w, stdin, cwds, Dialect::Sh);
+            return;
+        }
+        let words: Vec<ShellWord> = operands.into_iter().cloned().collect();
+        inner(w, &words, c.assignments.clone(), stdin, cwds, false);
+        return;
+    }
+    let operands = match operands.split_first() {
+        Some((first, rest)) if first.literal.as_deref() == Some("-") => rest,
+        _ => operands.as_slice(),
+    };
+    if operands.len() > 1 {
+        w.unresolved();
+        return;
+    }
+    run_command_option(
+        w,
+        c,
+        &options,
+        &["c", "command", "session-command"],
+        stdin,
+        cwds,
+    );
+}
+
+/// `sg [-] group [-c] command`: the command runs through `/bin/sh -c`; `sg group` alone starts
+/// a shell on stdin.
+fn sg(w: &mut Walker<'_>, c: &SimpleCommand, rest: &[ShellWord], stdin: &Stdin, cwds: &Cwds) {
+    if sensitive_prefix(c) {
+        w.unresolved();
+    }
+    let rest = match rest.first().and_then(|w| w.literal.as_deref()) {
+        Some("-") => &rest[1..],
+        _ => rest,
+    };
+    let literal: Option<Vec<&str>> = rest.iter().map(|w| w.literal.as_deref()).collect();
+    let group_ok = |g: &str| !g.starts_with('-');
+    match literal.as_deref() {
+        Some([group]) if group_ok(group) => shell_stdin(w, stdin, cwds, Dialect::Sh),
+        Some([group, "-c", script]) if group_ok(group) => {
+            w.nested(script, false, cwds, Dialect::Sh);
+        }
+        Some([group, script]) if group_ok(group) && !script.starts_with('-') => {
+            w.nested(script, false, cwds, Dialect::Sh);
+        }
+        _ => w.unresolved(),
+    }
 }
 
 /// `flock [opts] file cmd args`, `flock [opts] file -c 'cmd'`, `flock [opts] fd`.
@@ -809,7 +984,22 @@ fn flock(
     let after = &rest[(i + 1).min(rest.len())..];
     match after.first().map(|w| w.literal.as_deref()) {
         None => {}
-        Some(Some(t)) if t.starts_with('-') => dash_c_value(w, c, after, stdin, cwds),
+        // flock reads exactly `-c script` or `--command script` there.
+        Some(Some("-c" | "--command")) => {
+            if sensitive_prefix(c) {
+                w.unresolved();
+            }
+            match after {
+                [_, script] => match script.literal.as_deref() {
+                    Some(script) => {
+                        w.nested(script, false, cwds, Dialect::Sh);
+                    }
+                    None => w.unresolved(),
+                },
+                _ => w.unresolved(),
+            }
+        }
+        Some(Some(t)) if t.starts_with('-') => w.unresolved(),
         Some(_) => {
             inner(w, after, pass, stdin, cwds, false);
         }
@@ -834,33 +1024,56 @@ fn shell_dash_c(
             }
             return;
         };
-        if (word.starts_with('-') || word.starts_with('+'))
-            && word.len() > 1
-            && !word.starts_with("--")
-        {
-            saw_c |= word.starts_with('-') && word.contains('c');
-            saw_s |= word.starts_with('-') && word.contains('s');
-            // `-k` makes every later `NAME=value` word an assignment.
-            if word.starts_with('-') && word.contains('k') {
+        if word == "-" || word == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            // Startup files, POSIX mode, the debugger: what runs is not the script alone.
+            if !matches!(
+                long,
+                "norc" | "noprofile" | "noediting" | "restricted" | "verbose" | "version" | "help"
+            ) {
                 w.unresolved();
             }
-            i += if word.ends_with('o') || word.ends_with('O') {
+            i += if matches!(long, "rcfile" | "init-file") {
                 2
             } else {
                 1
             };
             continue;
         }
-        if word == "-" || word == "--" {
-            i += 1;
-            break;
-        }
-        if let Some(long) = word.strip_prefix("--") {
-            i += if matches!(long, "rcfile" | "init-file") {
-                2
-            } else {
-                1
-            };
+        if (word.starts_with('-') || word.starts_with('+')) && word.len() > 1 {
+            let on = word.starts_with('-');
+            // Each `o` (a `set -o` name) and `O` (a shopt name) of a cluster takes the next
+            // word: `bash -oc errexit 'cmd'` runs `cmd`.
+            let mut names = Vec::new();
+            for letter in word[1..].chars() {
+                match letter {
+                    'c' if on => saw_c = true,
+                    's' if on => saw_s = true,
+                    'o' | 'O' => names.push(letter),
+                    // `-i` and `-l` read startup files; `-k`, `-H` and the rest through the
+                    // table of `set` letters.
+                    _ => {
+                        if !set_letter(letter).is_some_and(Effect::keys_stay_exact) {
+                            w.unresolved();
+                        }
+                    }
+                }
+            }
+            for (k, kind) in names.iter().enumerate() {
+                let name = rest.get(i + 1 + k).and_then(|w| w.literal.as_deref());
+                let effect = if *kind == 'o' {
+                    name.and_then(set_option)
+                } else {
+                    name.and_then(shopt_option)
+                };
+                if !effect.is_some_and(Effect::keys_stay_exact) {
+                    w.unresolved();
+                }
+            }
+            i += 1 + names.len();
             continue;
         }
         break;

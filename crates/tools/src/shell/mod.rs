@@ -1,12 +1,15 @@
 //! Reading shell scripts without running them: the simple commands and the files redirections
 //! write and read ([`analyze`], following `cd` and the dialect of the shell that runs the line),
 //! the command keys they yield and the wrappers unwrapped ([`keys`]), the second command key
-//! of path words resolved through symlinks and `cd` ([`command_paths`]), what is unresolved
-//! because it is code or changes later commands ([`arith`], [`builtins`], [`sensitive`]), the
+//! of path words resolved through symlinks and `cd` ([`command_paths`]), the `read:` sources
+//! of what a line prints ([`sources`]), what is unresolved because it is code or changes later
+//! commands ([`arith`], [`builtins`], [`sensitive`], with every option, variable and builtin
+//! bash knows classified in [`bash_names`]), the
 //! `write:`/`read:` keys of redirection targets through symlinks ([`paths`], [`routing`]), the
 //! bash search gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
 //! Before any of it, [`depth`] bounds how deeply a line nests, so no line can exhaust the
-//! recursive parser's stack; a line past the limits is refused, never parsed.
+//! recursive parser's stack; a line past the limits is refused, never parsed. After it,
+//! [`heredoc`] checks that every here-document ends where bash ends it.
 //!
 //! What a key set claims is tested against what bash really does: the differential corpus
 //! (`tests/shell_differential.rs`) runs every line under bash and dash with recording shims.
@@ -34,10 +37,12 @@ pub enum Dialect {
 
 pub mod analyze;
 pub mod arith;
+pub mod bash_names;
 pub mod builtins;
 pub mod command_paths;
 pub mod denylist;
 pub mod depth;
+pub mod heredoc;
 pub mod keys;
 pub mod paths;
 pub mod routing;

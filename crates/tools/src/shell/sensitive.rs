@@ -1,5 +1,6 @@
 //! Variables whose value changes which program a command runs or what it does once running
-//! (`PATH`, `HOME`, `LD_PRELOAD`, `GIT_DIR`, `BASH_ENV`, `PYTHONPATH`, …).
+//! (`PATH`, `HOME`, `LD_PRELOAD`, `GIT_DIR`, `BASH_ENV`, `PYTHONPATH`, `EXECIGNORE`, …); every
+//! variable bash itself gives such a meaning is checked against bash by [`super::bash_names`].
 //!
 //! A script that sets one of them for later commands (a bare assignment, `export`, `read`,
 //! `printf -v`, a `for` variable, `${X:=…}`) is unresolved: `PATH=.:$PATH; git status` runs
@@ -88,6 +89,16 @@ const NAMES: &[&str] = &[
     "all_proxy",
     "no_proxy",
     "TZDIR",
+    // Command lookup skips what EXECIGNORE matches: with an empty PATH entry, `git` is ./git.
+    "EXECIGNORE",
+    // `$"…"` is translated from the catalog these select, and the translation is expanded.
+    "TEXTDOMAIN",
+    "TEXTDOMAINDIR",
+    "PS0",
+    "POSIX_PEDANTIC",
+    "POSIX_PEDANDTIC",
+    "PWD",
+    "DIRSTACK",
 ];
 
 /// Prefixes (case-sensitive, as the programs that read them are).
@@ -203,6 +214,11 @@ mod tests {
             "LESSOPEN",
             "GCONV_PATH",
             "MY_TOOL_PATH",
+            "EXECIGNORE",
+            "TEXTDOMAIN",
+            "TEXTDOMAINDIR",
+            "LANGUAGE",
+            "LC_MESSAGES",
         ] {
             assert!(changes_commands(n), "{n}");
         }
