@@ -128,8 +128,8 @@ impl Tool for Grep {
         args: GrepArgs,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<GrepPlan>, ToolError> {
-        let matcher = build_matcher(&args.pattern, args.case_insensitive, args.literal)
-            .map_err(|e| {
+        let matcher =
+            build_matcher(&args.pattern, args.case_insensitive, args.literal).map_err(|e| {
                 ToolError::new(
                     INVALID_PATTERN,
                     format!(

@@ -83,7 +83,12 @@ fn deeper_than(root: &Handle, limit: usize) -> bool {
         if depth > limit {
             return true;
         }
-        stack.extend(node.children.borrow().iter().map(|c| (c.clone(), depth + 1)));
+        stack.extend(
+            node.children
+                .borrow()
+                .iter()
+                .map(|c| (c.clone(), depth + 1)),
+        );
         if let html2text::Element {
             template_contents, ..
         } = &node.data
@@ -117,7 +122,11 @@ impl DepthSink {
             current.parent.set(up.clone());
             let next = match up.and_then(|weak| weak.upgrade()) {
                 Some(p) => p,
-                None => match self.templates.borrow().get(&(Rc::as_ptr(&current) as usize)) {
+                None => match self
+                    .templates
+                    .borrow()
+                    .get(&(Rc::as_ptr(&current) as usize))
+                {
                     Some(template) => template.clone(),
                     None => return,
                 },
@@ -274,7 +283,8 @@ impl TreeSink for DepthSink {
         template: &Handle,
         attrs: &[Attribute],
     ) -> bool {
-        self.dom.attach_declarative_shadow(location, template, attrs)
+        self.dom
+            .attach_declarative_shadow(location, template, attrs)
     }
 
     fn maybe_clone_an_option_into_selectedcontent(&self, option: &Handle) {

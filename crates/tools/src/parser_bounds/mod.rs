@@ -112,7 +112,8 @@ pub const PARSERS: &[ParserBound] = &[
     ParserBound {
         parser: "globset (glob patterns) and ignore (gitignore lines)",
         input: "glob and grep's include patterns, read_many_files' patterns; the repository's \
-                .gitignore and .ignore files",
+                .gitignore and .ignore files; permission rule patterns of settings files \
+                (tackle-gate, braces literal)",
         depth: "globset refuses alternates nested past its limit (TooManyNestedAlternates); the \
                 translation goes through regex-syntax's nest_limit",
         size: "MAX_GLOB_PATTERN_BYTES (4 KiB) per pattern; ignore files: regular files of at \
@@ -141,16 +142,16 @@ pub const PARSERS: &[ParserBound] = &[
         test: "crates/cli/tests/parser_nesting.rs::serve_answers_deeply_nested_requests",
     },
     ParserBound {
-        parser: "serde_json (mcp.json, models file entries, event logs, trust.json)",
-        input: "files of the user and of the repository (.agents/mcp.json), tackle's own logs",
+        parser: "serde_json (mcp.json, trust.json, the OAuth token store, event logs)",
+        input: "files of the user and of the repository (.agents/mcp.json), tackle's own files",
         depth: "serde_json's 128 levels: a deeper file is a parse error naming the file",
         size: "config file size caps (owned with how config files are opened)",
         enforced: "serde_json's default recursion limit (never disabled in the workspace)",
         test: "crates/cli/tests/parser_nesting.rs::deep_project_files_are_clean_errors",
     },
     ParserBound {
-        parser: "toml (settings files, models file)",
-        input: "~/.config/tackle/settings.toml, the repository's .agents/settings.toml",
+        parser: "toml (settings files, with their [models.*] and [providers.*] tables)",
+        input: "~/.config/tackle/config.toml, the repository's .agents/config.toml",
         depth: "toml's RecursionGuard (80 levels of arrays, inline tables and dotted keys)",
         size: "config file size caps (owned with how config files are opened)",
         enforced: "the toml crate's default features (no `unbounded`)",

@@ -49,65 +49,66 @@ fn every_row_names_a_test_that_exists() {
 #[cfg(feature = "outline")]
 mod outline {
     use super::{DEPTHS, nest};
-    use crate::outline::{
-        LANGS, Lang, MAX_OUTLINE_DEPTH, OUTLINE_MAX_BYTES, Outline, outline,
-    };
+    use crate::outline::{LANGS, Lang, MAX_OUTLINE_DEPTH, OUTLINE_MAX_BYTES, Outline, outline};
+
+    /// An expression's prefix, opening and closing bracket, and suffix.
+    type Brackets = (&'static str, &'static str, &'static str, &'static str);
 
     /// Declarations nested `n` deep (capped where a language's nesting costs more than a few
-    /// bytes a level), whether each level is a container the outline shows, and an unclosed
-    /// bracket nesting `n` deep (a syntax error at its end).
-    fn shapes(lang: &Lang, n: usize) -> (String, bool, String) {
+    /// bytes a level), whether each level is a container the outline shows, and brackets to
+    /// nest `n` deep in an expression.
+    fn shapes(lang: &Lang, n: usize) -> (String, bool, Brackets) {
         match lang.name {
             "rust" => (
                 nest("mod a {\n", "fn f() {}\n", "}\n", n),
                 true,
-                format!("const X: u8 = {};\n", "[".repeat(n)),
+                ("const X: u8 = ", "[", "]", ";\n"),
             ),
             // A field's struct type is part of the field's line: not walked.
             "go" => (
                 format!("package p\ntype T {}", nest("struct { a ", "int", " }", n)),
                 false,
-                format!("package p\nvar x = {}\n", "(".repeat(n)),
+                ("package p\nvar x = ", "(", ")", "\n"),
             ),
-            "python" => (python_classes(n), true, format!("x = {}\n", "[".repeat(n))),
+            "python" => (python_classes(n), true, ("x = ", "[", "]", "\n")),
             // A JavaScript class cannot hold a class declaration: blocks nest instead, and
             // the outline shows no statement's insides.
             "javascript" => (
                 nest("{\n", "class A { m() {} }\n", "}\n", n),
                 false,
-                format!("const x = {};\n", "[".repeat(n)),
+                ("const x = ", "[", "]", ";\n"),
             ),
             "typescript" | "tsx" => (
                 nest("namespace a {\n", "function f(): void {}\n", "}\n", n),
                 true,
-                format!("let x = {};\n", "[".repeat(n)),
+                ("let x = ", "[", "]", ";\n"),
             ),
             "java" => (
                 nest("class A {\n", "void f() {}\n", "}\n", n),
                 true,
-                format!("class A {{ int x = {}; }}\n", "(".repeat(n)),
+                ("class A { int x = ", "(", ")", "; }\n"),
             ),
             // `struct a {…} f;` is a declaration (one line), inside a struct a field.
             "c" => (
                 nest("struct a {\n", "int x;\n", "} f;\n", n),
                 false,
-                format!("int x = {};\n", "(".repeat(n)),
+                ("int x = ", "(", ")", ";\n"),
             ),
             "cpp" => (
                 nest("namespace a {\n", "void f() {}\n", "}\n", n),
                 true,
-                format!("int x = {};\n", "(".repeat(n)),
+                ("int x = ", "(", ")", ";\n"),
             ),
             "ruby" => (
                 nest("module A\n", "def f; end\n", "end\n", n),
                 true,
-                format!("x = {}\n", "[".repeat(n)),
+                ("x = ", "[", "]", "\n"),
             ),
             // Functions are signatures (their bodies are not walked); compound commands nest.
             "bash" => (
                 nest("f() {\n", "x=1\n", "}\n", n),
                 false,
-                format!("x={}\n", "$(".repeat(n)),
+                ("x=$((", "(", ")", "))\n"),
             ),
             other => panic!("no generated nesting for {other}: add its shapes here"),
         }
@@ -151,7 +152,12 @@ mod outline {
                         deepest(&o)
                     );
                     assert!(deepest(&o) < MAX_OUTLINE_DEPTH, "{} nested {n}", lang.name);
-                    assert_eq!(o.too_deep, n >= MAX_OUTLINE_DEPTH, "{} nested {n}", lang.name);
+                    assert_eq!(
+                        o.too_deep,
+                        n >= MAX_OUTLINE_DEPTH,
+                        "{} nested {n}",
+                        lang.name
+                    );
                     assert_eq!(
                         rendered.contains("nesting deeper than"),
                         o.too_deep,
@@ -167,14 +173,17 @@ mod outline {
                         o.declarations
                     );
                 }
-                let o = outline(lang, &brackets)
-                    .unwrap_or_else(|e| panic!("{} brackets {n}: {e}", lang.name));
-                assert!(
-                    o.error.is_some(),
-                    "{} unclosed brackets {n} deep must be a syntax error",
-                    lang.name
-                );
-                assert!(o.render().contains("syntax error at line"), "{}", lang.name);
+                // Unclosed (the error at the end) and closed around an error at the innermost
+                // level (where the search for the first error must go): both once ended tackle.
+                let (prefix, open, close, suffix) = brackets;
+                let unclosed = format!("{prefix}{}{suffix}", open.repeat(n));
+                let inner_error = format!("{prefix}{}{suffix}", nest(open, "1 1", close, n));
+                for (what, text) in [("unclosed", unclosed), ("inner error", inner_error)] {
+                    let o = outline(lang, &text)
+                        .unwrap_or_else(|e| panic!("{} {what} {n}: {e}", lang.name));
+                    assert!(o.error.is_some(), "{} {what} {n} deep: no error", lang.name);
+                    assert!(o.render().contains("syntax error at line"), "{}", lang.name);
+                }
             }
         }
     }
@@ -212,7 +221,10 @@ mod shell {
                 // Unclosed, too (an even run of backquotes closes itself).
                 if open != "`" {
                     let a = analyze(&open.repeat(n), Dialect::Bash);
-                    assert!(a.unresolved, "`{open}` unclosed {n} deep must be unresolved");
+                    assert!(
+                        a.unresolved,
+                        "`{open}` unclosed {n} deep must be unresolved"
+                    );
                 }
             }
         }
@@ -221,7 +233,7 @@ mod shell {
 
 mod jq {
     use super::{DEPTHS, nest};
-    use crate::json_query::{check_filter, nesting::check_json, nesting::MAX_JSON_DEPTH};
+    use crate::json_query::{check_filter, nesting::MAX_JSON_DEPTH, nesting::check_json};
 
     /// Filters and inline data nested at every depth: compiled or refused, never an abort.
     /// (A file's or a polled output's JSON goes through json_query's reader on its own
@@ -254,7 +266,11 @@ mod jq {
         for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
             for n in DEPTHS {
                 let data = nest(open, "1", close, n);
-                assert_eq!(check_json(data.as_bytes()).is_ok(), n <= MAX_JSON_DEPTH, "{n}");
+                assert_eq!(
+                    check_json(data.as_bytes()).is_ok(),
+                    n <= MAX_JSON_DEPTH,
+                    "{n}"
+                );
             }
         }
     }
@@ -274,8 +290,18 @@ mod html {
     #[test]
     fn html_pages_at_every_depth() {
         let tags = [
-            "div", "span", "b", "ul><li", "ol><li", "table><tr><td", "blockquote", "pre", "a",
-            "p", "section", "dl><dd",
+            "div",
+            "span",
+            "b",
+            "ul><li",
+            "ol><li",
+            "table><tr><td",
+            "blockquote",
+            "pre",
+            "a",
+            "p",
+            "section",
+            "dl><dd",
         ];
         for tag in tags {
             let closer = tag
@@ -295,9 +321,16 @@ mod html {
                 let as_source = text.starts_with("[fetch_url: the page nests elements");
                 // `<a>` and `<p>` close the one before them: they never nest.
                 let nests = !matches!(tag, "a" | "p");
-                assert_eq!(as_source, nests && n > MAX_HTML_DEPTH, "<{tag}> unclosed {n}");
+                assert_eq!(
+                    as_source,
+                    nests && n > MAX_HTML_DEPTH,
+                    "<{tag}> unclosed {n}"
+                );
                 if as_source {
-                    assert!(text.contains(&format!("<{tag}>")), "<{tag}> {n}: source shown");
+                    assert!(
+                        text.contains(&format!("<{tag}>")),
+                        "<{tag}> {n}: source shown"
+                    );
                 }
             }
         }
@@ -392,7 +425,10 @@ mod media {
                 verdicts.windows(2).all(|w| w[0] == w[1]),
                 "{name}: nesting changed the verdict: {verdicts:?}"
             );
-            assert!(verdicts[0].is_ok(), "{name}: a well-formed file: {verdicts:?}");
+            assert!(
+                verdicts[0].is_ok(),
+                "{name}: a well-formed file: {verdicts:?}"
+            );
         }
     }
 }
@@ -441,7 +477,10 @@ mod patterns {
         }
         // Repetition multiplies the compiled program: past REGEX_SIZE_LIMIT it is refused.
         for pattern in [r"(?:\w{100}){100}", r"\p{L}{1000}{1000}"] {
-            assert!(crate::grep::build_matcher(pattern, false, false).is_err(), "{pattern}");
+            assert!(
+                crate::grep::build_matcher(pattern, false, false).is_err(),
+                "{pattern}"
+            );
         }
         assert!(crate::grep::build_matcher(r"\w{50}", true, false).is_ok());
         for n in DEPTHS {
