@@ -291,3 +291,51 @@ impl TreeSink for DepthSink {
         self.dom.maybe_clone_an_option_into_selectedcontent(option);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within the bound the text is exactly what html2text renders on its own.
+    #[test]
+    fn shallow_pages_render_as_html2text_does() {
+        let pages = [
+            "<html><head><title>T</title><style>p{}</style></head><body><h1>Head</h1>\
+             <p>Text with <a href=\"https://example.com/x\">a link</a> and <b>bold</b>.</p>\
+             <ul><li>one<li>two<ol><li>inner</ol></ul>\
+             <table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>\
+             <pre>  kept\n  as is</pre><blockquote>quoted</blockquote>\
+             <template><p>hidden</p></template><img alt=\"pic\" src=\"p.png\"></body></html>",
+            "<p>unclosed <b>misnested <i>tags</b> here</i> and <table><div>fostered</div>",
+            "",
+            "plain text, no tags",
+        ];
+        for page in pages {
+            let want = html2text::from_read(page.as_bytes(), 80).expect("html2text renders it");
+            assert_eq!(render(page.as_bytes(), 80), want, "{page}");
+        }
+    }
+
+    /// Depth counts every element on the way, templates' contents included.
+    #[test]
+    fn depth_is_measured_through_templates_and_misnesting() {
+        for (open, close) in [
+            ("<div>", "</div>"),
+            ("<template>", "</template>"),
+            ("<b><i>", "</b></i>"),
+            ("<table><tr><td>", "</td></tr></table>"),
+        ] {
+            let shallow = format!("{}x{}", open.repeat(10), close.repeat(10));
+            assert!(parse_bounded(shallow.as_bytes()).is_some(), "{open} 10");
+            let deep = format!(
+                "{}x{}",
+                open.repeat(MAX_HTML_DEPTH),
+                close.repeat(MAX_HTML_DEPTH)
+            );
+            assert!(
+                parse_bounded(deep.as_bytes()).is_none(),
+                "{open} {MAX_HTML_DEPTH}"
+            );
+        }
+    }
+}

@@ -120,8 +120,26 @@ impl Outline {
     }
 }
 
+/// Why no outline was made.
+#[derive(Debug, thiserror::Error)]
+pub enum OutlineError {
+    #[error("loading the {language} grammar: {message}")]
+    Grammar {
+        language: &'static str,
+        message: String,
+    },
+    #[error(
+        "parsing took longer than {} s and was abandoned; search the file with grep or read it \
+         in parts with read_file instead",
+        .0.as_secs()
+    )]
+    OverBudget(Duration),
+    #[error("the parser gave up")]
+    GaveUp,
+}
+
 /// Parse `source` as `lang` and outline it.
-pub fn outline(lang: &'static Lang, source: &str) -> Result<Outline, String> {
+pub fn outline(lang: &'static Lang, source: &str) -> Result<Outline, OutlineError> {
     outline_within(lang, source, PARSE_BUDGET)
 }
 
@@ -130,11 +148,14 @@ pub fn outline_within(
     lang: &'static Lang,
     source: &str,
     budget: Duration,
-) -> Result<Outline, String> {
+) -> Result<Outline, OutlineError> {
     let mut parser = Parser::new();
     parser
         .set_language(&(lang.language)())
-        .map_err(|e| format!("loading the {} grammar: {e}", lang.name))?;
+        .map_err(|e| OutlineError::Grammar {
+            language: lang.name,
+            message: e.to_string(),
+        })?;
     let started = Instant::now();
     let mut over_budget = false;
     let mut progress = |_: &ParseState| {
@@ -152,16 +173,10 @@ pub fn outline_within(
             None,
             Some(ParseOptions::new().progress_callback(&mut progress)),
         )
-        .ok_or_else(|| {
-            if over_budget {
-                format!(
-                    "parsing took longer than {} s and was abandoned; search the file with grep \
-                     or read it in parts with read_file instead",
-                    budget.as_secs()
-                )
-            } else {
-                "the parser gave up".to_owned()
-            }
+        .ok_or(if over_budget {
+            OutlineError::OverBudget(budget)
+        } else {
+            OutlineError::GaveUp
         })?;
     let root = tree.root_node();
     let mut walk = Walk {
@@ -527,8 +542,13 @@ fn outline_file(root: &std::path::Path, plan: &OutlinePlan) -> Result<ToolComple
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(&format!("view_file_outline: {shown}"), &e))?;
     let source = String::from_utf8_lossy(&bytes);
-    let o = outline(plan.lang, &source)
-        .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("view_file_outline: {e}")))?;
+    let o = outline(plan.lang, &source).map_err(|e| {
+        let code = match e {
+            OutlineError::OverBudget(_) => ErrorCode::RESOURCE_LIMIT,
+            _ => ErrorCode::INTERNAL,
+        };
+        ToolError::new(code, format!("view_file_outline: {e}"))
+    })?;
     let analysis = if o.error.is_some() {
         "partial"
     } else {

@@ -131,6 +131,18 @@ mod outline {
         s
     }
 
+    /// The parse is abandoned through tree-sitter's progress callback once its budget is spent.
+    #[test]
+    fn a_parse_past_its_budget_is_abandoned() {
+        let rust = crate::outline::for_extension("rs").expect("rust is outlined");
+        let source = nest("mod a {\n", "", "}\n", 100_000);
+        let got = crate::outline::outline_within(rust, &source, std::time::Duration::ZERO);
+        assert!(
+            matches!(got, Err(crate::outline::OutlineError::OverBudget(_))),
+            "{got:?}"
+        );
+    }
+
     fn deepest(o: &Outline) -> usize {
         o.declarations.iter().map(|d| d.depth).max().unwrap_or(0)
     }
