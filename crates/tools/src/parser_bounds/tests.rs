@@ -360,21 +360,43 @@ mod media {
         out
     }
 
-    fn riff_list(inner: Vec<u8>) -> Vec<u8> {
-        let mut out = b"LIST".to_vec();
-        out.extend_from_slice(&((inner.len() + 4) as u32).to_le_bytes());
-        out.extend_from_slice(b"hdrl");
-        out.extend(inner);
+    /// `n` ISO boxes each holding the next, around `leaf`, built outside in (linear time).
+    fn iso_nested(n: usize, leaf: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 * n + leaf.len());
+        for i in 0..n {
+            out.extend_from_slice(&((8 * (n - i) + leaf.len()) as u32).to_be_bytes());
+            out.extend_from_slice(b"trak");
+        }
+        out.extend_from_slice(leaf);
         out
     }
 
-    fn ebml_element(id: &[u8], inner: Vec<u8>) -> Vec<u8> {
+    /// `n` RIFF `LIST` chunks each holding the next.
+    fn riff_nested(n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(12 * n);
+        for i in 0..n {
+            out.extend_from_slice(b"LIST");
+            out.extend_from_slice(&((4 + 12 * (n - i - 1)) as u32).to_le_bytes());
+            out.extend_from_slice(b"hdrl");
+        }
+        out
+    }
+
+    /// An EBML element with an 8-byte size (0x01 marker, then 7 bytes).
+    fn ebml_header(id: &[u8], len: usize) -> Vec<u8> {
         let mut out = id.to_vec();
-        // An 8-byte size: 0x01 marker then 7 bytes.
-        let len = inner.len() as u64;
         out.push(0x01);
-        out.extend_from_slice(&len.to_be_bytes()[1..]);
-        out.extend(inner);
+        out.extend_from_slice(&(len as u64).to_be_bytes()[1..]);
+        out
+    }
+
+    /// `n` EBML Segment elements each holding the next, around a two-byte Void element.
+    fn ebml_nested(n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(12 * n + 2);
+        for i in 0..n {
+            out.extend(ebml_header(&[0x18, 0x53, 0x80, 0x67], 12 * (n - i - 1) + 2));
+        }
+        out.extend_from_slice(&[0xEC, 0x80]);
         out
     }
 
@@ -386,19 +408,12 @@ mod media {
         type Build = fn(usize) -> Vec<u8>;
         let builds: &[(&str, Build)] = &[
             ("iso", |n| {
-                let mut inner = b"leaf".to_vec();
-                for _ in 0..n {
-                    inner = iso_box(b"trak", inner);
-                }
                 let mut file = iso_box(b"ftyp", b"isom\0\0\0\0".to_vec());
-                file.extend(iso_box(b"moov", inner));
+                file.extend(iso_box(b"moov", iso_nested(n, b"leaf")));
                 file
             }),
             ("avi", |n| {
-                let mut inner = Vec::new();
-                for _ in 0..n {
-                    inner = riff_list(inner);
-                }
+                let inner = riff_nested(n);
                 let mut file = b"RIFF".to_vec();
                 file.extend_from_slice(&((inner.len() + 4) as u32).to_le_bytes());
                 file.extend_from_slice(b"AVI ");
@@ -406,14 +421,11 @@ mod media {
                 file
             }),
             ("ebml", |n| {
-                let mut inner = vec![0xEC, 0x80];
-                for _ in 0..n {
-                    inner = ebml_element(&[0x18, 0x53, 0x80, 0x67], inner);
-                }
-                // The header holds DocType (0x4282) "webm"; every size is 8 bytes long.
+                // The header holds DocType (0x4282) "webm".
                 let doctype = [0x42, 0x82, 0x84, b'w', b'e', b'b', b'm'];
-                let mut file = ebml_element(&[0x1A, 0x45, 0xDF, 0xA3], doctype.to_vec());
-                file.extend(inner);
+                let mut file = ebml_header(&[0x1A, 0x45, 0xDF, 0xA3], doctype.len());
+                file.extend_from_slice(&doctype);
+                file.extend(ebml_nested(n));
                 file
             }),
             ("pdf", |n| {
