@@ -13,12 +13,14 @@
 //! [`SleepScheduler`] waits in this process. Every wait also ends early when a message for the
 //! session arrives in its inbox (`Inbox`), which becomes the next input.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use tackle_fs::{OwnFile, Root};
 use tackle_protocol::{Event, RunOutcome, WakeEnded, WakePending};
 use tokio_util::sync::CancellationToken;
 
@@ -60,11 +62,16 @@ pub trait Scheduler: Send + Sync {
 #[derive(Clone, Debug)]
 pub struct Inbox {
     dir: PathBuf,
+    /// Names refused once, so each is reported once rather than at every poll.
+    refused: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Inbox {
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self {
+            dir,
+            refused: Arc::default(),
+        }
     }
 
     /// The inbox of a session whose log directory is `session_dir`.
@@ -91,19 +98,41 @@ impl Inbox {
     }
 
     /// The oldest message, removed; `None` when there is none.
+    ///
+    /// Messages are read as tackle reads its own files ([`OwnFile::INBOX_MESSAGE`]: beneath the
+    /// inbox directory's handle, regular files only, capped, never blocking). One that is not
+    /// such a file (a FIFO, a link out, over the cap) is not a message: it is left where it is
+    /// with a note on stderr, and the next one is taken.
     pub fn take(&self) -> Option<String> {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
             .ok()?
             .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "msg"))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".msg"))
             .collect();
         names.sort();
-        for path in names {
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
+        let inbox = Root::open(&self.dir).ok()?;
+        for name in names {
+            let kind = OwnFile::INBOX_MESSAGE;
+            let text = match kind
+                .read_in(&inbox, &name)
+                .and_then(|r| r.map(|b| b.into_text(kind, &name)).transpose())
+            {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(e) => {
+                    if self
+                        .refused
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name)
+                    {
+                        eprintln!("tackle: {e} (in {})", self.dir.display());
+                    }
+                    continue;
+                }
             };
-            if std::fs::remove_file(&path).is_ok() {
+            if std::fs::remove_file(self.dir.join(&name)).is_ok() {
                 return Some(text);
             }
         }
@@ -322,6 +351,29 @@ pub async fn run_autonomous(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inbox_entry_that_is_not_a_regular_file_is_passed_over_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = Inbox::new(dir.path().join("inbox"));
+        inbox.send("real").unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "outside").unwrap();
+        let at = |name: &str| inbox.dir().join(name);
+        // Every name sorts before the real message, so each is tried first.
+        std::os::unix::fs::symlink("/dev/zero", at("0-zero.msg")).unwrap();
+        std::os::unix::fs::symlink(&secret, at("1-out.msg")).unwrap();
+        let fifo =
+            std::ffi::CString::new(at("2-fifo.msg").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(at("3-dir.msg")).unwrap();
+        let big = std::fs::File::create(at("4-big.msg")).unwrap();
+        big.set_len(OwnFile::INBOX_MESSAGE.cap + 1).unwrap();
+        assert_eq!(inbox.take().as_deref(), Some("real"));
+        assert_eq!(inbox.take(), None);
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside");
+    }
 
     #[test]
     fn the_inbox_hands_out_messages_oldest_first_and_never_a_half_written_one() {

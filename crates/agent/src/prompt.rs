@@ -6,10 +6,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use tackle_fs::{OwnFile, OwnFileError, Root};
 use tackle_protocol::{InstructionNote, ToolSpec};
 
 /// The most of one instructions file sent; the rest is cut with a note.
-pub const INSTRUCTIONS_LIMIT_BYTES: usize = 32 * 1024;
+pub const INSTRUCTIONS_LIMIT_BYTES: usize = OwnFile::INSTRUCTIONS.cap as usize;
 
 const BASE_PROMPT: &str = "You are tackle, a coding agent working in the user's project. \
 Use the tools to read, search, change and run what the task needs, then end your turn with a \
@@ -56,10 +57,16 @@ fn root_instructions(root: &Path) -> Option<InstructionNote> {
 }
 
 /// The instructions file of `dir` (relative to the root): `AGENTS.md`, else `CLAUDE.md`.
+/// A file that is there but is not one tackle reads (a FIFO, a device, a link out of the
+/// project) is a note saying so, sent in its place: the model learns the instructions exist and
+/// were not read, and nothing blocks.
 fn read_instructions(root: &Path, dir: &Path) -> Option<InstructionNote> {
     ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
         let rel = dir.join(name);
-        let text = read_beneath(root, &rel)?;
+        let text = match read_beneath(root, &rel)? {
+            Ok(text) => text,
+            Err(e) => format!("[tackle did not read this file: {e}]"),
+        };
         Some(InstructionNote {
             path: rel.display().to_string(),
             text,
@@ -67,23 +74,35 @@ fn read_instructions(root: &Path, dir: &Path) -> Option<InstructionNote> {
     })
 }
 
-/// A regular file beneath the root, never through a link out of it; cut at the limit.
-fn read_beneath(root: &Path, rel: &Path) -> Option<String> {
-    let real = root.join(rel).canonicalize().ok()?;
-    if !real.starts_with(root) || !real.is_file() {
-        return None;
-    }
-    let bytes = std::fs::read(&real).ok()?;
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if text.len() > INSTRUCTIONS_LIMIT_BYTES {
-        let mut cut = INSTRUCTIONS_LIMIT_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+/// Why the root's instructions file was not read, if it is there and was refused: for a front
+/// end to warn the person running it (the model gets the same as the file's note).
+pub fn root_instructions_refusal(root: &Path) -> Option<OwnFileError> {
+    ["AGENTS.md", "CLAUDE.md"]
+        .iter()
+        .find_map(|name| read_beneath(root, Path::new(name)))?
+        .err()
+}
+
+/// A regular file beneath the root, read as tackle reads its own files
+/// ([`OwnFile::INSTRUCTIONS`]: through the root handle, never through a link out, never
+/// blocking), cut at the limit. `None` when nothing is there.
+fn read_beneath(root: &Path, rel: &Path) -> Option<Result<String, OwnFileError>> {
+    let handle = Root::open_shared(root).ok()?;
+    let rel = rel.to_str()?;
+    let read = match OwnFile::INSTRUCTIONS.read_in(&handle, rel) {
+        Ok(read) => read?,
+        Err(e) => return Some(Err(e)),
+    };
+    let cut = read.cut;
+    let mut text = String::from_utf8_lossy(&read.bytes).into_owned();
+    if cut {
+        // The cut may have split a character, which the lossy conversion turned into U+FFFD.
+        if text.ends_with('\u{FFFD}') {
+            text.pop();
         }
-        text.truncate(cut);
         text.push_str("\n[cut: the file continues; read it with read_file]");
     }
-    Some(text)
+    Some(Ok(text))
 }
 
 /// Which directories' instructions a session has been sent.
@@ -197,6 +216,64 @@ mod tests {
             p.contains("agents rules") && !p.contains("fallback rules"),
             "{p}"
         );
+    }
+
+    #[test]
+    fn hostile_instructions_files_are_noted_never_read_past_or_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let outside = root.with_file_name("secret");
+        std::fs::write(&outside, "outside secret").unwrap();
+        let fifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        };
+        type Plant = fn(&Path, &Path, &dyn Fn(&Path));
+        let cases: [(&str, Plant, &str); 5] = [
+            ("fifo", |at, _, fifo| fifo(at), "(a FIFO)"),
+            (
+                "zero",
+                |at, _, _| std::os::unix::fs::symlink("/dev/zero", at).unwrap(),
+                "leads out of the project",
+            ),
+            (
+                "out",
+                |at, out, _| std::os::unix::fs::symlink(out, at).unwrap(),
+                "leads out of the project",
+            ),
+            (
+                "dir",
+                |at, _, _| std::fs::create_dir(at).unwrap(),
+                "(a directory)",
+            ),
+            (
+                "dangling",
+                |at, _, _| std::os::unix::fs::symlink("nowhere", at).unwrap(),
+                "symbolic link to nothing",
+            ),
+        ];
+        for (name, plant, says) in cases {
+            let at = root.join("AGENTS.md");
+            let _ = std::fs::remove_file(&at);
+            let _ = std::fs::remove_dir(&at);
+            plant(&at, &outside, &fifo);
+            let p = system_prompt(&[], &env(&root));
+            assert!(
+                p.contains("Project instructions (AGENTS.md):\n[tackle did not read this file: instructions: AGENTS.md")
+                    && p.contains(says)
+                    && !p.contains("outside secret"),
+                "{name}: {p}"
+            );
+            let refused = root_instructions_refusal(&root).unwrap().to_string();
+            assert!(refused.contains(says), "{name}: {refused}");
+        }
+        std::fs::remove_file(root.join("AGENTS.md")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "é".repeat(INSTRUCTIONS_LIMIT_BYTES)).unwrap();
+        let p = system_prompt(&[], &env(&root));
+        assert!(p.contains("[cut: the file continues"), "a long file is cut");
+        assert!(root_instructions_refusal(&root).is_none());
     }
 
     #[test]

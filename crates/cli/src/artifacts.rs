@@ -24,7 +24,7 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
             list.sort_by_key(|a| std::cmp::Reverse(a.modified));
             let now = SystemTime::now();
             // Each artifact's label is its producers', from the event logs, as a read would get.
-            let labels = tackle_runtime::ProducerLabels::scan(&store);
+            let labels = tackle_runtime::Producers::scan(&store);
             if json {
                 let rows: Vec<_> = list
                     .iter()

@@ -110,8 +110,11 @@ pub fn user_config_path() -> Option<PathBuf> {
     Some(user_config_dir()?.join("config.toml"))
 }
 
+/// The project's settings file, relative to its root.
+pub const PROJECT_CONFIG: &str = ".agents/config.toml";
+
 pub fn project_config_path(root: &Path) -> PathBuf {
-    root.join(".agents").join("config.toml")
+    root.join(PROJECT_CONFIG)
 }
 
 /// Load with the user's trust store, never asking (see [`load_with`]); for tests.
@@ -147,19 +150,28 @@ pub fn load_with(
         files.push(path);
     }
     let project_path = project_config_path(root);
-    let project = LoadedFile::load(&project_path)?;
+    // The project's files are read through the root handle, as tackle reads every file of its
+    // own: regular files only, capped, never blocking, never through a link out.
+    let handle = tackle_fs::Root::open_shared(root)
+        .map_err(|e| config_error!("opening the project root {}: {e}", root.display()))?;
+    let project = LoadedFile::load_in(&handle, root, PROJECT_CONFIG)?;
     if let Some(file) = &project {
         refuse_project_catalog(file)?;
     }
-    let mcp = tackle_mcp::client::config::load(root).map_err(|e| config_error!("{e}"))?;
+    let mcp_text =
+        tackle_mcp::client::config::read_project(root).map_err(|e| config_error!("{e}"))?;
+    let mcp = tackle_mcp::client::config::parse_named(
+        mcp_text.clone(),
+        tackle_mcp::client::config::CONFIG_PATH,
+    )
+    .map_err(|e| config_error!("{e}"))?;
     let user_mcp = crate::mcp_scope::load_user()?;
     let split = project.as_ref().map(|f| classify::split_file(&lower, f));
     let mut widenings = split
         .as_ref()
         .map(|s| s.widenings.clone())
         .unwrap_or_default();
-    let mcp_text = std::fs::read_to_string(root.join(tackle_mcp::client::config::CONFIG_PATH))
-        .unwrap_or_default();
+    let mcp_text = mcp_text.unwrap_or_default();
     let mcp_path = root.join(tackle_mcp::client::config::CONFIG_PATH);
     widenings.extend(classify::split_mcp(&mcp, |name| Origin::File {
         path: mcp_path.clone(),

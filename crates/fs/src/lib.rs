@@ -5,7 +5,9 @@
 //! publish only if the target still has the content they were staged against, through temps
 //! that are locked from creation so that those a killed writer left are found and swept
 //! (`temp.rs`: on the next commit into the directory; `intents.rs`: at start-up, through the
-//! intents a commit records in the store directory).
+//! intents a commit records in the store directory). Also the one reading path for files
+//! tackle reads for itself, in the project or in the user's config directory (`own_file.rs`:
+//! [`OwnFile`], a named cap per kind, non-blocking, regular files only).
 //!
 //! Refuses to own: permission decisions (the gate decides whether `read:<path>` is allowed;
 //! this crate decides only whether the path stays inside the root), and paging or formatting.
@@ -22,6 +24,7 @@
 mod error;
 mod intents;
 mod links;
+mod own_file;
 mod rel_path;
 mod root;
 mod stage;
@@ -29,6 +32,7 @@ mod temp;
 
 pub use error::FsError;
 pub use intents::{INTENTS_DIR, MAX_INTENTS_PER_PASS};
+pub use own_file::{OverCap, OwnBytes, OwnFile, OwnFileError, Problem as OwnFileProblem};
 pub use rel_path::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RelPath};
 pub use root::{DirEntry, EntryKind, Metadata, ReadOptions, ReadTarget, Root, WalkedFile};
 pub use stage::{Base, Committed, Deleted, StagedDelete, StagedWrite};

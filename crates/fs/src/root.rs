@@ -257,10 +257,25 @@ impl Root {
     /// are `NotRegularFile` (the open cannot block: it is non-blocking and checked afterwards);
     /// a file with more than one hard link is `HardLinked` unless `options` allow it.
     pub fn open_read(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
-        self.retry_expanded(rel, true, |rel| self.open_read_once(rel, options))
+        self.retry_expanded(rel, true, |rel| self.open_read_once(rel, options, true))
     }
 
-    fn open_read_once(&self, rel: &RelPath, options: ReadOptions) -> Result<ReadTarget, FsError> {
+    /// [`Root::open_read`] for a caller that wants only a file: a directory is `IsADirectory`,
+    /// never listed (a hostile tree may put a million entries where a file was expected).
+    pub(crate) fn open_read_file(
+        &self,
+        rel: &RelPath,
+        options: ReadOptions,
+    ) -> Result<ReadTarget, FsError> {
+        self.retry_expanded(rel, true, |rel| self.open_read_once(rel, options, false))
+    }
+
+    fn open_read_once(
+        &self,
+        rel: &RelPath,
+        options: ReadOptions,
+        list_dirs: bool,
+    ) -> Result<ReadTarget, FsError> {
         let err = |e| FsError::from_io("open", rel, e);
         // Look before opening so a device is refused without being opened at all; the open
         // handle is checked again below, which is what counts.
@@ -286,6 +301,11 @@ impl Root {
             source: e,
         })?;
         if meta.is_dir() {
+            if !list_dirs {
+                return Err(FsError::IsADirectory {
+                    path: rel.to_string(),
+                });
+            }
             return list(Dir::from_std_file(file), rel).map(ReadTarget::Dir);
         }
         if !meta.is_file() {
@@ -313,7 +333,7 @@ impl Root {
             path: rel.to_string(),
             limit,
         };
-        let file = match self.open_read(rel, ReadOptions::default())? {
+        let file = match self.open_read_file(rel, ReadOptions::default())? {
             ReadTarget::File { file, meta } if meta.len() <= limit => file,
             ReadTarget::File { .. } => return Err(too_large()),
             ReadTarget::Dir(_) => {

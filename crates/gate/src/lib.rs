@@ -9,9 +9,10 @@
 //! decided it and how to change that. It also decides whether a tool is advertised at all
 //! ([`Policy::advertises`]): a tool no rule could ever allow is left out of the catalog.
 //!
-//! **Refuses** to do I/O, to parse shell scripts or URLs, to normalize paths, to load config
-//! files or to prompt anyone: callers hand it keys and root-relative paths already derived,
-//! and route an [`Decision::Ask`] to whatever approver they have. It depends on no other tackle
+//! **Refuses** to do I/O, to parse shell scripts or URLs, to normalize paths (beyond reading
+//! the words of a command key lexically), to load config files or to prompt anyone: callers
+//! hand it keys and root-relative paths already derived, and route an [`Decision::Ask`] to
+//! whatever approver they have. It depends on no other tackle
 //! crate, so the runtime, the CLI and tests can all build policies without a store or a tool.
 //!
 //! **Key decision:** precedence is by effect, not by source or order — deny beats ask beats
@@ -28,6 +29,7 @@
 // Tests report failure by panicking; unwrap is how they do it.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod command;
 mod decision;
 mod error;
 mod grants;

@@ -4,26 +4,34 @@ use std::fmt;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
+use crate::Effect;
+use crate::command::{COMMAND_PREFIX, CommandPattern, CommandWords};
 use crate::error::PatternError;
 use crate::key::{self, UNPARSEABLE_BASH};
 
 /// A compiled glob over permission keys.
 ///
-/// Two dialects, chosen by the pattern's own text:
+/// Three dialects, chosen by the pattern's own text:
 ///
 /// - **path patterns** — `read:` or `write:` followed by a path — are gitignore-style: `*` and
 ///   `?` stay within one path segment, `**` crosses segments, and a path with no `/` (such as
 ///   `write:*.rs` or `read:.env`) matches that name at any depth. A leading `/` anchors at the
 ///   project root (it is otherwise ignored, paths being root-relative) and a trailing `/` means
 ///   "everything beneath".
+/// - **command patterns** — `tool.bash.cmd:` followed by a command — match word by word (see
+///   `command.rs`): a whole-word `*` is any run of words, so `tool.bash.cmd:git *` matches
+///   `tool.bash.cmd:git log src/a.rs`; a `*` inside a word stays within that word; path-shaped
+///   words are compared after lexical normalisation, and a `..` that climbs out of the place a
+///   pattern word names never matches it. That is how an allow rule reads them; deny and ask
+///   rules also match the key as written, as a key pattern would.
 /// - **key patterns** — everything else, including patterns with no action prefix — treat `*`
-///   (and `**`) as any run of characters, `/` and spaces included, so `tool.bash.cmd:git *`
-///   matches `tool.bash.cmd:git log src/a.rs`.
+///   (and `**`) as any run of characters, `/` and spaces included, so `tool.*` matches
+///   `tool.bash.cmd:git log src/a.rs`.
 ///
-/// Both match the whole key, case-sensitively, and support `?` and `[...]` classes. Braces are
-/// literal (no `{a,b}` alternation): shell commands and URLs contain braces far more often than
-/// rule authors need alternation. The exact pattern `tool.bash.cmd:?` names the unparseable-script
-/// key literally rather than "any one-character command".
+/// All three match the whole key, case-sensitively, and support `?` and `[...]` classes. Braces
+/// are literal (no `{a,b}` alternation): shell commands and URLs contain braces far more often
+/// than rule authors need alternation. The exact pattern `tool.bash.cmd:?` names the
+/// unparseable-script key literally rather than "any one-character command".
 #[derive(Clone, Debug)]
 pub struct Pattern {
     text: String,
@@ -31,6 +39,8 @@ pub struct Pattern {
     /// The glob as handed to globset (for sets built by the policy).
     glob: Glob,
     matcher: GlobMatcher,
+    /// The word-by-word form of a command pattern.
+    command: Option<CommandPattern>,
 }
 
 /// How a pattern is matched; decided at parse time from the pattern text.
@@ -38,6 +48,9 @@ pub struct Pattern {
 pub(crate) enum Dialect {
     /// Whole-key glob; `*` crosses `/`. The candidate is the key itself.
     Key,
+    /// A `tool.bash.cmd:` pattern: matched word by word (allow rules), and also as a whole-key
+    /// glob (deny and ask rules).
+    Command,
     /// Gitignore-style glob over the resource of a key with this action (`read` or `write`;
     /// empty for a bare path pattern of the path scope).
     Path { action: String },
@@ -68,6 +81,14 @@ impl Pattern {
             return Ok(Pattern::new(text, dialect, glob));
         }
         let glob = build(text, text, false)?;
+        if let Some(command) = text.strip_prefix(COMMAND_PREFIX) {
+            let words = CommandPattern::parse(command, |word| {
+                Ok(build(text, word, false)?.compile_matcher())
+            })?;
+            let mut pattern = Pattern::new(text, Dialect::Command, glob);
+            pattern.command = Some(words);
+            return Ok(pattern);
+        }
         Ok(Pattern::new(text, Dialect::Key, glob))
     }
 
@@ -92,6 +113,7 @@ impl Pattern {
             dialect,
             glob,
             matcher,
+            command: None,
         }
     }
 
@@ -100,10 +122,14 @@ impl Pattern {
         &self.text
     }
 
-    /// True when this pattern matches the whole permission key.
+    /// True when this pattern matches the whole permission key, as an allow rule reads it (a
+    /// command pattern word by word; deny and ask rules also read it as a whole-key glob).
     pub fn matches(&self, key: &str) -> bool {
         match &self.dialect {
             Dialect::Key => self.matcher.is_match(key),
+            Dialect::Command => key.strip_prefix(COMMAND_PREFIX).is_some_and(|command| {
+                self.matches_command(&CommandWords::split(command), Effect::Allow)
+            }),
             Dialect::Path { action } => match key.split_once(':') {
                 Some((key_action, resource)) if key_action == action => {
                     self.matcher.is_match(resource)
@@ -111,6 +137,25 @@ impl Pattern {
                 _ => false,
             },
         }
+    }
+
+    /// True when this pattern matches the key as a whole-key glob, `*` crossing spaces: how a
+    /// deny or ask rule also reads a command pattern, so normalising never narrows one. The same
+    /// as [`Pattern::matches`] for other dialects. (The policy reads its glob set instead.)
+    #[cfg(test)]
+    pub(crate) fn matches_as_written(&self, key: &str) -> bool {
+        match &self.dialect {
+            Dialect::Command => self.matcher.is_match(key),
+            _ => self.matches(key),
+        }
+    }
+
+    /// Whether a command pattern matches a command's words as a rule of this effect reads
+    /// them (false for other dialects).
+    pub(crate) fn matches_command(&self, command: &CommandWords<'_>, effect: Effect) -> bool {
+        self.command
+            .as_ref()
+            .is_some_and(|c| c.matches(command, effect == Effect::Allow))
     }
 
     /// True when this pattern, read as a bare path pattern (see [`Pattern::parse_path`]),
@@ -350,6 +395,125 @@ mod tests {
             let p = Pattern::parse(pattern).unwrap();
             assert_eq!(p.matches(key), want, "{pattern:?} vs {key:?}");
         }
+    }
+
+    /// (command pattern, command, matches as an allow rule reads it, matches as written)
+    const COMMAND_TABLE: &[(&str, &str, bool, bool)] = &[
+        // A whole-word `*` is any run of one or more words.
+        ("git *", "git log --oneline src/a.rs", true, true),
+        ("git *", "git", false, false),
+        ("git *", "gitk", false, false),
+        ("git log *", "git log -p", true, true),
+        ("git log *", "git status", false, false),
+        ("*", "rm -rf target", true, true),
+        ("* --version", "cargo --version", true, true),
+        ("**", "ls", true, true),
+        // A `*` inside a word stays within that word: a second argument is not swallowed.
+        ("cat src/*", "cat src/a.rs", true, true),
+        ("cat src/*", "cat src/a/b.rs", true, true),
+        ("cat src/*", "cat src/a /etc/passwd", false, true),
+        ("cat *.rs", "cat a.rs /etc/passwd b.rs", false, true),
+        ("git log*", "git log --oneline", false, true),
+        ("git log --output=*", "git log --output=x", true, true),
+        // Path-shaped words are compared normalised.
+        ("cat src/*", "cat ./src/a.rs", true, false),
+        ("cat src/*", "cat src//a.rs", true, true),
+        ("cat src/*", "cat src/./a.rs", true, true),
+        ("cat src/*", "cat src/a/../b.rs", true, true),
+        ("cat src/a.rs", "cat ./src/a.rs", true, false),
+        ("cat src/*", "cat src/", false, true),
+        ("ls src/", "ls ./src", true, false),
+        // A `..` that climbs out of what the pattern names never matches.
+        (
+            "./scripts/*",
+            "./scripts/../../../usr/bin/touch pwned",
+            false,
+            true,
+        ),
+        (
+            "./scripts/* *",
+            "./scripts/../../../usr/bin/touch pwned",
+            false,
+            true,
+        ),
+        ("./scripts/* *", "./scripts/build.sh --release", true, true),
+        ("./scripts/*", "scripts/./../x", false, false),
+        ("./scripts/*", "scripts//../../x", false, false),
+        ("./scripts/*", "./scripts//../../x", false, true),
+        ("cat src/*", "cat src/../../outside", false, true),
+        ("cat src/*", "cat src/../secret", false, true),
+        ("cat *", "cat src/../../outside", true, true),
+        ("cat *.sh", "cat ../x.sh", false, true),
+        ("cat *.sh", "cat sub/../../x.sh", false, true),
+        ("cat *.sh", "cat sub/x.sh", true, true),
+        ("cat */x", "cat ../x", false, true),
+        ("cat ../shared/*", "cat ../shared/a", true, true),
+        ("cat ../shared/*", "cat ../shared/../secret", false, true),
+        ("cat ../shared/*", "cat ../../shared/a", false, false),
+        ("cat ..*", "cat ../x", false, true),
+        ("cat ..*", "cat ..rc", true, true),
+        // Absolute words match only absolute pattern words.
+        ("cat /etc/*", "cat /etc/hosts", true, true),
+        ("cat /etc/*", "cat //etc//hosts", true, false),
+        ("cat /etc/*", "cat /etc/../root/.ssh/id", false, true),
+        ("cat *", "cat /etc/passwd", true, true),
+        ("cat *passwd", "cat /etc/passwd", false, true),
+        ("cat */passwd", "cat /etc/passwd", false, true),
+        ("cat /*", "cat /etc/passwd", true, true),
+        // A `..` above `/` may climb out of the part of an argument before a space
+        // (`'src/a /../..'` is keyed as two words): an allow matches it only as written.
+        ("cp src/* /*", "cp src/a /../..", false, true),
+        ("cat /etc/*", "cat /../etc/hosts", false, false),
+        ("cat /../etc/hosts", "cat /../etc/hosts", true, true),
+        // `~` is an anchor a `..` cannot climb out of unseen.
+        ("cat ~/notes/*", "cat ~/notes/a.md", true, true),
+        ("cat ~/notes/*", "cat ~/notes/../.ssh/id_rsa", false, true),
+        ("cat *.txt", "cat ~/../x.txt", false, true),
+        ("cat *", "cat ~/x", true, true),
+        // A verb given as a path keeps its `/`: `./x` is never the `PATH` lookup `x`.
+        ("x *", "./x a", false, false),
+        ("./x *", "x a", false, false),
+        ("./x *", "./x a", true, true),
+        ("./x *", "sub/../x a", true, false),
+        // Words that expand at run time match only as written or by a whole-word `*`.
+        ("cat src/*", "cat src/$f", false, true),
+        ("cat src/*", "cat src/`f`", false, true),
+        ("cat src/$f", "cat src/$f", true, true),
+        ("cat *", "cat src/$f", true, true),
+        ("cat src/*", "cat src/.*", false, true),
+        ("cat src/*", "cat src/*/x", false, true),
+        ("cat src/*", "cat src/*.rs", true, true),
+        ("cat src/*", "cat src/{a,../../x}", false, true),
+        ("cat *.rs", "cat \"../x\"*.rs", false, true),
+        // Braces and escapes as before.
+        ("awk {print}", "awk {print}", true, true),
+        ("echo a\\*b", "echo a*b", true, true),
+        ("echo a\\*b", "echo axb", false, false),
+    ];
+
+    #[test]
+    fn command_table() {
+        let mut wrong = Vec::new();
+        for &(command, key, allow, written) in COMMAND_TABLE {
+            let pattern = Pattern::parse(&format!("tool.bash.cmd:{command}")).unwrap();
+            let key = format!("tool.bash.cmd:{key}");
+            let got = (pattern.matches(&key), pattern.matches_as_written(&key));
+            if got != (allow, written) {
+                wrong.push(format!("{command:?} vs {key:?}: {got:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// Command patterns match only command keys, and other patterns read command keys as
+    /// whole-key globs.
+    #[test]
+    fn command_patterns_stay_in_their_action() {
+        let p = Pattern::parse("tool.bash.cmd:*").unwrap();
+        assert!(!p.matches("tool.bash"));
+        assert!(!p.matches("read:src/a.rs"));
+        let any = Pattern::parse("tool.bash.*").unwrap();
+        assert!(any.matches("tool.bash.cmd:cat src/../../x"));
     }
 
     #[test]

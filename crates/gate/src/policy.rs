@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
+use crate::command::{COMMAND_PREFIX, CommandWords};
 use crate::decision::{Because, Decision, KeyVerdict};
 use crate::error::PolicyError;
 use crate::key::{self, UNPARSEABLE_BASH};
@@ -45,13 +46,16 @@ struct RuleIndex {
 }
 
 /// One glob set for the key-dialect rules (matched on the whole key) and one for the path
-/// rules (matched on the key's resource), each with the policy index of its rules.
+/// rules (matched on the key's resource), each with the policy index of its rules, and the
+/// command rules, matched word by word. A deny or ask command rule is in the key set too (it
+/// also matches the key as written); an allow command rule is only matched word by word.
 #[derive(Clone, Debug)]
 struct Bucket {
     keys: GlobSet,
     key_rules: Vec<usize>,
     paths: GlobSet,
     path_rules: Vec<usize>,
+    command_rules: Vec<usize>,
 }
 
 /// The strongest matching rules for one key: the first deny and first ask in rule order,
@@ -156,8 +160,8 @@ impl Policy {
     /// source, then the action's default; plan mode denies `write:` keys and mutating calls;
     /// an ask is then allowed by a session grant, by accept-edits (writes inside the path
     /// scope) or by yolo. `tool.bash.cmd:?` is never matched by an allow rule nor granted, and
-    /// a `write:` key on a protected path (see [`crate::PROTECTED`]) is denied or asks whatever
-    /// the mode, the allow rules and the grants say.
+    /// a `write:` or `read:` key on a protected path (see [`crate::PROTECTED`]) is denied or
+    /// asks whatever the mode, the allow rules and the grants say.
     pub fn evaluate(&self, req: &Request<'_>, grants: &Grants) -> Decision {
         let mut scratch = Vec::new();
         let mut asks = Vec::new();
@@ -224,17 +228,15 @@ impl Policy {
         self.key_verdict(&key, &mut Vec::new()).0 == Effect::Allow
     }
 
-    /// Whether `key` is a `write:` key on a protected path, which a session grant never covers
-    /// (a front end need not offer "for this session" for it).
+    /// Whether `key` is a `write:` or `read:` key on a protected path, which a session grant
+    /// never covers (a front end need not offer "for this session" for it).
     pub fn is_protected(&self, key: &str) -> bool {
         self.protection(key).is_some()
     }
 
     fn protection(&self, key: &str) -> Option<&'static ProtectedPath> {
-        match key::path_key(key) {
-            Some(("write", path)) => self.protected.find(path),
-            _ => None,
-        }
+        let (action, path) = key::path_key(key)?;
+        self.protected.find(action, path)
     }
 
     /// The effect of one key from protections, scopes, rules and defaults (modes and grants
@@ -403,7 +405,7 @@ impl RuleIndex {
                 Some(action) => by_action.entry(action.to_owned()).or_default(),
                 None => &mut any_action,
             };
-            bucket.add(index, &rule.pattern);
+            bucket.add(index, rule);
         }
         Ok(RuleIndex {
             by_action: by_action
@@ -420,7 +422,16 @@ impl RuleIndex {
         let key_candidate = Candidate::from_bytes(key);
         let path_candidate = key::path_pattern_resource(key).map(Candidate::from_bytes);
         let buckets = [self.by_action.get(key::action(key)), Some(&self.any_action)];
+        let command = key.strip_prefix(COMMAND_PREFIX).map(CommandWords::split);
         for bucket in buckets.into_iter().flatten() {
+            if let Some(words) = &command {
+                let hits = bucket
+                    .command_rules
+                    .iter()
+                    .copied()
+                    .filter(|&i| rules[i].pattern.matches_command(words, rules[i].effect));
+                matched.add(rules, hits);
+            }
             if !bucket.key_rules.is_empty() {
                 bucket.keys.matches_candidate_into(&key_candidate, scratch);
                 matched.add(rules, scratch.iter().map(|&i| bucket.key_rules[i]));
@@ -459,6 +470,7 @@ struct BucketBuilder {
     key_rules: Vec<usize>,
     paths: GlobSetBuilder,
     path_rules: Vec<usize>,
+    command_rules: Vec<usize>,
 }
 
 impl Default for BucketBuilder {
@@ -468,13 +480,22 @@ impl Default for BucketBuilder {
             key_rules: Vec::new(),
             paths: GlobSetBuilder::new(),
             path_rules: Vec::new(),
+            command_rules: Vec::new(),
         }
     }
 }
 
 impl BucketBuilder {
-    fn add(&mut self, index: usize, pattern: &Pattern) {
+    fn add(&mut self, index: usize, rule: &Rule) {
+        let pattern = &rule.pattern;
         match pattern.dialect() {
+            Dialect::Command => {
+                self.command_rules.push(index);
+                if rule.effect != Effect::Allow {
+                    self.keys.add(pattern.glob().clone());
+                    self.key_rules.push(index);
+                }
+            }
             Dialect::Key => {
                 self.keys.add(pattern.glob().clone());
                 self.key_rules.push(index);
@@ -492,6 +513,7 @@ impl BucketBuilder {
             key_rules: self.key_rules,
             paths: self.paths.build().map_err(compile_error)?,
             path_rules: self.path_rules,
+            command_rules: self.command_rules,
         })
     }
 }
@@ -526,5 +548,7 @@ fn compile_error(err: globset::Error) -> PolicyError {
     }
 }
 
+#[cfg(test)]
+mod command_tests;
 #[cfg(test)]
 mod tests;

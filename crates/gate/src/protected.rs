@@ -1,16 +1,21 @@
-//! Protected paths: built-in protections on `write:` keys that no mode, rule or grant lifts.
+//! Protected paths: built-in protections on `write:` and `read:` keys that no mode, rule or
+//! grant lifts.
 //!
 //! **Owns** the short list of project paths whose change alters what tackle or git will do on
-//! a later call, as data ([`PROTECTED`]), and the lookup of a `write:` key's path in it. Each
-//! entry carries the sentence that tells the user why it holds.
+//! a later call, and the one path no tool reads, as data ([`PROTECTED`]), and the lookup of a
+//! key's path in it. Each entry carries the sentence that tells the user why it holds.
 //!
-//! **Key decision:** two strengths, both checked on every `write:` key whatever tool produced
-//! it (a file tool, a bash redirect) and on the name as well as the real path, since tools emit
-//! a key for each (DESIGN.md §4a):
+//! **Key decision:** two strengths, both checked on every key of the entry's action whatever
+//! tool produced it (a file tool, a bash redirect, a walk's per-file question) and on the name
+//! as well as the real path, since tools emit a key for each (DESIGN.md §4a):
 //!
 //! - [`Protection::Deny`] — `.agents/store/` holds the artifact store and the event logs. Only
 //!   the runtime writes there; a tool that could would forge or erase the record of what
-//!   happened. Denied in every mode.
+//!   happened. Denied in every mode. Reading it is denied too: an artifact is a copy of what
+//!   some call read, so it is read only by its URI (`artifact://<digest>`), which asks the
+//!   policy about the call that produced it as well (a deny on `.env` covers its copies), and a
+//!   log names every artifact's digest. Rejected: leaving reads to the ordinary rules, under
+//!   which a user's `--deny read:.env` never covers `.agents/store/artifacts/<digest>`.
 //! - [`Protection::Ask`] — `.agents/` (configuration, MCP servers, skills, agents, plans) and
 //!   git's own directory. A write there asks every time, in `yolo` and `accept-edits` too, over
 //!   any allow rule, and a session grant does not cover it: one approved write must not become
@@ -47,31 +52,46 @@ pub enum Protection {
     Ask,
 }
 
-/// One protected path: gitignore-style globs, its strength, and why it is protected.
+/// One protected path: the action it holds for, gitignore-style globs, its strength, and why
+/// it is protected.
 #[derive(Clone, Copy, Debug)]
 pub struct ProtectedPath {
+    /// The key action it applies to: `write` or `read`.
+    pub action: &'static str,
     /// The globs over root-relative paths this entry covers.
     pub globs: &'static [&'static str],
     pub protection: Protection,
-    /// Completes "write:<path> is protected: …", for the user and the model.
+    /// Completes "<key> is protected: …", for the user and the model.
     pub why: &'static str,
 }
 
-/// The built-in protections, strongest first (the first entry that matches decides).
+/// The built-in protections, strongest first (the first entry of the key's action that matches
+/// decides).
 pub const PROTECTED: &[ProtectedPath] = &[
     ProtectedPath {
+        action: "read",
+        globs: &["**/.agents/store", "**/.agents/store/**"],
+        protection: Protection::Deny,
+        why: "the artifact store and the event logs are tackle's record, not project files; \
+              read retained output by its URI, artifact://<digest>, which also asks the policy \
+              about what produced it",
+    },
+    ProtectedPath {
+        action: "write",
         globs: &["**/.agents/store", "**/.agents/store/**"],
         protection: Protection::Deny,
         why: "the artifact store and the event logs are written by tackle's runtime only, \
               never by a tool, so that the record of what happened cannot be forged or erased",
     },
     ProtectedPath {
+        action: "write",
         globs: &["**/.agents", "**/.agents/**"],
         protection: Protection::Ask,
         why: "project configuration (config.toml, mcp.json, skills, agents, plans) decides \
               what tackle allows and runs on the next call",
     },
     ProtectedPath {
+        action: "write",
         globs: &["**/.git", "**/.git/**"],
         protection: Protection::Ask,
         why: "git reads its configuration and runs programs from here (core.fsmonitor and \
@@ -112,14 +132,16 @@ impl ProtectedSet {
         })
     }
 
-    /// The protection covering a root-relative path, if any (the strongest when several do).
-    pub(crate) fn find(&self, path: &str) -> Option<&'static ProtectedPath> {
+    /// The protection covering `action` on a root-relative path, if any (the strongest when
+    /// several do).
+    pub(crate) fn find(&self, action: &str, path: &str) -> Option<&'static ProtectedPath> {
         let tidy = tidy(path);
         let candidate = Candidate::new(&tidy);
         self.set
             .matches_candidate(&candidate)
             .into_iter()
             .map(|glob| self.entry_of_glob[glob])
+            .filter(|&entry| PROTECTED[entry].action == action)
             .min()
             .map(|entry| &PROTECTED[entry])
     }
@@ -173,7 +195,43 @@ mod tests {
             ("agents/store/x", None),
         ];
         for &(path, want) in cases {
-            assert_eq!(set.find(path).map(|p| p.protection), want, "{path}");
+            assert_eq!(
+                set.find("write", path).map(|p| p.protection),
+                want,
+                "{path}"
+            );
+        }
+    }
+
+    /// Reads: the store alone, by any spelling and at any depth; configuration and git's
+    /// directory are ordinary reads.
+    #[test]
+    fn read_protection_table() {
+        let set = ProtectedSet::build().unwrap();
+        let cases: &[(&str, Option<Protection>)] = &[
+            (".agents/store", Some(Protection::Deny)),
+            (".agents/store/artifacts", Some(Protection::Deny)),
+            (".agents/store/artifacts/ab12", Some(Protection::Deny)),
+            (
+                ".agents/store/sessions/s1/events.jsonl",
+                Some(Protection::Deny),
+            ),
+            ("./.agents//store/artifacts/x", Some(Protection::Deny)),
+            (".AGENTS/STORE/artifacts/x", Some(Protection::Deny)),
+            (".Agents/Store", Some(Protection::Deny)),
+            ("sub/.agents/store/artifacts/x", Some(Protection::Deny)),
+            ("a/b/.agents/store", Some(Protection::Deny)),
+            (".agents", None),
+            (".agents/config.toml", None),
+            (".agents/plans/plan-1.md", None),
+            (".agents/storehouse/x", None),
+            (".git/config", None),
+            ("store/artifacts/x", None),
+            ("agents/store/x", None),
+            ("src/main.rs", None),
+        ];
+        for &(path, want) in cases {
+            assert_eq!(set.find("read", path).map(|p| p.protection), want, "{path}");
         }
     }
 }

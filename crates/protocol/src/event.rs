@@ -108,4 +108,10 @@ pub struct CallFinished {
     /// them.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub attachments: Vec<String>,
+    /// The `read:` keys behind what the call retained: those it was admitted under (a walk's
+    /// listed files among them) and those of every artifact it read back. Reading its retained
+    /// output asks today's policy about each, so a deny on a source covers its copies. Absent
+    /// when the call retained nothing, and on every record written before it existed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub read_keys: Vec<String>,
 }

@@ -6,9 +6,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tackle_protocol::{CallStatus, ErrorCode, ToolCall, TurnId};
-use tackle_tool::{ArtifactSource, DynTool, ErasedPlan, PrepareContext, Prepared, ToolError};
+use tackle_tool::{DynTool, ErasedPlan, PrepareContext, Prepared, ToolError};
 
 use crate::approval::{Approval, ApprovalRequest};
+use crate::artifact_source::StoreArtifacts;
 use crate::dispatch::Runtime;
 use crate::execute::panic_error;
 use crate::gate::{GateRequest, GateVerdict};
@@ -63,7 +64,7 @@ impl Runtime {
         session: &Session,
         turn: &TurnId,
         call: &ToolCall,
-        artifacts: &dyn ArtifactSource,
+        artifacts: &StoreArtifacts,
     ) -> Result<Admitted, Refusal> {
         let Gated { admitted, ask } = self.gate_call(session, turn, call, artifacts)?;
         if let Some(ask) = ask {
@@ -78,7 +79,7 @@ impl Runtime {
         session: &Session,
         turn: &TurnId,
         call: &ToolCall,
-        artifacts: &dyn ArtifactSource,
+        artifacts: &StoreArtifacts,
     ) -> Result<Gated, Refusal> {
         let Some(tool) = self.tool_for(session, &call.name).cloned() else {
             return Err(self.unknown_tool(session, call));
@@ -99,12 +100,17 @@ impl Runtime {
 
         let mut keys = vec![format!("tool.{}", tool.gate_name())];
         keys.extend(prepared.routing.resources.iter().map(|r| r.key()));
+        // What produced each artifact the call reads back: the gate asks about those sources
+        // too, and the call may open only these.
+        let reads = crate::provenance::artifact_reads(&session.store, &prepared.routing.resources);
+        artifacts.admitted(&prepared.routing.resources, &reads);
         let request = GateRequest {
             session: session.context(),
             tool: &call.name,
             keys,
             resources: &prepared.routing.resources,
             read_only: tool.read_only(),
+            artifacts: &reads,
         };
         let ask = match self.gate().check(&request) {
             GateVerdict::Allow => None,

@@ -139,6 +139,18 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: CancellationToken,
     ) -> Result<Vec<ToolResult>, RuntimeError> {
+        self.run_batch_for(session, calls, cancel, None).await
+    }
+
+    /// [`Runtime::run_batch`] for a tool's own calls: what each call read is folded into the
+    /// caller's reads (`caller`), whose output it becomes part of.
+    pub(crate) async fn run_batch_for(
+        &self,
+        session: &Session,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+        caller: Option<Arc<StoreArtifacts>>,
+    ) -> Result<Vec<ToolResult>, RuntimeError> {
         // A resumed session's stateful tools are rebuilt from its log before its first batch.
         session
             .restored
@@ -206,8 +218,15 @@ impl Runtime {
                     );
                     let result = error_result(call, status, &error, label);
                     // Refused before it ran: nothing happened that a power loss could hide.
-                    self.record_finished(session, &result, None, None, Durability::Written)
-                        .await?;
+                    self.record_finished(
+                        session,
+                        &result,
+                        None,
+                        None,
+                        Durability::Written,
+                        Vec::new(),
+                    )
+                    .await?;
                     results[index] = Some(result);
                 }
             }
@@ -227,10 +246,13 @@ impl Runtime {
                 .collect();
             let cancel = cancel.clone();
             let calls = &calls;
+            let caller = caller.as_ref();
             async move {
                 let mut done = Vec::with_capacity(lane_calls.len());
                 for (i, r) in lane_calls {
-                    let res = self.run_call(session, &calls[i], r, &cancel, alone).await;
+                    let res = self
+                        .run_call(session, &calls[i], r, &cancel, alone, caller)
+                        .await;
                     done.push((i, res));
                 }
                 done
@@ -245,7 +267,10 @@ impl Runtime {
         }
         for &i in &plan.exclusive {
             if let Some(r) = ready[i].take() {
-                results[i] = Some(self.run_call(session, &calls[i], r, &cancel, alone).await?);
+                let res = self
+                    .run_call(session, &calls[i], r, &cancel, alone, caller.as_ref())
+                    .await;
+                results[i] = Some(res?);
             }
         }
         Ok(results.into_iter().flatten().collect())
@@ -259,6 +284,7 @@ impl Runtime {
         ready: Ready,
         batch_cancel: &CancellationToken,
         alone: bool,
+        caller: Option<&Arc<StoreArtifacts>>,
     ) -> Result<ToolResult, RuntimeError> {
         let (tool, artifacts) = (ready.tool.clone(), ready.artifacts.clone());
         let label = tool.label();
@@ -275,8 +301,15 @@ impl Runtime {
                 Ok(launch) => launch,
                 Err(Refusal { status, error }) => {
                     let result = error_result(call, status, &error, label);
-                    self.record_finished(session, &result, Some(queued_us), None, durability)
-                        .await?;
+                    self.record_finished(
+                        session,
+                        &result,
+                        Some(queued_us),
+                        None,
+                        durability,
+                        Vec::new(),
+                    )
+                    .await?;
                     return Ok(result);
                 }
             };
@@ -294,6 +327,8 @@ impl Runtime {
             survey: tool.survey() && self.config.digests,
             label: artifacts.label_with_reads(label),
             timeout: self.config.call_timeout,
+            reads: artifacts.clone(),
+            root: session.root.clone(),
         };
         let result = if durability == Durability::Written && output.in_memory() {
             // Small output of a read-only call: publishing it waits for no device, so it is
@@ -303,8 +338,20 @@ impl Runtime {
             let call_for_shape = call.clone();
             run_blocking(move || shape(&call_for_shape, ending, &output, &store, shaping)).await?
         };
-        self.record_finished(session, &result, Some(queued_us), Some(ran_us), durability)
-            .await?;
+        // What it read is behind what it produced, and behind its caller's output too.
+        let read_keys = artifacts.read_keys();
+        if let Some(caller) = caller {
+            caller.note_reads(read_keys.iter().cloned());
+        }
+        self.record_finished(
+            session,
+            &result,
+            Some(queued_us),
+            Some(ran_us),
+            durability,
+            read_keys,
+        )
+        .await?;
         drop(guard);
         Ok(result)
     }

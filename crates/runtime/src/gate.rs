@@ -19,6 +19,32 @@ pub struct GateRequest<'a> {
     pub keys: Vec<String>,
     pub resources: &'a [PermissionResource],
     pub read_only: bool,
+    /// What produced each artifact the call reads back (one entry per `read:artifact://`
+    /// resource), from the store's logs: a gate that decides reads asks about these sources
+    /// too, so a deny on what was read covers its copies.
+    pub artifacts: &'a [ArtifactRead],
+}
+
+/// An artifact a call reads and what produced it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactRead {
+    /// The call's key for it, `read:artifact://<digest>`.
+    pub key: String,
+    /// Its digest, 64 lowercase hex digits.
+    pub digest: String,
+    pub produced_by: ProducedBy,
+}
+
+/// What the store's records say produced an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProducedBy {
+    /// Records vouch for it: the `read:` keys behind it, the union over every call that
+    /// retained it (and over the streams it lists, for a manifest). Empty when nothing was
+    /// read to produce it (a command's own output) or it is not in the store.
+    Reads(Vec<String>),
+    /// It is in the store but no record names it (a damaged or removed log, a hand-made
+    /// file): what it copies is unknown. `damaged` when a log could not be read whole.
+    Unknown { damaged: bool },
 }
 
 /// The gate's decision for one call.

@@ -92,6 +92,7 @@ mod tests {
             keys: vec![format!("tool.{gate_name}")],
             resources: &[],
             read_only,
+            artifacts: &[],
         })
     }
 

@@ -1,12 +1,20 @@
 //! The gate hook backed by a [`tackle_gate::Policy`], answering with the session's own
 //! approval grants.
+//!
+//! An artifact read is asked about twice over: its own key (`read:artifact://<digest>`, allowed
+//! by possession unless a rule says otherwise) and the `read:` keys of what produced it
+//! ([`ArtifactRead`]), evaluated as today's policy sees them. A deny on a source denies the
+//! read, naming the source; an ask asks about the source key; an artifact in the store no
+//! record vouches for is denied, since the record that would name its source may be the one
+//! lost. Rejected: denying every artifact read while some log is damaged, which would stop all
+//! paging of retained output for a fault in one unrelated session.
 
 use std::sync::Arc;
 
 use tackle_gate::{Decision, Policy, Request};
 use tackle_tool::ReadScope;
 
-use crate::gate::{GateHook, GateRequest, GateVerdict};
+use crate::gate::{ArtifactRead, GateHook, GateRequest, GateVerdict, ProducedBy};
 use crate::session_context::SessionContext;
 
 /// Evaluates every call against a compiled policy and the grants of the call's session; "for
@@ -38,17 +46,37 @@ impl GateHook for PolicyGate {
         let decision = request
             .session
             .with_grants(|granted| self.policy.evaluate(&req, granted));
-        match &decision {
-            Decision::Allow { .. } => GateVerdict::Allow,
-            Decision::Ask { keys } => GateVerdict::Ask {
-                keys: keys.iter().map(|k| k.key.clone()).collect(),
-                message: decision.message(),
-            },
-            Decision::Deny { verdict } => GateVerdict::Deny {
-                key: verdict.key.clone(),
-                rule: because(&verdict.because),
-                message: decision.message(),
-            },
+        let mut asks = match &decision {
+            Decision::Allow { .. } => Vec::new(),
+            Decision::Ask { keys } => vec![(
+                keys.iter().map(|k| k.key.clone()).collect(),
+                decision.message(),
+            )],
+            Decision::Deny { verdict } => {
+                return GateVerdict::Deny {
+                    key: verdict.key.clone(),
+                    rule: because(&verdict.because),
+                    message: decision.message(),
+                };
+            }
+        };
+        for read in request.artifacts {
+            match self.sources(request, read) {
+                GateVerdict::Allow => {}
+                GateVerdict::Ask { keys, message } => asks.push((keys, message)),
+                deny @ GateVerdict::Deny { .. } => return deny,
+            }
+        }
+        if asks.is_empty() {
+            return GateVerdict::Allow;
+        }
+        let (keys, messages): (Vec<Vec<String>>, Vec<String>) = asks.into_iter().unzip();
+        let mut keys: Vec<String> = keys.into_iter().flatten().collect();
+        let mut seen = std::collections::HashSet::new();
+        keys.retain(|k| seen.insert(k.clone()));
+        GateVerdict::Ask {
+            keys,
+            message: messages.join("; "),
         }
     }
 
@@ -66,6 +94,71 @@ impl GateHook for PolicyGate {
             session.grant(k);
         }
     }
+}
+
+impl PolicyGate {
+    /// Today's policy on what produced an artifact the call reads.
+    fn sources(&self, request: &GateRequest<'_>, read: &ArtifactRead) -> GateVerdict {
+        let artifact = format!("artifact sha256:{}", read.digest);
+        let keys = match &read.produced_by {
+            ProducedBy::Reads(keys) => keys,
+            ProducedBy::Unknown { damaged } => {
+                let lost = if *damaged {
+                    "a session log could not be read whole, and"
+                } else {
+                    "the store's logs do not name it (a log was removed, or the file was put \
+                     there by hand), and"
+                };
+                return GateVerdict::Deny {
+                    key: read.key.clone(),
+                    rule: "unknown producer".to_owned(),
+                    message: format!(
+                        "{} is denied: no record says what produced {artifact}; {lost} a deny \
+                         on what it copies cannot be honoured without it; see it yourself \
+                         with `tackle artifacts cat artifact://{}`",
+                        read.key, read.digest
+                    ),
+                };
+            }
+        };
+        if keys.is_empty() {
+            return GateVerdict::Allow;
+        }
+        let req = Request {
+            tool: request.tool,
+            keys,
+            mutating: false,
+        };
+        let decision = request
+            .session
+            .with_grants(|granted| self.policy.evaluate(&req, granted));
+        match &decision {
+            Decision::Allow { .. } => GateVerdict::Allow,
+            Decision::Ask { keys } => GateVerdict::Ask {
+                keys: keys.iter().map(|k| k.key.clone()).collect(),
+                message: format!(
+                    "{artifact} was produced by a read of {}: {}",
+                    sources_named(keys.iter().map(|k| k.key.as_str())),
+                    decision.message()
+                ),
+            },
+            Decision::Deny { verdict } => GateVerdict::Deny {
+                key: verdict.key.clone(),
+                rule: because(&verdict.because),
+                message: format!(
+                    "{artifact} was produced by a read of {}, which is now denied: {}",
+                    sources_named(std::iter::once(verdict.key.as_str())),
+                    decision.message()
+                ),
+            },
+        }
+    }
+}
+
+/// `read:` keys as the things read: `.env and src/a.rs`.
+fn sources_named<'a>(keys: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = keys.map(|k| k.strip_prefix("read:").unwrap_or(k)).collect();
+    names.join(" and ")
 }
 
 /// Files a walking tool finds are read only if their own `read:<path>` key is allowed outright
@@ -108,6 +201,7 @@ mod tests {
             keys,
             resources: &[],
             read_only: false,
+            artifacts: &[],
         };
         matches!(gate.check(&request), GateVerdict::Ask { .. })
     }
@@ -131,5 +225,146 @@ mod tests {
         gate.grant_session(&a, &["write:src/a.rs".to_owned()]);
         assert!(!ask(&gate, &a), "granted where it was approved");
         assert!(ask(&gate, &b), "not granted in another session");
+    }
+
+    /// Issue 37 §5: reading an artifact asks today's policy about what produced it. One case a
+    /// row: (rules, mode, what produced it, verdict, words the message must hold).
+    #[test]
+    fn an_artifact_read_asks_about_its_sources() {
+        use tackle_gate::{Effect, Pattern, Rule, RuleSource};
+
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        enum Want {
+            Allow,
+            Ask,
+            Deny,
+        }
+        let rule = |effect: Effect, pattern: &str| {
+            Rule::new(
+                effect,
+                Pattern::parse(pattern).unwrap(),
+                RuleSource::Flag {
+                    flag: "--deny".into(),
+                },
+            )
+        };
+        let reads = |keys: &[&str]| ProducedBy::Reads(keys.iter().map(|k| k.to_string()).collect());
+        let digest = "ab".repeat(32);
+        const ENV_DENIED: &str = "artifact sha256:abab";
+        #[allow(clippy::type_complexity)]
+        let table: Vec<(Vec<Rule>, Mode, ProducedBy, Want, &[&str])> = vec![
+            // Possession: nothing denies the source.
+            (vec![], Mode::Ask, reads(&["read:.env"]), Want::Allow, &[]),
+            (vec![], Mode::Ask, reads(&[]), Want::Allow, &[]),
+            // A deny on the source, literal or wildcard, covers the copy.
+            (
+                vec![rule(Effect::Deny, "read:.env")],
+                Mode::Ask,
+                reads(&["read:.env"]),
+                Want::Deny,
+                &[
+                    ENV_DENIED,
+                    "produced by a read of .env, which is now denied",
+                ],
+            ),
+            (
+                vec![rule(Effect::Deny, "read:**/.env")],
+                Mode::Yolo,
+                reads(&["read:src/a.rs", "read:app/.env"]),
+                Want::Deny,
+                &["read of app/.env"],
+            ),
+            (
+                vec![rule(Effect::Deny, "read:*.env")],
+                Mode::Ask,
+                reads(&["read:.env"]),
+                Want::Deny,
+                &["read of .env"],
+            ),
+            // A deny elsewhere does not touch it.
+            (
+                vec![rule(Effect::Deny, "read:.env")],
+                Mode::Ask,
+                reads(&["read:src/a.rs"]),
+                Want::Allow,
+                &[],
+            ),
+            // An ask on the source asks, and yolo lets an ask through but never a deny.
+            (
+                vec![rule(Effect::Ask, "read:secrets/**")],
+                Mode::Ask,
+                reads(&["read:secrets/key"]),
+                Want::Ask,
+                &["produced by a read of secrets/key"],
+            ),
+            (
+                vec![rule(Effect::Ask, "read:secrets/**")],
+                Mode::Yolo,
+                reads(&["read:secrets/key"]),
+                Want::Allow,
+                &[],
+            ),
+            // A source that has left the path scope or become the store is denied.
+            (
+                vec![],
+                Mode::Yolo,
+                reads(&["read:.agents/store/artifacts/00"]),
+                Want::Deny,
+                &["tackle's record"],
+            ),
+            // A copy of a copy: the artifact key of the first read is a source too.
+            (
+                vec![rule(Effect::Deny, "read:artifact://cd*")],
+                Mode::Ask,
+                reads(&["read:artifact://cd"]),
+                Want::Deny,
+                &["read of artifact://cd"],
+            ),
+            // No record vouches for it: denied whatever the mode.
+            (
+                vec![],
+                Mode::Yolo,
+                ProducedBy::Unknown { damaged: false },
+                Want::Deny,
+                &["no record says what produced", "tackle artifacts cat"],
+            ),
+            (
+                vec![],
+                Mode::Ask,
+                ProducedBy::Unknown { damaged: true },
+                Want::Deny,
+                &["could not be read whole"],
+            ),
+        ];
+        let session = SessionContext::new(SessionId("s".into()), SessionOptions::default());
+        for (rules, mode, produced_by, want, words) in table {
+            let row = format!("{rules:?} {mode:?} {produced_by:?}");
+            let gate = PolicyGate::new(
+                Policy::new(rules, mode, PathScope::default(), UrlScope::default()).unwrap(),
+            );
+            let key = format!("read:artifact://{digest}");
+            let artifacts = [ArtifactRead {
+                key: key.clone(),
+                digest: digest.clone(),
+                produced_by,
+            }];
+            let verdict = gate.check(&GateRequest {
+                session: &session,
+                tool: "read_file",
+                keys: vec!["tool.read_file".into(), key],
+                resources: &[],
+                read_only: true,
+                artifacts: &artifacts,
+            });
+            let (got, message) = match &verdict {
+                GateVerdict::Allow => (Want::Allow, String::new()),
+                GateVerdict::Ask { message, .. } => (Want::Ask, message.clone()),
+                GateVerdict::Deny { message, .. } => (Want::Deny, message.clone()),
+            };
+            assert_eq!(got, want, "{row}: {verdict:?}");
+            for w in words {
+                assert!(message.contains(w), "{row}: {message:?} lacks {w:?}");
+            }
+        }
     }
 }

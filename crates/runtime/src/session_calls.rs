@@ -26,7 +26,8 @@ pub(crate) struct SessionCalls {
     caller: CallId,
     made: AtomicU64,
     /// The caller's reads: each result handed back folds its label in, so the caller's result
-    /// is no more trusted than what it was told.
+    /// is no more trusted than what it was told, and each call's `read:` keys, so a deny on
+    /// what it read covers the caller's output too.
     reads: Arc<StoreArtifacts>,
 }
 
@@ -65,10 +66,14 @@ impl ToolCalls for SessionCalls {
             arguments,
         };
         let (runtime, session) = (self.runtime.clone(), self.session.clone());
-        let task =
-            tokio::spawn(async move { runtime.run_batch(&session, vec![call], cancel).await });
-        let tool = tool.to_owned();
         let reads = self.reads.clone();
+        let caller = Some(reads.clone());
+        let task = tokio::spawn(async move {
+            runtime
+                .run_batch_for(&session, vec![call], cancel, caller)
+                .await
+        });
+        let tool = tool.to_owned();
         Box::pin(async move {
             let results = task.await.map_err(|e| {
                 ToolError::new(

@@ -19,7 +19,8 @@ use crate::retention::render::{Rendered, render_bounded, render_opt_out};
 use crate::session::Session;
 
 impl Runtime {
-    /// Record a call's end, as durable as `durability` asks.
+    /// Record a call's end, as durable as `durability` asks, with the `read:` keys behind what
+    /// it retained (kept only when it retained something: nothing else can be read back).
     pub(crate) async fn record_finished(
         &self,
         session: &Session,
@@ -27,7 +28,17 @@ impl Runtime {
         queued_us: Option<u64>,
         ran_us: Option<u64>,
         durability: Durability,
+        read_keys: Vec<String>,
     ) -> Result<(), RuntimeError> {
+        let attachments: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Attachment { artifact, .. } => Some(artifact.clone()),
+                ContentBlock::Text { .. } => None,
+            })
+            .collect();
+        let retained = !result.retained_output.is_empty() || !attachments.is_empty();
         self.record(
             session,
             Event::CallFinished(CallFinished {
@@ -43,14 +54,8 @@ impl Runtime {
                 label: result.label,
                 display: result.display.clone(),
                 digested: result.digested,
-                attachments: result
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Attachment { artifact, .. } => Some(artifact.clone()),
-                        ContentBlock::Text { .. } => None,
-                    })
-                    .collect(),
+                attachments,
+                read_keys: if retained { read_keys } else { Vec::new() },
             }),
             durability,
         )
@@ -66,6 +71,10 @@ pub(crate) struct Shaping {
     pub(crate) survey: bool,
     pub(crate) label: Label,
     pub(crate) timeout: std::time::Duration,
+    /// The call's reads, which a survey listing's files join.
+    pub(crate) reads: std::sync::Arc<crate::artifact_source::StoreArtifacts>,
+    /// The session root, where a listed name's real path is found.
+    pub(crate) root: std::sync::Arc<std::path::Path>,
 }
 
 /// Turn an execution's ending into the model-facing result. Blocking (publishes artifacts).
@@ -81,6 +90,8 @@ pub(crate) fn shape(
         survey,
         label,
         timeout,
+        reads,
+        root,
     } = shaping;
     let mut attachments = Vec::new();
     let mut listing = None;
@@ -150,6 +161,9 @@ pub(crate) fn shape(
         Ok(r) => r,
         Err(e) => return error_result(call, CallStatus::Error, &e, label),
     };
+    if let Some(listing) = &listing {
+        reads.note_reads(crate::read_sources::listed_files(&root, listing));
+    }
     let mut digested = false;
     if survey && failure.is_none() {
         digested = apply_digest(call, listing.as_ref(), &metadata, &mut rendered);

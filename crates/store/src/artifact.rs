@@ -19,6 +19,10 @@ use crate::temps::{
 };
 use crate::{ArtifactId, Durability, Manifest, StoreError};
 
+/// Artifacts larger than this are never read as manifests (a manifest lists at most a few
+/// streams, so real ones are tiny).
+pub const MANIFEST_READ_LIMIT: u64 = 1024 * 1024;
+
 /// A capture holds this much in memory (hashed inline) before it spills into a temp file.
 pub(crate) const CAPTURE_BUFFER: usize = 256 * 1024;
 
@@ -261,6 +265,22 @@ impl ArtifactStore {
                 .extend(pending);
         }
         result
+    }
+
+    /// The artifact parsed as a manifest, if it exists, is a regular file no larger than
+    /// [`MANIFEST_READ_LIMIT`] and is one. Its content is not verified (no hashing, no moving a
+    /// corrupt copy aside): for the janitor and for a gate deciding what a read may touch,
+    /// which verify nothing they serve from it.
+    pub fn unverified_manifest(&self, id: ArtifactId) -> Option<Manifest> {
+        let file = open_regular_nofollow(&self.artifact_path(id)).ok()?;
+        if file.metadata().ok()?.len() > MANIFEST_READ_LIMIT {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        file.take(MANIFEST_READ_LIMIT)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        Manifest::parse(&bytes)
     }
 
     /// Whether an artifact file with this name exists (its content is not checked).

@@ -95,6 +95,15 @@ pub enum EventLogError {
         /// The log file.
         path: PathBuf,
     },
+    /// The record is longer than a line may be ([`crate::MAX_RECORD_BYTES`]); nothing was
+    /// written.
+    #[error("event log {}: a record of {bytes} bytes is over the {} a line may be; nothing was written", path.display(), crate::MAX_RECORD_BYTES)]
+    RecordTooLarge {
+        /// The log file.
+        path: PathBuf,
+        /// The encoded event's length.
+        bytes: usize,
+    },
     /// The event could not be encoded as JSON.
     #[error("event log: cannot encode event: {source}")]
     Encode {

@@ -132,10 +132,22 @@ struct CommitState {
 /// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
 /// not a regular file is a layout error; anything else is I/O.
 fn not_a_log(path: &Path, e: std::io::Error) -> EventLogError {
-    if e.raw_os_error() == Some(libc::ELOOP) || e.kind() == std::io::ErrorKind::InvalidInput {
-        let found = match fs::read_link(path) {
-            Ok(target) => format!("a symbolic link to {}", target.display()),
-            Err(_) => "not a regular file".to_owned(),
+    // ENXIO: opening a socket; EISDIR: opening a directory for writing.
+    if matches!(
+        e.raw_os_error(),
+        Some(libc::ELOOP | libc::ENXIO | libc::EISDIR)
+    ) || e.kind() == std::io::ErrorKind::InvalidInput
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let found = match (fs::read_link(path), fs::symlink_metadata(path)) {
+            (Ok(target), _) => format!("a symbolic link to {}", target.display()),
+            (_, Ok(m)) if m.is_dir() => "a directory".to_owned(),
+            (_, Ok(m)) if m.file_type().is_fifo() => "a FIFO".to_owned(),
+            (_, Ok(m)) if m.file_type().is_socket() => "a socket".to_owned(),
+            (_, Ok(m)) if m.file_type().is_char_device() || m.file_type().is_block_device() => {
+                "a device".to_owned()
+            }
+            _ => "a special file".to_owned(),
         };
         return EventLogError::Layout(crate::LayoutError {
             path: path.to_path_buf(),
@@ -282,6 +294,13 @@ impl EventLog {
     ) -> Result<u64, EventLogError> {
         let body = serde_json::to_vec(event).map_err(|source| EventLogError::Encode { source })?;
         let inner = &*self.inner;
+        // The seq and checksum add a few dozen bytes; what is written must stay readable.
+        if body.len() as u64 + 64 > crate::MAX_RECORD_BYTES {
+            return Err(EventLogError::RecordTooLarge {
+                path: inner.path.clone(),
+                bytes: body.len(),
+            });
+        }
         let mut state = inner.lock_state();
         if state.poisoned {
             return Err(inner.poisoned());
@@ -561,6 +580,38 @@ mod tests {
 
     fn log_path(dir: &tempfile::TempDir) -> PathBuf {
         session_log_path(dir.path(), "session-1")
+    }
+
+    #[test]
+    fn a_record_over_the_line_limit_is_refused_and_a_line_over_it_is_never_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(&dir);
+        let (log, _) = EventLog::open(&path).unwrap();
+        let huge = "x".repeat(crate::MAX_RECORD_BYTES as usize);
+        let refused = log.append(&json!(huge)).unwrap_err();
+        assert!(
+            matches!(refused, EventLogError::RecordTooLarge { .. }),
+            "{refused}"
+        );
+        assert_eq!(
+            log.append(&json!("small")).unwrap(),
+            1,
+            "nothing was written"
+        );
+        drop(log);
+        // A line past the limit (sparse: nothing is written) after a good record, and alone.
+        let len = std::fs::metadata(&path).unwrap().len();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(len + crate::MAX_RECORD_BYTES + 1).unwrap();
+        let read = EventLog::read_records(&path).unwrap_err().to_string();
+        assert!(read.contains("at line 2: a line runs past"), "{read}");
+        let opened = EventLog::open(&path).unwrap_err().to_string();
+        assert!(opened.contains("at line 2: a line runs past"), "{opened}");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            len + crate::MAX_RECORD_BYTES + 1,
+            "left as found"
+        );
     }
 
     #[test]

@@ -35,13 +35,15 @@ mod spill;
 mod temps;
 
 pub use artifact::{
-    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, PublicationGuard, hash_file,
+    ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, MANIFEST_READ_LIMIT,
+    PublicationGuard, hash_file,
 };
 pub use error::{EventLogError, StoreError};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
 pub use layout::LayoutError;
+pub use log_read::MAX_RECORD_BYTES;
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
 pub use temps::TempSweep;

@@ -10,7 +10,7 @@
 //! session ever wrote.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -19,8 +19,19 @@ use crate::EventLogError;
 use crate::record::{Record, check_torn_fragment, decode_record};
 
 /// At open, every complete line that starts in this many bytes before the end is checked (and
-/// always the last complete line, however long).
+/// always the last complete line, up to [`MAX_RECORD_BYTES`]).
 pub(crate) const TAIL_CHECK_BYTES: u64 = 64 * 1024;
+
+/// The longest line a record may be (without its newline). Appends over it are refused, and a
+/// reader meets a longer line as corruption after reading at most this much of it: a log a
+/// repository ships (a gigabyte of zeros compresses to almost nothing) is never read whole into
+/// memory. A call's record is bounded far below (arguments over 64 KiB go to the store, a
+/// result's text to 2 MiB), so only a batch of many large results comes near it.
+pub const MAX_RECORD_BYTES: u64 = 64 * 1024 * 1024;
+
+fn too_long() -> String {
+    format!("a line runs past {MAX_RECORD_BYTES} bytes, the most a record may be")
+}
 
 /// What the tail of a log says about the whole of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,13 +75,18 @@ pub(crate) fn scan_all(
     let mut prev = 0;
     loop {
         line.clear();
-        let read = reader
+        // At most one byte past the longest record and its newline is held.
+        let read = (&mut reader)
+            .take(MAX_RECORD_BYTES + 1)
             .read_until(b'\n', &mut line)
             .map_err(EventLogError::io("read", path))?;
         if read == 0 {
             return Ok(());
         }
         line_no += 1;
+        if line.len() as u64 > MAX_RECORD_BYTES && !line.ends_with(b"\n") {
+            return Err(corrupt(path, line_no, too_long()));
+        }
         let Some(complete) = line.strip_suffix(b"\n") else {
             return check_torn_fragment(&line, prev + 1).map_err(|r| corrupt(path, line_no, r));
         };
@@ -85,6 +101,9 @@ pub(crate) fn scan_all(
 
 /// Checks the end of a log of `len` bytes (see the module docs) without reading the rest.
 pub(crate) fn check_tail(path: &Path, file: &File, len: u64) -> Result<Tail, EventLogError> {
+    // Enough for the longest last line and a torn fragment of the next as long; a window that
+    // size without them is a line over the limit, never a reason to read further.
+    let limit = 2 * (MAX_RECORD_BYTES + 1);
     let mut window = TAIL_CHECK_BYTES.min(len);
     loop {
         let start = len - window;
@@ -103,7 +122,10 @@ pub(crate) fn check_tail(path: &Path, file: &File, len: u64) -> Result<Tail, Eve
             Some(end) => first_start.is_some_and(|first| first < end),
         };
         if !ready {
-            window = (window * 2).min(len);
+            if window >= limit {
+                return Err(corrupt_at(path, file, start, too_long()));
+            }
+            window = (window * 2).min(len).min(limit);
             continue;
         }
         let complete_end = complete_end.unwrap_or(0);
@@ -113,6 +135,9 @@ pub(crate) fn check_tail(path: &Path, file: &File, len: u64) -> Result<Tail, Eve
         while at < complete_end {
             let end = at + memchr::memchr(b'\n', &buf[at..complete_end]).unwrap_or(0);
             let offset = start + at as u64;
+            if (end - at) as u64 > MAX_RECORD_BYTES {
+                return Err(corrupt_at(path, file, offset, too_long()));
+            }
             let record =
                 decode_record(&buf[at..end]).map_err(|r| corrupt_at(path, file, offset, r))?;
             let follows = match prev {
@@ -126,6 +151,14 @@ pub(crate) fn check_tail(path: &Path, file: &File, len: u64) -> Result<Tail, Eve
         }
         let last_seq = prev.unwrap_or(0);
         let fragment = &buf[complete_end..];
+        if fragment.len() as u64 > MAX_RECORD_BYTES {
+            return Err(corrupt_at(
+                path,
+                file,
+                start + complete_end as u64,
+                too_long(),
+            ));
+        }
         check_torn_fragment(fragment, last_seq + 1)
             .map_err(|r| corrupt_at(path, file, start + complete_end as u64, r))?;
         return Ok(Tail {

@@ -3,7 +3,9 @@
 //! [`crate::walk_share`]), with the same skipping rules everywhere.
 //!
 //! What is skipped: hidden files and directories (a name starting with `.`), the vendored
-//! directories in [`VENDORED_DIRS`], and whatever `.gitignore`, `.git/info/exclude`, the
+//! directories in [`VENDORED_DIRS`], tackle's store (`.agents/store`, never a walk's to read:
+//! the gate denies every `read:` key in it, so each of its files would only be counted), and
+//! whatever `.gitignore`, `.git/info/exclude`, the
 //! global git excludes and `.ignore` files exclude — honoured whether or not the project is a
 //! git repository (ripgrep's and fd's `--no-require-git`). Symlinks are not followed. The start
 //! path itself is never skipped, so a model can name a hidden or vendored directory to search it.
@@ -226,8 +228,8 @@ fn walk_files_shared<V: FileVisitor>(
     )
 }
 
-/// Whether the walk goes into (or lists) `e`: the start always; below it, nothing vendored
-/// and nothing the ignore files exclude.
+/// Whether the walk goes into (or lists) `e`: the start always; below it, nothing vendored,
+/// not tackle's store, and nothing the ignore files exclude.
 fn kept(e: &ignore::DirEntry, rules: &IgnoreRules) -> bool {
     if e.depth() == 0 {
         return true;
@@ -240,7 +242,21 @@ fn kept(e: &ignore::DirEntry, rules: &IgnoreRules) -> bool {
     {
         return false;
     }
+    if is_dir && is_store_dir(e.path()) {
+        return false;
+    }
     !rules.is_ignored(e.path(), is_dir)
+}
+
+/// Whether `dir` is a `.agents/store` directory, spelled in any case as the gate's protection
+/// matches it (`tackle_gate::PROTECTED`): a walk never enters one.
+fn is_store_dir(dir: &Path) -> bool {
+    let name = |p: Option<&Path>| {
+        p.and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .map(str::to_ascii_lowercase)
+    };
+    name(Some(dir)).as_deref() == Some("store") && name(dir.parent()).as_deref() == Some(".agents")
 }
 
 /// Where a solo walk that ran out of time stopped: the parallel walk that takes over skips
@@ -517,6 +533,23 @@ mod tests {
                 want,
                 "{given} -> {real}: {found}"
             );
+        }
+    }
+
+    #[test]
+    fn store_directories_are_recognised_in_any_case() {
+        let table: &[(&str, bool)] = &[
+            ("/p/.agents/store", true),
+            ("/p/.AGENTS/Store", true),
+            ("/p/sub/.agents/store", true),
+            ("/p/.agents", false),
+            ("/p/.agents/plans", false),
+            ("/p/store", false),
+            ("/p/agents/store", false),
+            ("/p/.agents/store/artifacts", false),
+        ];
+        for &(dir, want) in table {
+            assert_eq!(is_store_dir(Path::new(dir)), want, "{dir}");
         }
     }
 

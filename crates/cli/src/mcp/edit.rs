@@ -26,11 +26,12 @@ fn read(path: &Path) -> anyhow::Result<Map<String, Value>> {
             path.display()
         );
     }
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(anyhow!("reading {}: {e}", path.display())),
+    // Regular files only, capped, never blocking: a FIFO or a device is refused, not read.
+    let kind = tackle_fs::OwnFile::MCP_CONFIG;
+    let Some(read) = kind.read_at(path)? else {
+        return Ok(Map::new());
     };
+    let text = read.into_text(kind, &path.display().to_string())?;
     tackle_mcp::client::config::parse(&text).map_err(|e| {
         anyhow!(
             "{}: {e}; fix the file by hand first (tackle rewrites only files it can read)",

@@ -195,6 +195,13 @@ pub fn run(
     };
     let runtime = Arc::new(runtime);
     let system = tackle_agent::prompt::system_prompt(&runtime.catalog().specs(), &env);
+    if let Some(refused) = tackle_agent::prompt::root_instructions_refusal(&config.root) {
+        // The model is told the file was not read; the person running this is told why.
+        eprintln!(
+            "tackle: {}; it is not sent to the model",
+            crate::safe_text::safe_line(&refused.to_string())
+        );
+    }
     let setup = AgentSetup {
         runtime,
         session: session.clone(),

@@ -133,7 +133,9 @@ pub fn summaries(config: &Config) -> anyhow::Result<Vec<Summary>> {
     for entry in entries.flatten() {
         let id = entry.file_name().to_string_lossy().into_owned();
         let log = tackle_store::session_log_path(&Session::store_dir_for(&config.root), &id);
-        if !log.is_file() {
+        // Only a directory without a log is passed over in silence: a log that is there but is
+        // not a regular file (a FIFO, a link, a device) is reported by the non-blocking open.
+        if std::fs::symlink_metadata(&log).is_err() {
             continue;
         }
         match summary::summarize(&id, &log, &price) {

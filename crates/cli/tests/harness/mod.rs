@@ -350,6 +350,74 @@ impl TestCommand {
     }
 }
 
+/// What [`TestCommand::run_measured`] saw: the run, and the process's own peak RSS.
+#[derive(Debug)]
+pub struct Measured {
+    pub output: Output,
+    /// `ru_maxrss` of the process itself (from `wait4`), in KiB.
+    pub max_rss_kib: u64,
+}
+
+impl TestCommand {
+    /// Like [`TestCommand::run`] with empty stdin, reaping the process with `wait4` so that its
+    /// own peak RSS is known (not `RUSAGE_CHILDREN`'s largest of every child so far).
+    pub fn run_measured(&mut self) -> Measured {
+        use std::io::Read as _;
+        use std::os::unix::process::ExitStatusExt as _;
+        let described = describe(&self.cmd);
+        let mut child = self
+            .cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {described}: {e}"));
+        let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().unwrap()));
+        let stderr = drain(Box::new(child.stderr.take().unwrap()));
+        let pid = child.id() as libc::pid_t;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut status = 0;
+            // SAFETY: an all-zero rusage is a valid value for the kernel to overwrite.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: `pid` is our child, reaped only here; both pointers are to live locals.
+            let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+            let _ = tx.send((reaped, status, usage.ru_maxrss as u64));
+            // Dropping a `Child` neither waits nor kills.
+            drop(child);
+        });
+        let (reaped, status, max_rss_kib) = match rx.recv_timeout(self.timeout) {
+            Ok(done) => done,
+            Err(_) => {
+                // SAFETY: signalling our own child, not yet reaped (the waiter has not returned).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!(
+                    "{described} did not finish within {:?}; it was killed",
+                    self.timeout
+                );
+            }
+        };
+        assert_eq!(reaped, pid, "wait4 for {described} failed");
+        let status = std::process::ExitStatus::from_raw(status);
+        Measured {
+            output: Output {
+                command: described,
+                code: status.code(),
+                stdout: String::from_utf8_lossy(&stdout.join().unwrap()).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr.join().unwrap()).into_owned(),
+            },
+            max_rss_kib,
+        }
+    }
+}
+
 /// Waits for `child` and collects what it piped; kills it and fails the test past `limit`.
 fn wait_within(
     child: std::process::Child,

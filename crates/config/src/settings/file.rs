@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use tackle_fs::{OwnBytes, OwnFile, OwnFileError, Root};
 use toml::Spanned;
 
 use super::models_file::{ModelSection, ModelTables, ProviderTables};
@@ -202,14 +203,36 @@ pub struct LoadedFile {
 }
 
 impl LoadedFile {
-    /// Read and parse `path`; `Ok(None)` when it does not exist. Errors name the file, the line,
-    /// and for a misspelt key the nearest valid one.
+    /// Read and parse the user's own file at `path` (links followed, but only a regular file of
+    /// at most [`OwnFile::SETTINGS`]'s cap is read, without blocking); `Ok(None)` when it does not
+    /// exist. Errors name the file, the line, and for a misspelt key the nearest valid one.
     pub fn load(path: &Path) -> crate::Result<Option<LoadedFile>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => crate::bail!("reading {}: {e}", path.display()),
+        let shown = path.display().to_string();
+        Self::parse(path, OwnFile::SETTINGS.read_at(path), &shown)
+    }
+
+    /// Read and parse the project's file `rel` (`.agents/config.toml`) through the root handle:
+    /// a link out of the project, a FIFO, a device or a file over the cap is an error naming it.
+    /// `root_path` is the root as the caller names it, for the origins of values.
+    pub fn load_in(root: &Root, root_path: &Path, rel: &str) -> crate::Result<Option<LoadedFile>> {
+        Self::parse(
+            &root_path.join(rel),
+            OwnFile::SETTINGS.read_in(root, rel),
+            rel,
+        )
+    }
+
+    fn parse(
+        path: &Path,
+        read: Result<Option<OwnBytes>, OwnFileError>,
+        shown: &str,
+    ) -> crate::Result<Option<LoadedFile>> {
+        let Some(bytes) = read.map_err(|e| crate::config_error!("{e}"))? else {
+            return Ok(None);
         };
+        let text = bytes
+            .into_text(OwnFile::SETTINGS, shown)
+            .map_err(|e| crate::config_error!("{e}"))?;
         let settings: SettingsFile = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| line_of(&text, s.start));
             let at = line.map(|l| format!(":{l}")).unwrap_or_default();

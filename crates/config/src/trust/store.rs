@@ -88,15 +88,15 @@ impl TrustStore {
 
     fn read_checked(&self) -> crate::Result<BTreeMap<String, TrustRecord>> {
         let path = self.path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(e) => {
-                return Err(config_error!(
-                    "reading the trust store {}: {e}",
-                    path.display()
-                ));
-            }
+        // Regular files only, capped, never blocking: a FIFO or `/dev/zero` here is a problem
+        // to report, never a hang.
+        let kind = tackle_fs::OwnFile::TRUST_STORE;
+        let text = match kind.read_at(&path) {
+            Ok(Some(bytes)) => bytes
+                .into_text(kind, &path.display().to_string())
+                .map_err(|e| config_error!("{e}"))?,
+            Ok(None) => return Ok(BTreeMap::new()),
+            Err(e) => return Err(config_error!("{e}")),
         };
         for (what, p) in [("trust store", &path), ("its directory", &self.dir)] {
             let mode = std::fs::metadata(p)

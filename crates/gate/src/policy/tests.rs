@@ -830,7 +830,7 @@ fn policies_can_be_shared_across_threads() {
 }
 
 /// Protected paths hold in every mode, over allow rules and session grants: the store is
-/// denied, configuration and git's directory ask. One case a row: (mode, allow rules, grant the
+/// denied (reads too), configuration and git's directory ask. One case a row: (mode, allow rules, grant the
 /// key?, key, expected effect).
 #[test]
 fn protected_paths_hold_in_every_mode_over_rules_and_grants() {
@@ -845,10 +845,17 @@ fn protected_paths_hold_in_every_mode_over_rules_and_grants() {
         ("write:.git", Effect::Ask),
         ("write:sub/.git/config", Effect::Ask),
         ("write:./.git//config", Effect::Ask),
+        ("read:.agents/store/artifacts/0123", Effect::Deny),
+        ("read:.AGENTS/Store/sessions/s/events.jsonl", Effect::Deny),
+        ("read:.agents/store", Effect::Deny),
+        ("read:sub/.agents/store/artifacts", Effect::Deny),
     ];
     let rule_sets: [Vec<Rule>; 3] = [
         vec![],
-        vec![flag(Effect::Allow, "write:**")],
+        vec![
+            flag(Effect::Allow, "write:**"),
+            flag(Effect::Allow, "read:**"),
+        ],
         vec![
             at(Effect::Allow, "write:.git/**", 2),
             flag(Effect::Allow, "write:.agents/**"),
@@ -912,6 +919,9 @@ fn protected_paths_yield_to_denies_and_leave_reads_alone() {
     let p = policy(vec![]);
     assert_eq!(effect(&decide_key(&p, "read:.git/config")), Effect::Allow);
     assert!(p.admits_walked_read(".agents/config.toml"));
+    // The store is the exception: no walk reads or lists what is in it.
+    assert!(!p.admits_walked_read(".agents/store/artifacts/0123"));
+    assert!(!p.admits_walked_read("sub/.agents/store/sessions/s/events.jsonl"));
     assert!(!p.is_protected("read:.git/config"));
     assert!(!p.is_protected("write:src/.git.rs"));
     // A call with an ordinary key and a protected one asks only about the protected one.

@@ -73,12 +73,28 @@ pub fn parse(source_name: &str, text: &str) -> Result<Vec<Exchange>, ReplayFileE
 /// Reads and parses a replay file.
 pub fn read(path: &Path) -> Result<Vec<Exchange>, ReplayFileError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ReplayFileError {
+    let text = read_text(path)?.ok_or_else(|| ReplayFileError {
         source_name: name.clone(),
         line: 0,
-        message: format!("cannot read it: {e}"),
+        message: "cannot read it: there is no such file".to_owned(),
     })?;
     parse(&name, &text)
+}
+
+/// A replay file's text, read as tackle reads its own files ([`tackle_fs::OwnFile::REPLAY`]:
+/// links followed, but regular files only, capped, never blocking); `None` when there is none.
+pub(crate) fn read_text(path: &Path) -> Result<Option<String>, ReplayFileError> {
+    let kind = tackle_fs::OwnFile::REPLAY;
+    let shown = path.display().to_string();
+    let refused = |e: tackle_fs::OwnFileError| ReplayFileError {
+        source_name: shown.clone(),
+        line: 0,
+        message: e.to_string(),
+    };
+    match kind.read_at(path).map_err(refused)? {
+        Some(bytes) => bytes.into_text(kind, &shown).map(Some).map_err(refused),
+        None => Ok(None),
+    }
 }
 
 fn check(exchange: &Exchange) -> Result<(), String> {

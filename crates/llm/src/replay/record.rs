@@ -30,11 +30,8 @@ impl RecordingProvider {
     /// Records into `path`: a new file gets the header; an existing replay file is appended to
     /// (its header is checked, so a recording never lands in some other file).
     pub fn create(inner: Arc<dyn Provider>, path: &Path) -> std::io::Result<Self> {
-        let existing = match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
+        let existing = super::read_text(path)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
         if let Some(text) = &existing
             && !text.trim().is_empty()
         {

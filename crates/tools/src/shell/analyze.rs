@@ -54,6 +54,9 @@ pub struct SimpleCommand {
     pub assignments: Vec<String>,
     /// Verb first. Never empty.
     pub words: Vec<ShellWord>,
+    /// The directories the shell may be in when the command runs (root-relative, absolute or
+    /// under `$HOME`, as `cd` named them); `None` when unknown. Set when it is recorded.
+    pub dirs: Option<Vec<Location>>,
 }
 
 /// Where a command's standard input comes from, as far as the script says.
@@ -885,7 +888,11 @@ impl<'a> Walker<'a> {
         {
             self.unresolved();
         }
-        let command = SimpleCommand { assignments, words };
+        let command = SimpleCommand {
+            assignments,
+            words,
+            dirs: None,
+        };
         self.record(command, own.as_ref().unwrap_or(stdin), cwds, true)
     }
 
@@ -893,11 +900,12 @@ impl<'a> Walker<'a> {
     /// (a builtin can act on the shell), not a program a wrapper started.
     pub(crate) fn record(
         &mut self,
-        c: SimpleCommand,
+        mut c: SimpleCommand,
         stdin: &Stdin,
         cwds: &Cwds,
         in_shell: bool,
     ) -> Outcome {
+        c.dirs = cwds.0.clone();
         let mut outcome = Outcome::same(cwds);
         if in_shell {
             if builtins::unresolved(&c, self.dialect) {

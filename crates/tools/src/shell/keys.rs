@@ -914,6 +914,7 @@ fn inner(
     let c = SimpleCommand {
         assignments,
         words: words.to_vec(),
+        dirs: None,
     };
     let o = w.record(c, stdin, cwds, in_shell);
     in_shell.then(|| o.ok.union(&o.failed))

@@ -1,6 +1,7 @@
 //! Reading shell scripts without running them: the simple commands and the files redirections
 //! write and read ([`analyze`], following `cd` and the dialect of the shell that runs the line),
-//! the command keys they yield and the wrappers unwrapped ([`keys`]), what is unresolved
+//! the command keys they yield and the wrappers unwrapped ([`keys`]), the second command key
+//! of path words resolved through symlinks and `cd` ([`command_paths`]), what is unresolved
 //! because it is code or changes later commands ([`arith`], [`builtins`], [`sensitive`]), the
 //! `write:`/`read:` keys of redirection targets through symlinks ([`paths`], [`routing`]), the
 //! bash search gate ([`search_gate`]) and the denylist of destructive commands ([`denylist`]).
@@ -34,6 +35,7 @@ pub enum Dialect {
 pub mod analyze;
 pub mod arith;
 pub mod builtins;
+pub mod command_paths;
 pub mod denylist;
 pub mod depth;
 pub mod keys;

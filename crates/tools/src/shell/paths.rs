@@ -6,8 +6,11 @@
 //! Key decision: both names are keys, so a deny or ask on either holds. In-root paths are
 //! resolved with [`tackle_fs::Root::real_path`], the same answer every file tool's keys get;
 //! only a link that leads out of the root is followed further here, by `lstat`/`readlink`
-//! alone (nothing is opened). The answer is as fresh as `prepare`: the shell opens the file
-//! later, so this is a gate on names, not a sandbox.
+//! alone (nothing is opened). Both read `..` lexically, as the name is keyed; the kernel
+//! applies a `..` after the link it follows (`src/link/../f` is beside the link's target), so
+//! the path as written is also resolved that way ([`physical`]) and keyed when it differs.
+//! The answer is as fresh as `prepare`: the shell opens the file later, so this is a gate on
+//! names, not a sandbox.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -19,7 +22,7 @@ use super::analyze::Location;
 const MAX_LINKS: usize = 40;
 
 /// Special files a redirection may name without touching any file.
-const NOT_FILES: &[&str] = &[
+pub(super) const NOT_FILES: &[&str] = &[
     "/dev/null",
     "/dev/stdout",
     "/dev/stderr",
@@ -43,7 +46,7 @@ pub fn normalize(root: &Path, target: &str) -> Option<String> {
     Some(shown(root, &normal))
 }
 
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     let mut normal = PathBuf::from("/");
     for c in path.components() {
         match c {
@@ -57,7 +60,9 @@ fn lexical(path: &Path) -> PathBuf {
     normal
 }
 
-fn shown(root: &Path, absolute: &Path) -> String {
+/// An absolute path as keys name it: root-relative inside the root (`.` for the root itself),
+/// absolute outside.
+pub(super) fn shown(root: &Path, absolute: &Path) -> String {
     match absolute.strip_prefix(root) {
         Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
         Ok(rel) => rel.to_string_lossy().into_owned(),
@@ -94,7 +99,23 @@ pub fn file_keys(root: &Path, home: Option<&Path>, location: &Location) -> Optio
     if real != name {
         keys.push(real);
     }
+    let written = if named.starts_with('/') {
+        PathBuf::from(&named)
+    } else {
+        root.join(&named)
+    };
+    let physical = physical(root, &written)?;
+    if !keys.contains(&physical) && !NOT_FILES.contains(&physical.as_str()) {
+        keys.push(physical);
+    }
     Some(keys)
+}
+
+/// The file the kernel reaches for an absolute path as written: every symlink followed and
+/// each `..` applied to what the component before it resolved to, as the kernel does. Shown
+/// root-relative inside the root, absolute outside; `None` on a loop of links.
+pub(super) fn physical(root: &Path, written: &Path) -> Option<String> {
+    Some(shown(root, &resolve_absolute(written)?))
 }
 
 /// The in-root path a root-relative name resolves to, or the absolute path outside the root a
@@ -115,7 +136,7 @@ fn in_root(root_path: &Path, name: &str) -> Option<String> {
 
 /// `path` with every symlink on it followed (the final one included); parts that do not exist
 /// yet are kept as written. `None` on a loop of links or an unreadable link.
-fn resolve_absolute(path: &Path) -> Option<PathBuf> {
+pub(super) fn resolve_absolute(path: &Path) -> Option<PathBuf> {
     let mut pending: std::collections::VecDeque<std::ffi::OsString> =
         std::collections::VecDeque::new();
     for c in path.components() {
@@ -199,6 +220,19 @@ mod tests {
             &["back/config", ".git/config"],
         ),
         ("plain", "", "plain", &["plain"]),
+        // The kernel applies `..` after the link: beside the link's target, not the link.
+        (
+            "dirlink",
+            "@outside/sub",
+            "dirlink/../f",
+            &["f", "@outside/f"],
+        ),
+        (
+            "inlink",
+            ".git/hooks",
+            "inlink/../config",
+            &["config", ".git/config"],
+        ),
         (
             "dangling",
             "newdir/new.txt",

@@ -1,12 +1,14 @@
 //! An analysed line → the permission resources of a `bash` call: a `tool.bash.cmd:` key per
-//! command, then a `write:`/`read:` key for each file a redirection opens, under the name
-//! given and the path it resolves to ([`super::paths`]).
+//! command, and a second one when its path words lead elsewhere than they read
+//! ([`super::command_paths`]), then a `write:`/`read:` key for each file a redirection opens,
+//! under the name given and the path it resolves to ([`super::paths`]).
 
 use std::path::{Path, PathBuf};
 
 use tackle_tool::{Action, PermissionResource};
 
 use super::analyze::Analysis;
+use super::command_paths::resolved_targets;
 use super::keys::{BASH_CMD_ACTION, UNRESOLVED, command_targets};
 use super::paths::file_keys;
 
@@ -29,9 +31,10 @@ impl LineEnvironment {
     }
 }
 
-/// The permission resources of `analysis` for a line run in `root`. A file that cannot be
-/// named (`~` without `$HOME`, a loop of links) and a `cd` to a bare name under a `CDPATH` add
-/// `tool.bash.cmd:?`, which no allow rule matches.
+/// The permission resources of `analysis` for a line run in `root`. A file or a command's path
+/// word that cannot be named (`~` without `$HOME`, a loop of links, a directory the analysis
+/// lost) and a `cd` to a bare name under a `CDPATH` add `tool.bash.cmd:?`, which no allow rule
+/// matches.
 pub fn routing_keys(
     analysis: &Analysis,
     root: &Path,
@@ -61,6 +64,13 @@ pub fn routing_keys(
         }
     }
     let mut targets = command_targets(analysis);
+    let resolved = resolved_targets(analysis, root, env.home.as_deref());
+    unresolved |= resolved.unresolved;
+    for target in resolved.targets {
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
     if unresolved && !targets.iter().any(|t| t == UNRESOLVED) {
         targets.push(UNRESOLVED.to_owned());
     }

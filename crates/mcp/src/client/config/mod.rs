@@ -31,10 +31,15 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Why `.agents/mcp.json` cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("reading {path}: {source}")]
-    Read {
+    /// The file is not one tackle reads (a FIFO, a device, a link out of the project, over the
+    /// cap): the message names it and the fix.
+    #[error("{0}")]
+    Refused(#[from] tackle_fs::OwnFileError),
+    /// The project root itself could not be opened.
+    #[error("opening the project root {path}: {source}")]
+    Root {
         path: String,
-        source: std::io::Error,
+        source: tackle_fs::FsError,
     },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
@@ -254,22 +259,44 @@ const SERVER_KEYS: &[&str] = &[
 /// Read `<root>/.agents/mcp.json`; no file means no servers. Whether its servers may start
 /// is not decided here (folder trust is the caller's).
 pub fn load(root: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
-    load_file(&root.join(CONFIG_PATH), CONFIG_PATH)
+    parse_named(read_project(root)?, CONFIG_PATH)
 }
 
-/// Read a file in the `.agents/mcp.json` format at `path` (the user's own file, for one),
-/// naming it `shown` in errors; no file means no servers.
+/// The text of `<root>/.agents/mcp.json`, read as tackle reads its own files
+/// ([`tackle_fs::OwnFile::MCP_CONFIG`]: through the root handle, regular files only, capped,
+/// never blocking); `None` when there is none.
+pub fn read_project(root: &Path) -> Result<Option<String>, ConfigError> {
+    let handle = tackle_fs::Root::open_shared(root).map_err(|source| ConfigError::Root {
+        path: root.display().to_string(),
+        source,
+    })?;
+    let kind = tackle_fs::OwnFile::MCP_CONFIG;
+    match kind.read_in(&handle, CONFIG_PATH)? {
+        Some(bytes) => Ok(Some(bytes.into_text(kind, CONFIG_PATH)?)),
+        None => Ok(None),
+    }
+}
+
+/// Read a file in the `.agents/mcp.json` format at `path` (the user's own file, for one: links
+/// followed, but regular files only, capped, never blocking), naming it `shown` in errors; no
+/// file means no servers.
 pub fn load_file(path: &Path, shown: &str) -> Result<Vec<ServerConfig>, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text).map_err(|message| ConfigError::Invalid {
+    let kind = tackle_fs::OwnFile::MCP_CONFIG;
+    let text = match kind.read_at(path)? {
+        Some(bytes) => Some(bytes.into_text(kind, shown)?),
+        None => None,
+    };
+    parse_named(text, shown)
+}
+
+/// [`parse`] of a file's text, errors naming it `shown`; no text means no servers.
+pub fn parse_named(text: Option<String>, shown: &str) -> Result<Vec<ServerConfig>, ConfigError> {
+    match text {
+        Some(text) => parse(&text).map_err(|message| ConfigError::Invalid {
             path: shown.to_owned(),
             message,
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(source) => Err(ConfigError::Read {
-            path: shown.to_owned(),
-            source,
-        }),
+        None => Ok(Vec::new()),
     }
 }
 

@@ -185,6 +185,9 @@ pub enum StoreError {
         "{path} is not a token file tackle wrote ({message}); run `tackle mcp logout` and log in again"
     )]
     Corrupt { path: PathBuf, message: String },
+    /// Not a file tackle reads (a FIFO, a device, over the cap): the message names the fix.
+    #[error("{0}")]
+    Refused(#[from] tackle_fs::OwnFileError),
 }
 
 /// The client tackle authorizes as: registered at login (dynamic registration) or configured
@@ -243,17 +246,11 @@ pub fn token_may_travel(url: &str) -> bool {
 }
 
 fn read_record(path: &Path) -> Result<Option<TokenRecord>, StoreError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(StoreError::Io {
-                path: path.to_owned(),
-                source,
-            });
-        }
+    // Regular files only, capped, never blocking (tackle_fs::OwnFile).
+    let Some(read) = tackle_fs::OwnFile::LOGIN_TOKEN.read_at(path)? else {
+        return Ok(None);
     };
-    serde_json::from_str(&text)
+    serde_json::from_slice(&read.bytes)
         .map(Some)
         .map_err(|e| StoreError::Corrupt {
             path: path.to_owned(),
