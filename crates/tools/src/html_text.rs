@@ -26,35 +26,64 @@ use html5ever::{Attribute, ExpandedName, ParseOpts, QualName};
 
 /// Deepest element nesting rendered; a deeper page is shown as its source.
 pub const MAX_HTML_DEPTH: usize = 512;
-/// Bytes handed to the parser between two depth checks: at most a few thousand elements more.
+/// Most elements rendered; the parse stops at the first chunk past it and what was read is
+/// rendered. html2text holds about 2 KiB per element (DOM, render tree, text): a 16 MiB page of
+/// 1.2 million `<span>`s took 2.6 GB before this bound.
+pub const MAX_HTML_ELEMENTS: usize = 100_000;
+/// Bytes handed to the parser between two checks: at most a few thousand elements more.
 const CHUNK_BYTES: usize = 4096;
 
 /// The text of an HTML page at `width` columns; its source (lossily decoded) when it nests
 /// deeper than [`MAX_HTML_DEPTH`] or the renderer fails.
 pub fn render(bytes: &[u8], width: usize) -> String {
     let source = || String::from_utf8_lossy(bytes).into_owned();
-    let Some(dom) = parse_bounded(bytes) else {
-        return format!(
-            "[fetch_url: the page nests elements more than {MAX_HTML_DEPTH} deep, so it is shown \
-             as HTML source]\n{}",
-            source()
-        );
+    let (dom, cut) = match parse_bounded(bytes) {
+        Parsed::TooDeep => {
+            return format!(
+                "[fetch_url: the page nests elements more than {MAX_HTML_DEPTH} deep, so it is \
+                 shown as HTML source]\n{}",
+                source()
+            );
+        }
+        Parsed::Whole(dom) => (dom, false),
+        Parsed::Cut(dom) => (dom, true),
     };
     let config = html2text::config::plain();
-    config
+    let Ok(text) = config
         .dom_to_render_tree(&dom)
         .and_then(|tree| config.render_to_string(tree, width))
-        .unwrap_or_else(|_| source())
+    else {
+        return source();
+    };
+    if cut {
+        format!(
+            "[fetch_url: the page has more than {MAX_HTML_ELEMENTS} elements; only its \
+             beginning is rendered here. Pass raw: true for the whole source]\n{text}"
+        )
+    } else {
+        text
+    }
 }
 
-/// The DOM of `bytes` as html2text parses it (scripting off), or `None` once an element lies
-/// deeper than [`MAX_HTML_DEPTH`].
-fn parse_bounded(bytes: &[u8]) -> Option<RcDom> {
+/// What parsing a page gave.
+enum Parsed {
+    Whole(RcDom),
+    /// The first [`MAX_HTML_ELEMENTS`] elements or so: the parse stopped there.
+    Cut(RcDom),
+    /// Some element lies deeper than [`MAX_HTML_DEPTH`].
+    TooDeep,
+}
+
+/// The DOM of `bytes` as html2text parses it (scripting off), within [`MAX_HTML_DEPTH`] and
+/// [`MAX_HTML_ELEMENTS`].
+fn parse_bounded(bytes: &[u8]) -> Parsed {
     let too_deep = Rc::new(Cell::new(false));
+    let elements = Rc::new(Cell::new(0usize));
     let sink = DepthSink {
         dom: RcDom::default(),
         templates: RefCell::new(HashMap::new()),
         too_deep: Rc::clone(&too_deep),
+        elements: Rc::clone(&elements),
     };
     let opts = ParseOpts {
         tree_builder: TreeBuilderOpts {
@@ -64,16 +93,27 @@ fn parse_bounded(bytes: &[u8]) -> Option<RcDom> {
         ..Default::default()
     };
     let mut parser = html5ever::parse_document(sink, opts).from_utf8();
+    let mut cut = false;
     for chunk in bytes.chunks(CHUNK_BYTES) {
         parser.process(ByteTendril::from_slice(chunk));
         if too_deep.get() {
-            return None;
+            return Parsed::TooDeep;
+        }
+        if elements.get() > MAX_HTML_ELEMENTS {
+            cut = true;
+            break;
         }
     }
     let dom = parser.finish();
     // The checks above see every element attached; a subtree the tree builder moved under a
     // new parent (misnested formatting) is measured here, on the whole tree, without recursion.
-    (!too_deep.get() && !deeper_than(&dom.document, MAX_HTML_DEPTH)).then_some(dom)
+    if too_deep.get() || deeper_than(&dom.document, MAX_HTML_DEPTH) {
+        Parsed::TooDeep
+    } else if cut {
+        Parsed::Cut(dom)
+    } else {
+        Parsed::Whole(dom)
+    }
 }
 
 /// Whether any node under `root` lies deeper than `limit`, found with a stack on the heap.
@@ -107,6 +147,8 @@ struct DepthSink {
     /// but the tree builder's stack runs through it.
     templates: RefCell<HashMap<usize, Handle>>,
     too_deep: Rc<Cell<bool>>,
+    /// Elements created so far.
+    elements: Rc<Cell<usize>>,
 }
 
 impl DepthSink {
@@ -166,6 +208,7 @@ impl TreeSink for DepthSink {
     }
 
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Handle {
+        self.elements.set(self.elements.get() + 1);
         self.dom.create_element(name, attrs, flags)
     }
 
@@ -326,16 +369,34 @@ mod tests {
             ("<table><tr><td>", "</td></tr></table>"),
         ] {
             let shallow = format!("{}x{}", open.repeat(10), close.repeat(10));
-            assert!(parse_bounded(shallow.as_bytes()).is_some(), "{open} 10");
+            assert!(
+                matches!(parse_bounded(shallow.as_bytes()), Parsed::Whole(_)),
+                "{open} 10"
+            );
             let deep = format!(
                 "{}x{}",
                 open.repeat(MAX_HTML_DEPTH),
                 close.repeat(MAX_HTML_DEPTH)
             );
             assert!(
-                parse_bounded(deep.as_bytes()).is_none(),
+                matches!(parse_bounded(deep.as_bytes()), Parsed::TooDeep),
                 "{open} {MAX_HTML_DEPTH}"
             );
         }
+    }
+
+    /// A page of more elements than the bound renders its beginning, with a note.
+    #[test]
+    fn a_page_past_the_element_bound_renders_its_beginning() {
+        let page: String = (0..MAX_HTML_ELEMENTS + 10_000)
+            .map(|i| format!("<span>w{i}</span>"))
+            .collect();
+        let text = render(page.as_bytes(), 80);
+        assert!(
+            text.starts_with("[fetch_url: the page has more than"),
+            "{text:.200}"
+        );
+        assert!(text.contains("w0w1w2"), "{text:.200}");
+        assert!(!text.contains(&format!("w{}", MAX_HTML_ELEMENTS + 9_999)));
     }
 }
