@@ -372,11 +372,11 @@ impl Tool for FetchUrl {
 }
 
 /// Renders HTML to text at [`RENDER_WIDTH`] off the async threads (a large page is seconds of
-/// CPU). If the renderer fails, the source is returned rather than nothing.
+/// CPU), within [`crate::html_text`]'s depth bound. If the renderer fails, the source is
+/// returned rather than nothing.
 async fn render_html(bytes: Vec<u8>) -> String {
     tackle_tool::run_tool_blocking("fetch_url", move || {
-        html2text::from_read(&bytes[..], RENDER_WIDTH)
-            .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned())
+        crate::html_text::render(&bytes, RENDER_WIDTH)
     })
     .await
     .unwrap_or_default()

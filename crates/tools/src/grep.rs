@@ -37,6 +37,27 @@ use crate::walk::{FileVisitor, Found, INVALID_PATTERN, NamePattern, WalkCounts};
 pub const MAX_GREP_MATCHES: usize = 1000;
 /// A matching line longer than this is cut, so one minified line cannot fill the result.
 pub const MAX_MATCH_LINE_BYTES: usize = 500;
+/// Largest compiled program a pattern may make: the regex crate's own default. grep-regex's
+/// default (100 MiB) is made for ripgrep's command line, not for a model's pattern.
+pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
+/// Largest lazy-DFA cache of each searching thread (grep-regex's default is 1000 MiB, which
+/// every walker thread could fill); past it the search continues on a slower engine.
+pub const REGEX_DFA_SIZE_LIMIT: usize = 10 << 20;
+
+/// The matcher grep searches with, within [`REGEX_SIZE_LIMIT`] and [`REGEX_DFA_SIZE_LIMIT`].
+pub fn build_matcher(
+    pattern: &str,
+    case_insensitive: bool,
+    literal: bool,
+) -> Result<RegexMatcher, grep_regex::Error> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        .fixed_strings(literal)
+        .line_terminator(Some(b'\n'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+        .build(pattern)
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -107,12 +128,8 @@ impl Tool for Grep {
         args: GrepArgs,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<GrepPlan>, ToolError> {
-        let matcher = RegexMatcherBuilder::new()
-            .case_insensitive(args.case_insensitive)
-            .fixed_strings(args.literal)
-            .line_terminator(Some(b'\n'))
-            .build(&args.pattern)
-            .map_err(|e| {
+        let matcher =
+            build_matcher(&args.pattern, args.case_insensitive, args.literal).map_err(|e| {
                 ToolError::new(
                     INVALID_PATTERN,
                     format!(

@@ -21,6 +21,7 @@ pub mod edit_file;
 pub mod fetch_url;
 pub mod glob;
 pub mod grep;
+pub mod html_text;
 pub mod ignore_files;
 pub mod json_query;
 pub mod list;
@@ -29,6 +30,7 @@ pub mod media;
 #[cfg(feature = "outline")]
 pub mod outline;
 pub mod page;
+pub mod parser_bounds;
 pub mod path_keys;
 pub mod read_file;
 pub mod read_many_files;

@@ -65,12 +65,15 @@ fn vint(data: &[u8], pos: usize, keep_marker: bool) -> Option<(u64, usize, bool)
         return None;
     }
     let bytes = data.get(pos..pos + len)?;
+    // In u64: an 8-byte integer (first byte 0x01) shifts the mask by 8, which overflowed a u8
+    // (a panic in a debug build, the marker bit kept as a value bit in a release build).
+    let mask = 0xFFu64 >> len;
     let mut v = if keep_marker {
         u64::from(first)
     } else {
-        u64::from(first & (0xFF >> len))
+        u64::from(first) & mask
     };
-    let mut all_ones = v == u64::from(0xFFu8 >> len);
+    let mut all_ones = v == mask;
     for &b in &bytes[1..] {
         v = (v << 8) | u64::from(b);
         all_ones &= b == 0xFF;

@@ -207,6 +207,8 @@ const TS_NODES: &[(&str, &str, Role)] = &[
     ("import_statement", "import", Line),
     ("export_statement", "export", Transparent),
     ("ambient_declaration", "declare", Transparent),
+    // `namespace a { … }` inside a namespace body is an expression statement.
+    ("expression_statement", "statement", Transparent),
     ("function_declaration", "function", Signature),
     ("generator_function_declaration", "function", Signature),
     ("function_signature", "function", Line),

@@ -7,6 +7,16 @@
 //! outline of the rest is still useful, but it must not pass for a clean parse. An extension
 //! with no grammar is refused, naming the ones that work: no guessing.
 //!
+//! Bounds: tree-sitter's parse is iterative (its own heap stack, no recursion in C), so only
+//! time and memory are at stake there: a file over [`OUTLINE_MAX_BYTES`] is refused and a parse
+//! past [`PARSE_BUDGET`] is abandoned through tree-sitter's progress callback. Every walk over
+//! the tree here (declarations, the first syntax error) keeps its own stack on the heap, so no
+//! nesting can overflow the thread's: 5,000 nested `mod a {` or a JS array 100,000 deep with a
+//! syntax error once ended the process. What is shown is bounded too: declarations nested
+//! deeper than [`MAX_OUTLINE_DEPTH`] and those past the first [`MAX_DECLARATIONS`] are left out
+//! with a note saying so, since indentation alone made a deep outline grow with the square of
+//! its depth.
+//!
 //! Key decision: bodies are cut on the syntax tree, not on text. A signature is the source from
 //! the declaration's start to its body node's start, so no statement of a body can appear;
 //! containers (structs, classes, traits, impls, interfaces) show their members the same way.
@@ -16,6 +26,8 @@ mod languages;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,7 +37,7 @@ use tackle_tool::protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
     Action, ExecuteContext, PrepareContext, Prepared, Routing, Tool, ToolCompletion, ToolError,
 };
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 pub use languages::{LANGS, Lang, Role, all_extensions, for_extension};
 
@@ -36,6 +48,12 @@ pub const UNSUPPORTED_LANGUAGE: ErrorCode = ErrorCode::new("unsupported_language
 pub const OUTLINE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest signature line shown; longer ones are cut with `…`.
 const MAX_SIGNATURE_CHARS: usize = 240;
+/// Deepest declaration nesting shown (0 is the top level); deeper members are left out.
+pub const MAX_OUTLINE_DEPTH: usize = 64;
+/// Most declarations one outline lists; the rest are left out.
+pub const MAX_DECLARATIONS: usize = 20_000;
+/// Longest a parse may run before it is abandoned.
+pub const PARSE_BUDGET: Duration = Duration::from_secs(20);
 
 /// One declaration in the outline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -56,6 +74,10 @@ pub struct Outline {
     pub declarations: Vec<Declaration>,
     /// The first syntax error (1-based line and column), if the file did not parse cleanly.
     pub error: Option<(usize, usize)>,
+    /// Some declaration nested deeper than [`MAX_OUTLINE_DEPTH`] was left out.
+    pub too_deep: bool,
+    /// The line of the first declaration left out past [`MAX_DECLARATIONS`].
+    pub cut_at_line: Option<usize>,
 }
 
 impl Outline {
@@ -80,46 +102,113 @@ impl Outline {
         if self.declarations.is_empty() {
             out.push_str("[no declarations found]\n");
         }
+        if self.too_deep {
+            let _ = writeln!(
+                out,
+                "[outline: nesting deeper than {MAX_OUTLINE_DEPTH} levels is not shown; read \
+                 those parts with read_file]"
+            );
+        }
+        if let Some(line) = self.cut_at_line {
+            let _ = writeln!(
+                out,
+                "[outline: only the first {MAX_DECLARATIONS} declarations are shown; the rest \
+                 start at line {line}: read from there with read_file]"
+            );
+        }
         out
     }
 }
 
+/// Why no outline was made.
+#[derive(Debug, thiserror::Error)]
+pub enum OutlineError {
+    #[error("loading the {language} grammar: {message}")]
+    Grammar {
+        language: &'static str,
+        message: String,
+    },
+    #[error(
+        "parsing took longer than {} s and was abandoned; search the file with grep or read it \
+         in parts with read_file instead",
+        .0.as_secs()
+    )]
+    OverBudget(Duration),
+    #[error("the parser gave up")]
+    GaveUp,
+}
+
 /// Parse `source` as `lang` and outline it.
-pub fn outline(lang: &'static Lang, source: &str) -> Result<Outline, String> {
+pub fn outline(lang: &'static Lang, source: &str) -> Result<Outline, OutlineError> {
+    outline_within(lang, source, PARSE_BUDGET)
+}
+
+/// [`outline`] with a parse abandoned after `budget`.
+pub fn outline_within(
+    lang: &'static Lang,
+    source: &str,
+    budget: Duration,
+) -> Result<Outline, OutlineError> {
     let mut parser = Parser::new();
     parser
         .set_language(&(lang.language)())
-        .map_err(|e| format!("loading the {} grammar: {e}", lang.name))?;
+        .map_err(|e| OutlineError::Grammar {
+            language: lang.name,
+            message: e.to_string(),
+        })?;
+    let started = Instant::now();
+    let mut over_budget = false;
+    let mut progress = |_: &ParseState| {
+        if started.elapsed() > budget {
+            over_budget = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let bytes = source.as_bytes();
     let tree = parser
-        .parse(source, None)
-        .ok_or_else(|| "the parser gave up".to_owned())?;
+        .parse_with_options(
+            &mut |at, _| bytes.get(at..).unwrap_or_default(),
+            None,
+            Some(ParseOptions::new().progress_callback(&mut progress)),
+        )
+        .ok_or(if over_budget {
+            OutlineError::OverBudget(budget)
+        } else {
+            OutlineError::GaveUp
+        })?;
     let root = tree.root_node();
     let mut walk = Walk {
         lang,
-        src: source.as_bytes(),
+        src: bytes,
         out: Vec::new(),
+        too_deep: false,
+        cut_at_line: None,
     };
-    walk.children(root, 0, false);
+    walk.run(root);
     let error = root.has_error().then(|| first_error(root)).flatten();
     Ok(Outline {
         language: lang.name,
         declarations: walk.out,
         error,
+        too_deep: walk.too_deep,
+        cut_at_line: walk.cut_at_line,
     })
 }
 
-fn first_error(node: Node<'_>) -> Option<(usize, usize)> {
-    if node.is_error() || node.is_missing() {
-        let p = node.start_position();
-        return Some((p.row + 1, p.column + 1));
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if child.has_error()
-            && let Some(at) = first_error(child)
-        {
-            return Some(at);
+/// The first error or missing node in document order, found with a stack on the heap.
+fn first_error(root: Node<'_>) -> Option<(usize, usize)> {
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            let p = node.start_position();
+            return Some((p.row + 1, p.column + 1));
         }
+        let start = stack.len();
+        stack.extend(node.children(&mut cursor).filter(|c| c.has_error()));
+        stack[start..].reverse();
     }
     None
 }
@@ -128,7 +217,12 @@ struct Walk<'a> {
     lang: &'static Lang,
     src: &'a [u8],
     out: Vec<Declaration>,
+    too_deep: bool,
+    cut_at_line: Option<usize>,
 }
+
+/// A node waiting to be visited: its depth and whether it sits among a container's members.
+type Pending<'t> = (Node<'t>, usize, bool);
 
 impl<'a> Walk<'a> {
     fn text(&self, from: usize, to: usize) -> &'a str {
@@ -143,21 +237,31 @@ impl<'a> Walk<'a> {
             .map(|&(_, label, role)| (label, role))
     }
 
-    fn children(&mut self, node: Node<'_>, depth: usize, in_container: bool) {
-        let mut cursor = node.walk();
-        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-        for child in kids {
-            self.visit(child, depth, in_container);
+    /// Visit `root`'s children in document order, with the pending nodes on the heap.
+    fn run<'t>(&mut self, root: Node<'t>) {
+        let mut pending: Vec<Pending<'t>> = Vec::new();
+        push_children(&mut pending, root, 0, false);
+        while let Some((node, depth, in_container)) = pending.pop() {
+            if self.cut_at_line.is_some() {
+                break;
+            }
+            self.visit(&mut pending, node, depth, in_container);
         }
     }
 
-    fn visit(&mut self, node: Node<'_>, depth: usize, in_container: bool) {
+    fn visit<'t>(
+        &mut self,
+        pending: &mut Vec<Pending<'t>>,
+        node: Node<'t>,
+        depth: usize,
+        in_container: bool,
+    ) {
         let kind = node.kind();
         let Some((label, role)) = self.role(kind) else {
             // Member lists are looked through; anything else (statements, expressions) is not
             // a declaration and its insides are never shown.
             if in_container && languages::BODY_KINDS.contains(&kind) {
-                self.children(node, depth, in_container);
+                push_children(pending, node, depth, in_container);
             }
             return;
         };
@@ -173,7 +277,7 @@ impl<'a> Walk<'a> {
             label
         };
         match role {
-            Role::Transparent => self.children(node, depth, in_container),
+            Role::Transparent => push_children(pending, node, depth, in_container),
             Role::Line => self.push(node, label, depth, self.first_line(node)),
             Role::Signature => {
                 let sig = match body_of(node) {
@@ -186,7 +290,11 @@ impl<'a> Walk<'a> {
                 Some(body) => {
                     let sig = self.up_to_body(node, body);
                     self.push(node, label, depth, sig);
-                    self.children(body, depth + 1, true);
+                    if depth + 1 < MAX_OUTLINE_DEPTH {
+                        push_children(pending, body, depth + 1, true);
+                    } else if body.named_child_count() > 0 {
+                        self.too_deep = true;
+                    }
                 }
                 None => self.push(node, label, depth, self.first_line(node)),
             },
@@ -194,6 +302,10 @@ impl<'a> Walk<'a> {
     }
 
     fn push(&mut self, node: Node<'_>, kind: &'static str, depth: usize, signature: String) {
+        if self.out.len() == MAX_DECLARATIONS {
+            self.cut_at_line = Some(node.start_position().row + 1);
+            return;
+        }
         let name = self.name_of(node, 0);
         let signature = if node.kind() == "type_spec" {
             // Go: `type` belongs to the enclosing type_declaration.
@@ -226,8 +338,19 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// The node's first line; at most a few times what [`cut`] keeps is looked at, so a
+    /// declaration megabytes long on one line costs no more than a short one.
     fn first_line(&self, node: Node<'_>) -> String {
-        let text = self.text(node.start_byte(), node.end_byte());
+        let end = node
+            .end_byte()
+            .min(node.start_byte() + 4 * MAX_SIGNATURE_CHARS + 4)
+            .min(self.src.len());
+        let bytes = &self.src[node.start_byte().min(end)..end];
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            // Cut inside a character: keep the whole ones.
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
+        };
         let line = text.lines().next().unwrap_or("").trim_end();
         line.to_owned()
     }
@@ -254,6 +377,17 @@ impl<'a> Walk<'a> {
             .trim_end()
             .to_owned()
     }
+}
+
+/// Queue `node`'s named children so that they are popped in document order.
+fn push_children<'t>(pending: &mut Vec<Pending<'t>>, node: Node<'t>, depth: usize, member: bool) {
+    let start = pending.len();
+    let mut cursor = node.walk();
+    pending.extend(
+        node.named_children(&mut cursor)
+            .map(|child| (child, depth, member)),
+    );
+    pending[start..].reverse();
 }
 
 /// A declaration's body: its `body` field, or a child (or grandchild) that is a member list.
@@ -408,8 +542,13 @@ fn outline_file(root: &std::path::Path, plan: &OutlinePlan) -> Result<ToolComple
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(&format!("view_file_outline: {shown}"), &e))?;
     let source = String::from_utf8_lossy(&bytes);
-    let o = outline(plan.lang, &source)
-        .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("view_file_outline: {e}")))?;
+    let o = outline(plan.lang, &source).map_err(|e| {
+        let code = match e {
+            OutlineError::OverBudget(_) => ErrorCode::RESOURCE_LIMIT,
+            _ => ErrorCode::INTERNAL,
+        };
+        ToolError::new(code, format!("view_file_outline: {e}"))
+    })?;
     let analysis = if o.error.is_some() {
         "partial"
     } else {
@@ -421,5 +560,7 @@ fn outline_file(root: &std::path::Path, plan: &OutlinePlan) -> Result<ToolComple
         "analysis": analysis,
         "syntax_error": o.error.map(|(line, column)| json!({ "line": line, "column": column })),
         "declarations": o.declarations,
+        "deeper_not_shown": o.too_deep,
+        "declarations_cut_at_line": o.cut_at_line,
     })))
 }
