@@ -264,7 +264,7 @@ fn run(filter: &str) -> (Result<String, tackle_tool::ToolError>, usize) {
     let owned = filter.to_owned();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
-        .stack_size(crate::stack::PARSER_STACK_BYTES)
+        .stack_size(super::FILTER_STACK_BYTES)
         .spawn(move || {
             super::nesting::mark_stack_base();
             let r =
@@ -340,6 +340,27 @@ fn huge_indices_fail_without_allocating() {
         match got {
             Ok(out) => assert!(out.len() < 100, "{filter}: {out:.80}"),
             Err(e) => assert_eq!(e.code, FILTER_ERROR, "{filter}: {e}"),
+        }
+    }
+}
+
+/// Values nested as deep as the budgets allow are built, compared and dropped (all
+/// recursive in jaq) without exhausting the filter thread's stack.
+#[test]
+fn the_deepest_values_the_budgets_allow_do_not_crash() {
+    for filter in [
+        "reduce range(999999) as $i (0; [.]) | 1",
+        "reduce range(999999) as $i (0; {a: .}) | 1",
+        "reduce range(999999) as $i (0; [.]) | . == .",
+        "[limit(999999; repeat(0))] | reduce .[] as $x (0; [.]) | 1",
+    ] {
+        let (got, _) = run(filter);
+        match got {
+            Ok(out) => assert!(out.len() < 100, "{filter}: {out:.80}"),
+            Err(e) => assert!(
+                [ErrorCode::RESOURCE_LIMIT, ErrorCode::TIMEOUT].contains(&e.code),
+                "{filter}: {e}"
+            ),
         }
     }
 }

@@ -64,6 +64,13 @@ pub const QUERY_MAX_STEPS: u64 = 1_000_000;
 pub const QUERY_MAX_CALLS: u64 = 10_000_000;
 /// How much output (JSON text) a filter may produce.
 pub const QUERY_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// The stack of the thread a filter runs on. Definitions stop at
+/// [`nesting::MAX_EVAL_STACK_BYTES`] of it; the rest is for jaq's own recursion over deep
+/// values (dropping, comparing, merging them), which no check reaches: the memory budget
+/// bounds their depth (each level takes at least two allocations, about 56 bytes, so about
+/// 1.2 million levels), and dropping one million levels took over 64 MiB in a debug build.
+/// Only what a filter recurses into is touched; the rest stays reserved address space.
+pub const FILTER_STACK_BYTES: usize = 1024 * 1024 * 1024;
 /// How many bytes the values a filter builds may hold at once (its input not counted).
 pub const QUERY_MAX_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 /// Largest JSON file json_query loads.
@@ -739,7 +746,7 @@ async fn run_bounded(
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("json_query".into())
-        .stack_size(crate::stack::PARSER_STACK_BYTES)
+        .stack_size(FILTER_STACK_BYTES)
         .spawn(move || {
             nesting::mark_stack_base();
             // jaq panics on some inputs (`-9223372036854775808 | length` overflowed in a
