@@ -24,6 +24,12 @@ mod trust;
 // The configuration crate's modules, under the names the commands use.
 use tackle_config::{load as config, posture, root, settings, task};
 
+/// The system allocator, counting what json_query's filters hold so their memory budget is
+/// measured, not estimated (`tackle_tools::json_query::memory`).
+#[global_allocator]
+static ALLOC: tackle_tools::json_query::memory::MeteredAlloc =
+    tackle_tools::json_query::memory::MeteredAlloc;
+
 fn main() -> std::process::ExitCode {
     let cli = <args::Cli as clap::Parser>::parse();
     if cli.command.streams_model_turns() {

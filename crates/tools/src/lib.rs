@@ -47,6 +47,11 @@ pub mod walk;
 mod walk_share;
 pub mod write_file;
 
+/// The tests count what json_query's filters hold, as the binary does.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: json_query::memory::MeteredAlloc = json_query::memory::MeteredAlloc;
+
 use std::path::Path;
 use std::sync::Arc;
 

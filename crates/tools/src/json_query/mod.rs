@@ -1,8 +1,17 @@
 //! `json_query`: a jq filter (run by jaq) over a JSON file or inline JSON (seed 003, "Data +
 //! network").
 //!
-//! Runaway filters are bounded three ways: a deadline, a budget of generator steps, and an output
-//! budget. The filter runs on a thread of its own; generators that can run forever (`range`,
+//! What the engine can do beyond the tool's description: nothing but pure computation on the
+//! document it is given, within the budgets below. It offers only [`engine::OFFERED`]'s
+//! builtins: no environment (`env`, `$ENV`), no further input (`input`, `inputs`,
+//! `input_filename`), no end of the process (`halt`, `halt_error`), no log or stderr (`debug`,
+//! `stderr`), no time zone (`localtime`, `strflocaltime`), no modules; naming one is refused
+//! with an error that says why ([`engine::refusal`]), in json_query and in wait_and_verify's
+//! `expect_jq` alike. It reads the clock (`now`). Its values hold at most
+//! [`QUERY_MAX_MEMORY_BYTES`] ([`memory`], `guards.rs`).
+//!
+//! Runaway filters are bounded four ways: a deadline, a budget of generator steps, a memory
+//! budget, and an output budget. The filter runs on a thread of its own; generators that can run forever (`range`,
 //! `repeat`, `recurse`, `while`, `until`) are redefined to pass through a native check that
 //! stops them once the deadline or step budget is spent, and outputs are counted as they are
 //! produced. The caller waits at most the deadline, so `[range(1e9)]` or `repeat(1)` come back
@@ -35,6 +44,13 @@ use tackle_tool::{
 
 use crate::{fs_error, open_root, resolve_real};
 
+#[cfg(test)]
+mod budget_tests;
+#[cfg(test)]
+mod builtins_tests;
+pub mod engine;
+mod guards;
+pub mod memory;
 pub mod nesting;
 
 use nesting::OverLimit;
@@ -48,6 +64,15 @@ pub const QUERY_MAX_STEPS: u64 = 1_000_000;
 pub const QUERY_MAX_CALLS: u64 = 10_000_000;
 /// How much output (JSON text) a filter may produce.
 pub const QUERY_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// The stack of the thread a filter runs on. Definitions stop at
+/// [`nesting::MAX_EVAL_STACK_BYTES`] of it; the rest is for jaq's own recursion over deep
+/// values (dropping, comparing, merging them), which no check reaches: the memory budget
+/// bounds their depth (each level takes at least two allocations, about 56 bytes, so about
+/// 1.2 million levels), and dropping one million levels took over 64 MiB in a debug build.
+/// Only what a filter recurses into is touched; the rest stays reserved address space.
+pub const FILTER_STACK_BYTES: usize = 1024 * 1024 * 1024;
+/// How many bytes the values a filter builds may hold at once (its input not counted).
+pub const QUERY_MAX_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 /// Largest JSON file json_query loads.
 pub const QUERY_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -218,6 +243,12 @@ def while(cond; update): def rec: __tackle_step | if cond then ., (update | rec)
 def until(cond; update): def rec: __tackle_step | if cond then . else update | rec end; rec;
 ";
 
+/// `..`, which jaq runs natively (unbounded over a value whose sharing makes it huge), as a
+/// definition: each value it visits is a definition call, checked like any other. First in
+/// the prelude, as jaq's own definitions use `..` (`paths`, `walk`).
+const RECURSE_DEF: &str = "def __tackle_recurse: def rec: ., (.[]? | rec); rec;";
+const RECURSE: &str = "__tackle_recurse";
+
 thread_local! {
     /// The running filter's deadline and remaining steps (one filter per thread).
     static BUDGET: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
@@ -232,6 +263,17 @@ enum Exceeded {
     Calls,
     /// A definition was called with more than [`nesting::MAX_EVAL_STACK_BYTES`] of stack in use.
     Stack,
+    /// The filter's values would hold more than [`QUERY_MAX_MEMORY_BYTES`].
+    Memory,
+}
+
+/// Record that a budget is spent: every later check fails, and the call ends with its error.
+fn exceed(why: Exceeded) {
+    EXCEEDED.with(|e| {
+        if e.get().is_none() {
+            e.set(Some(why));
+        }
+    });
 }
 
 /// Spend one step; `Err` once the budget or the deadline is gone.
@@ -241,6 +283,8 @@ fn step() -> Result<(), Exceeded> {
         Some((deadline, left)) => {
             let why = if left == 0 {
                 Some(Exceeded::Steps)
+            } else if memory::over() {
+                Some(Exceeded::Memory)
             } else if left % 1024 == 0 && Instant::now() > deadline {
                 Some(Exceeded::Deadline)
             } else {
@@ -264,6 +308,8 @@ fn depth_check() -> Result<(), Exceeded> {
     }
     let why = if nesting::stack_in_use() > nesting::MAX_EVAL_STACK_BYTES {
         Some(Exceeded::Stack)
+    } else if memory::over() {
+        Some(Exceeded::Memory)
     } else {
         let calls = CALLS.with(|c| {
             c.set(c.get().wrapping_add(1));
@@ -292,6 +338,30 @@ fn depth_check() -> Result<(), Exceeded> {
 thread_local! {
     /// Definition calls so far on this thread (for the deadline check in [`depth_check`]).
     static CALLS: Cell<u64> = const { Cell::new(0) };
+    /// Checks so far of [`deadline_check`].
+    static TICKS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// For checks that run per item (an array's elements): every 1,024th looks at the clock,
+/// and fails once the deadline has passed or any budget is spent.
+fn deadline_check() -> Result<(), Exceeded> {
+    if let Some(why) = EXCEEDED.with(Cell::get) {
+        return Err(why);
+    }
+    let n = TICKS.with(|t| {
+        t.set(t.get().wrapping_add(1));
+        t.get()
+    });
+    let late = n.is_multiple_of(1024)
+        && BUDGET.with(|b| {
+            b.get()
+                .is_some_and(|(deadline, _)| Instant::now() > deadline)
+        });
+    if late {
+        exceed(Exceeded::Deadline);
+        return Err(Exceeded::Deadline);
+    }
+    Ok(())
 }
 
 /// The name of the check ([`depth_check`]) at the head of every definition body.
@@ -303,7 +373,7 @@ fn step_error<'a>() -> jaq_core::Exn<'a, Val> {
     jaq_core::Error::str("json_query: resource budget exhausted").into()
 }
 
-fn bounded_funs() -> impl Iterator<Item = Fun<D>> {
+fn bounded_funs() -> Vec<Fun<D>> {
     let tick: Fun<D> = jaq_core::native::run::<D>(("__tackle_step", v(0), |cv| {
         Box::new(std::iter::once(match step() {
             Ok(()) => Ok(cv.1),
@@ -362,11 +432,24 @@ fn bounded_funs() -> impl Iterator<Item = Fun<D>> {
             Err(_) => Box::new(std::iter::once(Err(step_error()))),
         }),
     );
-    let core =
-        jaq_core::funs::<D>().filter(|(name, arity, _)| !(*name == "range" && arity.len() == 3));
-    core.chain(jaq_std::funs::<D>())
-        .chain(jaq_json::funs::<D>())
-        .chain([tick, range, depth])
+    engine::natives([tick, range, depth])
+}
+
+/// Every builtin the engine offers a filter, by name and arity: its natives and definitions,
+/// tackle's own helpers (`__tackle…`, which a filter cannot name) left out.
+pub fn offered_builtins() -> Vec<(String, usize)> {
+    let natives = bounded_funs().into_iter().map(|(n, a, _)| (n, a.len()));
+    let defs = engine::definitions(|_| None)
+        .into_iter()
+        .map(|d| (d.name, d.args.len()));
+    let mut all: Vec<(String, usize)> = natives
+        .chain(defs)
+        .filter(|(n, _)| !n.starts_with("__tackle"))
+        .map(|(n, a)| (n.to_owned(), a))
+        .collect();
+    all.sort();
+    all.dedup();
+    all
 }
 
 type Compiled = jaq_core::Filter<D>;
@@ -388,17 +471,16 @@ fn compile(filter: &str) -> Result<Compiled, ToolError> {
         ));
     }
     let bounded = jaq_core::load::parse(BOUNDED_DEFS, |p| p.defs()).unwrap_or_default();
+    let recurse = jaq_core::load::parse(RECURSE_DEF, |p| p.defs()).unwrap_or_default();
     // Each definition replaces the core one in place: later core definitions build on it.
-    let mut defs: Vec<_> = jaq_core::defs()
-        .map(|d| {
+    let mut defs: Vec<_> = recurse
+        .into_iter()
+        .chain(engine::definitions(|d| {
             bounded
                 .iter()
                 .find(|b| b.name == d.name && b.args.len() == d.args.len())
                 .cloned()
-                .unwrap_or(d)
-        })
-        .chain(jaq_std::defs())
-        .chain(jaq_json::defs())
+        }))
         .map(instrument_def)
         .collect();
     // The filter becomes the body of a definition after the prelude, so it is instrumented
@@ -435,6 +517,13 @@ fn compile(filter: &str) -> Result<Compiled, ToolError> {
                 .iter()
                 .flat_map(|(_, es)| es.iter().map(|(name, _)| format!("`{name}`")))
                 .collect();
+            let refused = errs
+                .iter()
+                .flat_map(|(_, es)| es.iter())
+                .find_map(|(name, _)| engine::refusal(name));
+            if let Some(why) = refused {
+                return ToolError::new(INVALID_FILTER, why);
+            }
             ToolError::new(
                 INVALID_FILTER,
                 format!(
@@ -508,19 +597,20 @@ fn instrument_inner<'s>(term: Term<'s>) -> Term<'s> {
         }
     }
     match term {
-        t @ (Term::Id | Term::Recurse | Term::Num(_) | Term::Break(_) | Term::Var(_)) => t,
+        Term::Recurse => Term::Call(RECURSE, Vec::new()),
+        t @ (Term::Id | Term::Num(_) | Term::Break(_) | Term::Var(_)) => t,
         Term::Str(fmt, parts) => Term::Str(
             fmt,
             parts
                 .into_iter()
                 .map(|part| match part {
-                    StrPart::Term(t) => StrPart::Term(instrument_inner(t)),
+                    StrPart::Term(t) => StrPart::Term(then(instrument_inner(t), guards::TEXT)),
                     StrPart::Str(s) => StrPart::Str(s),
                     StrPart::Char(c) => StrPart::Char(c),
                 })
                 .collect(),
         ),
-        Term::Arr(t) => Term::Arr(t.map(go)),
+        Term::Arr(t) => Term::Arr(t.map(|t| Box::new(then(instrument_inner(*t), guards::ELEM)))),
         Term::Obj(kvs) => Term::Obj(
             kvs.into_iter()
                 .map(|(k, v)| (instrument_inner(k), v.map(instrument_inner)))
@@ -530,6 +620,26 @@ fn instrument_inner<'s>(term: Term<'s>) -> Term<'s> {
         Term::BinOp(l, op, r) => {
             let op = match op {
                 BinaryOp::Pipe(p) => BinaryOp::Pipe(p.map(pattern)),
+                BinaryOp::Math(m) => match checked_math(m) {
+                    Some(check) => {
+                        return Term::Call(check, vec![instrument_inner(*l), instrument_inner(*r)]);
+                    }
+                    None => BinaryOp::Math(m),
+                },
+                // `l op= r` is `r as $x | l |= . op $x`.
+                BinaryOp::UpdateMath(m) => match checked_math(m) {
+                    Some(check) => {
+                        let x = Term::Var(UPDATE_VAR);
+                        let f = Term::Call(check, vec![Term::Id, x]);
+                        let update = Term::BinOp(go(l), BinaryOp::Update, Box::new(f));
+                        return Term::BinOp(
+                            go(r),
+                            BinaryOp::Pipe(Some(Pattern::Var(UPDATE_VAR))),
+                            Box::new(update),
+                        );
+                    }
+                    None => BinaryOp::UpdateMath(m),
+                },
                 other => other,
             };
             Term::BinOp(go(l), op, go(r))
@@ -575,6 +685,30 @@ fn instrument_inner<'s>(term: Term<'s>) -> Term<'s> {
     }
 }
 
+/// The variable `l op= r` binds `r` to when rewritten (names with `__tackle` are reserved).
+const UPDATE_VAR: &str = "$__tackle_update";
+
+/// The checking native an arithmetic operator is rewritten to ([`guards`]), if it has one.
+fn checked_math(m: jaq_core::ops::Math) -> Option<&'static str> {
+    use jaq_core::ops::Math;
+    match m {
+        Math::Add => Some(guards::ADD),
+        Math::Mul => Some(guards::MUL),
+        Math::Div => Some(guards::DIV),
+        Math::Sub | Math::Rem => None,
+    }
+}
+
+/// `t | check`, for a native check that passes its input through.
+fn then<'s>(t: Term<'s>, check: &'s str) -> Term<'s> {
+    use jaq_core::load::parse::BinaryOp;
+    Term::BinOp(
+        Box::new(t),
+        BinaryOp::Pipe(None),
+        Box::new(Term::Call(check, Vec::new())),
+    )
+}
+
 fn describe_errors<T: std::fmt::Debug>(errs: &T) -> String {
     let s = format!("{errs:?}");
     s.chars().take(300).collect()
@@ -612,7 +746,7 @@ async fn run_bounded(
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("json_query".into())
-        .stack_size(crate::stack::PARSER_STACK_BYTES)
+        .stack_size(FILTER_STACK_BYTES)
         .spawn(move || {
             nesting::mark_stack_base();
             // jaq panics on some inputs (`-9223372036854775808 | length` overflowed in a
@@ -669,21 +803,55 @@ fn run_filter(
     BUDGET.with(|b| b.set(Some((Instant::now() + deadline, QUERY_MAX_STEPS))));
     EXCEEDED.with(|e| e.set(None));
     CALLS.with(|c| c.set(0));
+    TICKS.with(|t| t.set(0));
+    // What the filter's values hold is counted from here: the input parsed above is not.
+    let _meter = memory::Meter::open(QUERY_MAX_MEMORY_BYTES);
     let ctx = Ctx::<D>::new(&compiled.lut, Vars::new([]));
     let mut text = String::new();
     let mut outputs = 0u64;
     let started = Instant::now();
-    for item in compiled.id.run((ctx, value)).map(jaq_core::unwrap_valr) {
+    let too_much = |outputs: u64| {
+        ToolError::new(
+            ErrorCode::RESOURCE_LIMIT,
+            format!(
+                "json_query: the expression produced over {QUERY_MAX_OUTPUT_BYTES} bytes of \
+                 output ({outputs} outputs so far) and was stopped; select fewer fields or \
+                 bound it with limit(n; f)"
+            ),
+        )
+        .with_metadata(json!({ "outputs": outputs }))
+    };
+    for item in compiled.id.run((ctx, value)) {
         if let Some(why) = EXCEEDED.with(Cell::get) {
             return Err(exceeded_error(why, deadline));
         }
         match item {
             Ok(v) => {
+                // Counted before it is written: shared values can be far larger as text.
+                let room = (QUERY_MAX_OUTPUT_BYTES + 1).saturating_sub(text.len());
+                if let Err(why) = guards::writable(&v, room) {
+                    if why.contains("deep") {
+                        return Err(ToolError::new(
+                            ErrorCode::RESOURCE_LIMIT,
+                            format!("json_query: {why}; output a shallower part of it"),
+                        ));
+                    }
+                    return Err(too_much(outputs));
+                }
                 text.push_str(&v.to_string());
                 text.push('\n');
                 outputs += 1;
             }
             Err(e) => {
+                if let Some(why) = EXCEEDED.with(Cell::get) {
+                    return Err(exceeded_error(why, deadline));
+                }
+                let e = match e.get_err() {
+                    Ok(e) => bounded_text(&e, 400),
+                    // `halt` is not offered; should an exception of it arise all the same, it
+                    // fails this call and ends nothing else.
+                    Err(_) => "the filter tried to halt".to_owned(),
+                };
                 return Err(ToolError::new(
                     FILTER_ERROR,
                     format!("json_query: the expression failed after {outputs} outputs: {e}"),
@@ -691,15 +859,7 @@ fn run_filter(
             }
         }
         if text.len() > QUERY_MAX_OUTPUT_BYTES {
-            return Err(ToolError::new(
-                ErrorCode::RESOURCE_LIMIT,
-                format!(
-                    "json_query: the expression produced over {QUERY_MAX_OUTPUT_BYTES} bytes of \
-                     output ({outputs} outputs so far) and was stopped; select fewer fields or \
-                     bound it with limit(n; f)"
-                ),
-            )
-            .with_metadata(json!({ "outputs": outputs })));
+            return Err(too_much(outputs));
         }
         if started.elapsed() > deadline {
             return Err(timeout_error(deadline));
@@ -717,8 +877,40 @@ fn run_filter(
     })))
 }
 
+/// `x` as text, cut at about `cap` bytes: an error can carry a value far larger as text.
+fn bounded_text(x: &impl std::fmt::Display, cap: usize) -> String {
+    struct Capped(String, usize);
+    impl std::fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > self.1 {
+                let mut end = self.1.saturating_sub(self.0.len()).min(s.len());
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                self.0.push_str(&s[..end]);
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+    let mut out = Capped(String::new(), cap);
+    if std::fmt::write(&mut out, format_args!("{x}")).is_err() {
+        out.0.push_str("...");
+    }
+    out.0
+}
+
 fn exceeded_error(why: Exceeded, deadline: Duration) -> ToolError {
     match why {
+        Exceeded::Memory => ToolError::new(
+            ErrorCode::RESOURCE_LIMIT,
+            format!(
+                "json_query: the expression's values would hold over {} MiB and it was stopped; \
+                 select fewer or smaller values, or bound it with limit(n; f)",
+                QUERY_MAX_MEMORY_BYTES >> 20
+            ),
+        ),
         Exceeded::Deadline => timeout_error(deadline),
         Exceeded::Steps => ToolError::new(
             ErrorCode::RESOURCE_LIMIT,

@@ -128,3 +128,45 @@ fn a_past_ceiling_refusal_names_the_ceiling_and_its_key() {
     assert!(e.message.contains("max_timeout_seconds"), "{}", e.message);
     assert_eq!(e.metadata["path"], "$.timeout_seconds");
 }
+
+/// expect_jq runs on json_query's engine: a builtin it does not offer is refused before any
+/// poll, with the refusal naming it, and a condition over the memory budget is stopped with
+/// `resource_limit` (which ends the wait: polling again cannot succeed).
+#[test]
+fn expect_jq_offers_only_what_json_query_offers() {
+    for (filter, name) in [
+        ("env.HOME != null", "env"),
+        ("$ENV | length > 0", "$ENV"),
+        ("halt", "halt"),
+        ("halt_error(5)", "halt_error"),
+        ("debug | true", "debug"),
+        ("stderr | true", "stderr"),
+        ("[inputs] | length > 0", "inputs"),
+        ("0 | localtime | length > 0", "localtime"),
+        ("$__loc__ != null", "$__loc__"),
+    ] {
+        let e = tool()
+            .plan(args(json!({"tool": "stat", "expect_jq": filter})))
+            .err()
+            .unwrap_or_else(|| panic!("{filter}: planned"));
+        assert_eq!(e.code.as_str(), "invalid_filter", "{filter}: {}", e.message);
+        assert!(
+            e.message.contains(&format!("`{name}` is not offered")),
+            "{filter}: {}",
+            e.message
+        );
+        assert_eq!(e.metadata["path"], "$.expect_jq");
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let over = rt.block_on(json_query::query_outputs(
+        "\"a\" * 1000000 | . * 1000000 | length > 0".to_owned(),
+        b"{}".to_vec(),
+    ));
+    assert_eq!(
+        over.err().map(|e| e.code),
+        Some(tackle_tool::protocol::ErrorCode::RESOURCE_LIMIT)
+    );
+}
