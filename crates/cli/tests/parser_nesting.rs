@@ -120,3 +120,35 @@ fn deep_project_files_are_clean_errors() {
         assert!(out.stderr.contains("mcp.json"), "{n}: {}", out.stderr);
     }
 }
+
+/// json_query's input, inline or as a file of the repository, and a string handed to
+/// `fromjson`, nested up to 3,000,000 deep: an answer within the bound, a refusal naming it
+/// past it, never an abort.
+#[test]
+fn json_query_on_deep_documents_is_a_result() {
+    for n in DEPTHS.into_iter().chain([3_000_000]) {
+        let p = Project::new();
+        let doc = nest("[", "1", "]", n);
+        p.write("deep.json", &doc);
+        let calls = [
+            json!({"expression": "length", "path": "deep.json"}),
+            json!({"expression": "length", "data": doc}),
+            json!({"expression": "fromjson | length", "data": json!(doc).to_string()}),
+        ];
+        for args in calls {
+            let out = p
+                .tackle(["call", "json_query", "-"])
+                .stdin(args.to_string())
+                .run();
+            let row = format!("{n} deep, {}", &args["expression"]);
+            if n <= 10 {
+                assert_eq!(exited(&out), 0, "{row}: {}{}", out.stdout, out.stderr);
+                assert_eq!(out.stdout.trim(), "1", "{row}");
+            } else {
+                assert_eq!(exited(&out), 1, "{row}: {}{}", out.stdout, out.stderr);
+                let said = format!("{}{}", out.stdout, out.stderr);
+                assert!(said.contains("more than 512 deep"), "{row}: {said}");
+            }
+        }
+    }
+}

@@ -17,8 +17,11 @@ enum Stop {
     /// By the memory, step or time budget, whichever comes first: the growth comes an item
     /// at a time, so in a slow (debug, loaded) build the deadline can come first.
     Either,
+    /// Refused before any value is built, as an error the filter sees (`filter_error`), naming
+    /// the bound: text nested past the JSON depth limit.
+    Refused,
 }
-use Stop::{Either, Memory};
+use Stop::{Either, Memory, Refused};
 
 /// (what, filter, stop): each must be stopped, within the memory budget and the slack.
 const OVER_BUDGET: &[(&str, &str, Stop)] = &[
@@ -161,7 +164,7 @@ const OVER_BUDGET: &[(&str, &str, Stop)] = &[
         "\"a\" * 10000000 | indices(\"a\") | length",
         Memory,
     ),
-    ("fromjson deep", "\"[\" * 100000 | fromjson", Memory),
+    ("fromjson deep", "\"[\" * 100000 | fromjson", Refused),
     (
         "fromjson big",
         "\"[[],\" * 10000000 + \"[]]\" | fromjson | length",
@@ -298,6 +301,7 @@ fn filters_over_the_memory_budget_stop_with_resource_limit() {
         let stopped = match (&got, stop) {
             (Err(e), Memory) => e.code == ErrorCode::RESOURCE_LIMIT,
             (Err(e), Either) => [ErrorCode::RESOURCE_LIMIT, ErrorCode::TIMEOUT].contains(&e.code),
+            (Err(e), Refused) => e.code == FILTER_ERROR && e.message.contains("512 deep"),
             (Ok(_), _) => false,
         };
         let ok = stopped

@@ -359,10 +359,18 @@ pub(super) fn funs() -> impl Iterator<Item = Fun<D>> {
             check(room(per * MATCH as f64, || "the matches".into()), cv.1)
         }),
         ("__tackle_json_text", v(0), |cv| {
+            if let Val::TStr(b) | Val::BStr(b) = &cv.1
+                && let Err(super::nesting::OverLimit(why)) = super::nesting::check_json(b)
+            {
+                // Not a budget spent but text refused, as inline data is: an error the
+                // filter sees (and may `try`), naming the bound.
+                let error = jaq_core::Error::str(format!("fromjson: the JSON text {why}"));
+                return Box::new(std::iter::once(Err(jaq_core::Exn::from(error))));
+            }
             let r = match &cv.1 {
-                Val::TStr(b) | Val::BStr(b) => super::nesting::check_json(b)
-                    .map_err(|super::nesting::OverLimit(why)| format!("JSON text that {why}"))
-                    .and_then(|()| room(shallow(&cv.1) * 16.0, || "parsing the text".into())),
+                Val::TStr(_) | Val::BStr(_) => {
+                    room(shallow(&cv.1) * 16.0, || "parsing the text".into())
+                }
                 _ => Ok(()),
             };
             check(r, cv.1)

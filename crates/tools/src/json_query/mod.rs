@@ -232,6 +232,14 @@ fn read_json_file(root: &std::path::Path, rel: &RelPath) -> Result<(String, Vec<
     (&file)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(&format!("json_query: {shown}"), &e))?;
+    // The same bound as inline data: a file is the repository's input, and jaq's parser
+    // recurses once per level.
+    if let Err(OverLimit(why)) = nesting::check_json(&bytes) {
+        return Err(ToolError::new(
+            ErrorCode::INVALID_ARGUMENTS,
+            format!("json_query: {shown} {why}; query a shallower document"),
+        ));
+    }
     Ok((shown, bytes))
 }
 
