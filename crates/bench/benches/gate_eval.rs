@@ -200,7 +200,7 @@ fn realistic_rules() -> Vec<Rule> {
         "ls-files",
         "stash list",
     ] {
-        add(Effect::Allow, &format!("tool.bash.cmd:git {sub}*"));
+        add(Effect::Allow, &format!("tool.bash.cmd:git {sub} *"));
     }
     for sub in ["push", "reset --hard", "clean -fd", "checkout --", "rebase"] {
         add(Effect::Ask, &format!("tool.bash.cmd:git {sub} *"));
@@ -208,7 +208,7 @@ fn realistic_rules() -> Vec<Rule> {
     for sub in [
         "build", "test", "check", "clippy", "fmt", "doc", "bench", "tree", "metadata", "run",
     ] {
-        add(Effect::Allow, &format!("tool.bash.cmd:cargo {sub}*"));
+        add(Effect::Allow, &format!("tool.bash.cmd:cargo {sub} *"));
     }
     for sub in ["publish", "install", "login", "yank", "owner"] {
         add(Effect::Ask, &format!("tool.bash.cmd:cargo {sub} *"));

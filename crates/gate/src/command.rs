@@ -30,6 +30,8 @@
 //! Deny and ask rules match a command key as written too (the whole-key glob, where `*`
 //! crosses spaces), so normalising never narrows a deny; it only narrows allows.
 
+use std::borrow::Cow;
+
 use globset::GlobMatcher;
 
 use crate::error::PatternError;
@@ -80,7 +82,7 @@ struct KeyWord<'a> {
     above_root: bool,
     /// `None` when the word expands at run time or its glob could step out: only a whole-word
     /// `*` or the same word written out matches it.
-    normal: Option<(String, Place)>,
+    normal: Option<(Cow<'a, str>, Place)>,
 }
 
 /// The words of one command key, split and normalised once for every rule.
@@ -125,7 +127,7 @@ impl CommandPattern {
                 match first_wildcard(&normal) {
                     None => WordPattern::Exact {
                         raw: raw.to_owned(),
-                        normal,
+                        normal: normal.into_owned(),
                     },
                     Some(at) => WordPattern::Glob {
                         matcher: build(&normal)?,
@@ -142,11 +144,32 @@ impl CommandPattern {
     /// reads them) also refuses words with a `..` above `/` unless written out.
     pub(crate) fn matches(&self, command: &CommandWords<'_>, strict: bool) -> bool {
         let (n, m) = (self.words.len(), command.words.len());
+        // Each word matches at least one command word, and only a whole-word `*` more than one.
+        let runs = self
+            .words
+            .iter()
+            .filter(|w| matches!(w, WordPattern::AnyRun))
+            .count();
+        if n > m || (runs == 0 && n != m) {
+            return false;
+        }
+        n > 0
+            && if m < 64 {
+                self.reaches_all(command, strict)
+            } else {
+                self.reaches_all_long(command, strict)
+            }
+    }
+
+    /// [`CommandPattern::matches`] for a command of any length.
+    fn reaches_all_long(&self, command: &CommandWords<'_>, strict: bool) -> bool {
+        let m = command.words.len();
         // reach[j]: the first i pattern words can match the first j command words.
         let mut reach = vec![false; m + 1];
+        let mut next = vec![false; m + 1];
         reach[0] = true;
         for pattern in &self.words {
-            let mut next = vec![false; m + 1];
+            next.fill(false);
             match pattern {
                 WordPattern::AnyRun => {
                     let mut open = false;
@@ -161,13 +184,76 @@ impl CommandPattern {
                     }
                 }
             }
-            reach = next;
+            std::mem::swap(&mut reach, &mut next);
             if !reach.contains(&true) {
                 return false;
             }
         }
-        n > 0 && reach[m]
+        reach[m]
     }
+
+    /// [`CommandPattern::matches`] for a command of fewer than 64 words, with the set of
+    /// reachable prefixes as the bits of one word: no allocation, one pass per pattern word.
+    fn reaches_all(&self, command: &CommandWords<'_>, strict: bool) -> bool {
+        let m = command.words.len();
+        // Bit j: the pattern words so far can match the first j command words.
+        let mut reach: u64 = 1;
+        let within: u64 = if m + 1 == 64 {
+            u64::MAX
+        } else {
+            (1 << (m + 1)) - 1
+        };
+        for pattern in &self.words {
+            reach = match pattern {
+                // One or more words: every j past the first reachable one.
+                WordPattern::AnyRun => {
+                    u64::MAX
+                        .checked_shl(reach.trailing_zeros() + 1)
+                        .unwrap_or(0)
+                        & within
+                }
+                word => {
+                    let mut next = 0;
+                    let mut from = reach & !(1 << m);
+                    while from != 0 {
+                        let j = from.trailing_zeros() as usize;
+                        from &= from - 1;
+                        if word.matches(&command.words[j], strict) {
+                            next |= 1 << (j + 1);
+                        }
+                    }
+                    next
+                }
+            };
+            if reach == 0 {
+                return false;
+            }
+        }
+        reach & (1 << m) != 0
+    }
+}
+
+impl CommandPattern {
+    /// The spellings a command's first word must have for this pattern to match it, when the
+    /// pattern's first word is literal (as written and normalised): what the policy indexes
+    /// its command rules by, so a key is matched only against the rules for its verb.
+    pub(crate) fn literal_verb(&self) -> Option<[&str; 2]> {
+        match self.words.first() {
+            Some(WordPattern::Exact { raw, normal }) => Some([raw, normal]),
+            _ => None,
+        }
+    }
+}
+
+/// The spellings of a command's first word that an exact pattern word can meet: as written
+/// and, unless it expands at run time, normalised (see [`WordPattern`]'s matching).
+pub(crate) fn verb_spellings(command: &str) -> (&str, Option<String>) {
+    let raw = command.split(' ').next().unwrap_or("");
+    let normal = match opaque(raw) {
+        false if raw.contains('/') => Some(normalize_path(raw)).filter(|n| n != raw),
+        _ => None,
+    };
+    (raw, normal)
 }
 
 impl WordPattern {
@@ -182,7 +268,7 @@ impl WordPattern {
                 word.raw == raw || normal.is_some_and(|(text, _)| text == want)
             }
             WordPattern::Glob { matcher, place } => {
-                normal.is_some_and(|(text, at)| at == place && matcher.is_match(text))
+                normal.is_some_and(|(text, at)| at == place && matcher.is_match(text.as_ref()))
             }
         }
     }
@@ -238,10 +324,15 @@ fn first_wildcard(word: &str) -> Option<usize> {
 /// The lexical normal form of a word that has a `/`; other words are returned as they are.
 /// A leading `/` or `~…` component is an anchor a `..` cannot remove (`/..` is `/`; `~/..` is
 /// kept, the home directory's parent being unknown here).
-pub(crate) fn normalize(word: &str) -> String {
+pub(crate) fn normalize(word: &str) -> Cow<'_, str> {
     if !word.contains('/') {
-        return word.to_owned();
+        return Cow::Borrowed(word);
     }
+    Cow::Owned(normalize_path(word))
+}
+
+/// [`normalize`] of a word that has a `/`.
+fn normalize_path(word: &str) -> String {
     let absolute = word.starts_with('/');
     let mut parts = word.split('/').filter(|c| !c.is_empty() && *c != ".");
     let home = if absolute {
@@ -400,6 +491,54 @@ mod tests {
         ];
         for &(word, want) in cases {
             assert_eq!(opaque(word), want, "{word:?}");
+        }
+    }
+
+    /// The one-word bit set and the vector of reachable prefixes agree on every pattern and
+    /// command of a small grammar.
+    #[test]
+    fn both_matchers_agree() {
+        let words = ["git", "log", "*", "src/*", "-n", "./a"];
+        let mut patterns = Vec::new();
+        for a in words {
+            for b in words {
+                for c in words {
+                    patterns.push(format!("{a} {b} {c}"));
+                    patterns.push(format!("{a} {b}"));
+                }
+            }
+        }
+        let commands = [
+            "git log -n src/a",
+            "git",
+            "git log",
+            "git log ./a src/b -n",
+            "src/x log git",
+            "git log src/a /etc/passwd",
+            "./a -n -n -n -n",
+        ];
+        let build = |w: &str| {
+            globset::GlobBuilder::new(w)
+                .literal_separator(false)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| PatternError::Malformed {
+                    pattern: w.to_owned(),
+                    reason: e.to_string(),
+                })
+        };
+        for p in &patterns {
+            let pattern = CommandPattern::parse(p, build).unwrap();
+            for c in commands {
+                let words = CommandWords::split(c);
+                for strict in [false, true] {
+                    assert_eq!(
+                        pattern.reaches_all(&words, strict),
+                        pattern.reaches_all_long(&words, strict),
+                        "{p} / {c}"
+                    );
+                }
+            }
         }
     }
 }

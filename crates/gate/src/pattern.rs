@@ -158,6 +158,12 @@ impl Pattern {
             .is_some_and(|c| c.matches(command, effect == Effect::Allow))
     }
 
+    /// The literal first word of a command pattern, as written and normalised (see
+    /// [`CommandPattern::literal_verb`]); `None` for other dialects or a wildcard verb.
+    pub(crate) fn command_verb(&self) -> Option<[&str; 2]> {
+        self.command.as_ref().and_then(CommandPattern::literal_verb)
+    }
+
     /// True when this pattern, read as a bare path pattern (see [`Pattern::parse_path`]),
     /// matches a root-relative path.
     #[cfg(test)]

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
-use crate::command::{COMMAND_PREFIX, CommandWords};
+use crate::command::{COMMAND_PREFIX, CommandWords, verb_spellings};
 use crate::decision::{Because, Decision, KeyVerdict};
 use crate::error::PolicyError;
 use crate::key::{self, UNPARSEABLE_BASH};
@@ -55,7 +55,51 @@ struct Bucket {
     key_rules: Vec<usize>,
     paths: GlobSet,
     path_rules: Vec<usize>,
-    command_rules: Vec<usize>,
+    commands: CommandRules,
+}
+
+/// The command rules of a bucket, indexed by their literal verb (under both its spellings), so
+/// a command key meets only the rules for its own verb and those whose verb is a wildcard:
+/// matching word by word costs more than a glob set's one pass, and a policy has many
+/// command rules of which a key's verb selects a few.
+#[derive(Clone, Debug, Default)]
+struct CommandRules {
+    by_verb: HashMap<String, Vec<usize>>,
+    any_verb: Vec<usize>,
+}
+
+impl CommandRules {
+    fn add(&mut self, index: usize, pattern: &Pattern) {
+        match pattern.command_verb() {
+            Some([raw, normal]) => {
+                self.by_verb.entry(raw.to_owned()).or_default().push(index);
+                if normal != raw {
+                    self.by_verb
+                        .entry(normal.to_owned())
+                        .or_default()
+                        .push(index);
+                }
+            }
+            None => self.any_verb.push(index),
+        }
+    }
+
+    /// The rules a command whose first word is spelled `verb` may match (some twice).
+    fn candidates<'a>(
+        &'a self,
+        (raw, normal): &'a (&'a str, Option<String>),
+    ) -> impl Iterator<Item = usize> + 'a {
+        let by = |spelling: Option<&str>| {
+            spelling
+                .and_then(|s| self.by_verb.get(s))
+                .into_iter()
+                .flatten()
+                .copied()
+        };
+        by(Some(raw))
+            .chain(by(normal.as_deref()))
+            .chain(self.any_verb.iter().copied())
+    }
 }
 
 /// The strongest matching rules for one key: the first deny and first ask in rule order,
@@ -422,15 +466,18 @@ impl RuleIndex {
         let key_candidate = Candidate::from_bytes(key);
         let path_candidate = key::path_pattern_resource(key).map(Candidate::from_bytes);
         let buckets = [self.by_action.get(key::action(key)), Some(&self.any_action)];
-        let command = key.strip_prefix(COMMAND_PREFIX).map(CommandWords::split);
+        let command = key.strip_prefix(COMMAND_PREFIX);
+        let verb = command.map(verb_spellings);
+        // Split and normalised only when some rule is for this verb.
+        let mut words = None;
         for bucket in buckets.into_iter().flatten() {
-            if let Some(words) = &command {
-                let hits = bucket
-                    .command_rules
-                    .iter()
-                    .copied()
-                    .filter(|&i| rules[i].pattern.matches_command(words, rules[i].effect));
-                matched.add(rules, hits);
+            if let (Some(command), Some(verb)) = (command, &verb) {
+                for i in bucket.commands.candidates(verb) {
+                    let words = words.get_or_insert_with(|| CommandWords::split(command));
+                    if rules[i].pattern.matches_command(words, rules[i].effect) {
+                        matched.add(rules, std::iter::once(i));
+                    }
+                }
             }
             if !bucket.key_rules.is_empty() {
                 bucket.keys.matches_candidate_into(&key_candidate, scratch);
@@ -470,7 +517,7 @@ struct BucketBuilder {
     key_rules: Vec<usize>,
     paths: GlobSetBuilder,
     path_rules: Vec<usize>,
-    command_rules: Vec<usize>,
+    commands: CommandRules,
 }
 
 impl Default for BucketBuilder {
@@ -480,7 +527,7 @@ impl Default for BucketBuilder {
             key_rules: Vec::new(),
             paths: GlobSetBuilder::new(),
             path_rules: Vec::new(),
-            command_rules: Vec::new(),
+            commands: CommandRules::default(),
         }
     }
 }
@@ -490,7 +537,7 @@ impl BucketBuilder {
         let pattern = &rule.pattern;
         match pattern.dialect() {
             Dialect::Command => {
-                self.command_rules.push(index);
+                self.commands.add(index, pattern);
                 if rule.effect != Effect::Allow {
                     self.keys.add(pattern.glob().clone());
                     self.key_rules.push(index);
@@ -513,7 +560,7 @@ impl BucketBuilder {
             key_rules: self.key_rules,
             paths: self.paths.build().map_err(compile_error)?,
             path_rules: self.path_rules,
-            command_rules: self.command_rules,
+            commands: self.commands,
         })
     }
 }
