@@ -31,6 +31,7 @@
 //! crosses spaces), so normalising never narrows a deny; it only narrows allows.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use globset::GlobMatcher;
 
@@ -72,10 +73,16 @@ enum Anchor {
     Home,
 }
 
-/// One word of a command key, prepared for matching.
+/// One word of a command key, read for matching when a rule first needs more than its text.
 #[derive(Debug)]
 struct KeyWord<'a> {
     raw: &'a str,
+    reading: OnceCell<WordReading<'a>>,
+}
+
+/// What a key word means beyond its text, worked out once for every rule.
+#[derive(Debug)]
+struct WordReading<'a> {
     /// An absolute word with a `..` above `/` (`/../x`): the kernel reads it as `/x`, but a
     /// key word may be one part of an argument that holds a space (`'src/a /../..'`), where that
     /// `..` climbs out of the part before it. An allow rule matches it only as written.
@@ -85,7 +92,22 @@ struct KeyWord<'a> {
     normal: Option<(Cow<'a, str>, Place)>,
 }
 
-/// The words of one command key, split and normalised once for every rule.
+impl<'a> KeyWord<'a> {
+    fn reading(&self) -> &WordReading<'a> {
+        self.reading.get_or_init(|| WordReading {
+            above_root: above_root(self.raw),
+            normal: if opaque(self.raw) {
+                None
+            } else {
+                let normal = normalize(self.raw);
+                let place = place_of(&normal, normal.len());
+                Some((normal, place))
+            },
+        })
+    }
+}
+
+/// The words of one command key, split once for every rule and read as rules need them.
 #[derive(Debug)]
 pub(crate) struct CommandWords<'a> {
     words: Vec<KeyWord<'a>>,
@@ -98,14 +120,7 @@ impl<'a> CommandWords<'a> {
             .split(' ')
             .map(|raw| KeyWord {
                 raw,
-                above_root: above_root(raw),
-                normal: if opaque(raw) {
-                    None
-                } else {
-                    let normal = normalize(raw);
-                    let place = place_of(&normal, normal.len());
-                    Some((normal, place))
-                },
+                reading: OnceCell::new(),
             })
             .collect();
         CommandWords { words }
@@ -258,17 +273,20 @@ pub(crate) fn verb_spellings(command: &str) -> (&str, Option<String>) {
 
 impl WordPattern {
     fn matches(&self, word: &KeyWord<'_>, strict: bool) -> bool {
-        let normal = word
-            .normal
-            .as_ref()
-            .filter(|_| !(strict && word.above_root));
+        let normal = || {
+            let reading = word.reading();
+            reading
+                .normal
+                .as_ref()
+                .filter(|_| !(strict && reading.above_root))
+        };
         match self {
             WordPattern::AnyRun => true,
             WordPattern::Exact { raw, normal: want } => {
-                word.raw == raw || normal.is_some_and(|(text, _)| text == want)
+                word.raw == raw || normal().is_some_and(|(text, _)| text == want)
             }
             WordPattern::Glob { matcher, place } => {
-                normal.is_some_and(|(text, at)| at == place && matcher.is_match(text.as_ref()))
+                normal().is_some_and(|(text, at)| at == place && matcher.is_match(text.as_ref()))
             }
         }
     }
