@@ -249,25 +249,30 @@ impl CommandPattern {
 }
 
 impl CommandPattern {
-    /// The spellings a command's first word must have for this pattern to match it, when the
-    /// pattern's first word is literal (as written and normalised): what the policy indexes
-    /// its command rules by, so a key is matched only against the rules for its verb.
-    pub(crate) fn literal_verb(&self) -> Option<[&str; 2]> {
-        match self.words.first() {
-            Some(WordPattern::Exact { raw, normal }) => Some([raw, normal]),
-            _ => None,
+    /// The spellings the command's word at `at` must have for this pattern to match it, when
+    /// the pattern's words up to `at` are literal (each matches exactly one command word), as
+    /// written and normalised: what the policy indexes its command rules by, so a key is
+    /// matched only against the rules for its own first words.
+    pub(crate) fn literal_word(&self, at: usize) -> Option<[&str; 2]> {
+        fn exact(word: &WordPattern) -> Option<[&str; 2]> {
+            match word {
+                WordPattern::Exact { raw, normal } => Some([raw.as_str(), normal.as_str()]),
+                _ => None,
+            }
         }
+        if self.words.iter().take(at).any(|w| exact(w).is_none()) {
+            return None;
+        }
+        self.words.get(at).and_then(exact)
     }
 }
 
-/// The spellings of a command's first word that an exact pattern word can meet: as written
-/// and, unless it expands at run time, normalised (see [`WordPattern`]'s matching).
-pub(crate) fn verb_spellings(command: &str) -> (&str, Option<String>) {
-    let raw = command.split(' ').next().unwrap_or("");
-    let normal = match opaque(raw) {
-        false if raw.contains('/') => Some(normalize_path(raw)).filter(|n| n != raw),
-        _ => None,
-    };
+/// The spellings of a command word that an exact pattern word can meet: as written and,
+/// unless it expands at run time, normalised (see [`WordPattern`]'s matching).
+pub(crate) fn word_spellings(raw: &str) -> (&str, Option<String>) {
+    let normal = (raw.contains('/') && !opaque(raw))
+        .then(|| normalize_path(raw))
+        .filter(|n| n != raw);
     (raw, normal)
 }
 

@@ -158,10 +158,11 @@ impl Pattern {
             .is_some_and(|c| c.matches(command, effect == Effect::Allow))
     }
 
-    /// The literal first word of a command pattern, as written and normalised (see
-    /// [`CommandPattern::literal_verb`]); `None` for other dialects or a wildcard verb.
-    pub(crate) fn command_verb(&self) -> Option<[&str; 2]> {
-        self.command.as_ref().and_then(CommandPattern::literal_verb)
+    /// The literal word at `at` of a command pattern whose earlier words are literal too, as
+    /// written and normalised (see [`CommandPattern::literal_word`]); `None` for other
+    /// dialects or when a wildcard comes first.
+    pub(crate) fn command_word(&self, at: usize) -> Option<[&str; 2]> {
+        self.command.as_ref().and_then(|c| c.literal_word(at))
     }
 
     /// True when this pattern, read as a bare path pattern (see [`Pattern::parse_path`]),

@@ -4,13 +4,15 @@ use std::collections::HashMap;
 
 use globset::{Candidate, GlobSet, GlobSetBuilder};
 
-use crate::command::{COMMAND_PREFIX, CommandWords, verb_spellings};
+use crate::command::{COMMAND_PREFIX, CommandWords};
 use crate::decision::{Because, Decision, KeyVerdict};
 use crate::error::PolicyError;
 use crate::key::{self, UNPARSEABLE_BASH};
 use crate::pattern::Dialect;
 use crate::protected::{ProtectedPath, ProtectedSet, Protection};
 use crate::{Effect, Grants, Mode, PathScope, Pattern, Rule, UrlScope};
+
+use command_index::{CommandHead, CommandRules};
 
 /// What the gate is asked about one call.
 #[derive(Clone, Copy, Debug)]
@@ -56,50 +58,6 @@ struct Bucket {
     paths: GlobSet,
     path_rules: Vec<usize>,
     commands: CommandRules,
-}
-
-/// The command rules of a bucket, indexed by their literal verb (under both its spellings), so
-/// a command key meets only the rules for its own verb and those whose verb is a wildcard:
-/// matching word by word costs more than a glob set's one pass, and a policy has many
-/// command rules of which a key's verb selects a few.
-#[derive(Clone, Debug, Default)]
-struct CommandRules {
-    by_verb: HashMap<String, Vec<usize>>,
-    any_verb: Vec<usize>,
-}
-
-impl CommandRules {
-    fn add(&mut self, index: usize, pattern: &Pattern) {
-        match pattern.command_verb() {
-            Some([raw, normal]) => {
-                self.by_verb.entry(raw.to_owned()).or_default().push(index);
-                if normal != raw {
-                    self.by_verb
-                        .entry(normal.to_owned())
-                        .or_default()
-                        .push(index);
-                }
-            }
-            None => self.any_verb.push(index),
-        }
-    }
-
-    /// The rules a command whose first word is spelled `verb` may match (some twice).
-    fn candidates<'a>(
-        &'a self,
-        (raw, normal): &'a (&'a str, Option<String>),
-    ) -> impl Iterator<Item = usize> + 'a {
-        let by = |spelling: Option<&str>| {
-            spelling
-                .and_then(|s| self.by_verb.get(s))
-                .into_iter()
-                .flatten()
-                .copied()
-        };
-        by(Some(raw))
-            .chain(by(normal.as_deref()))
-            .chain(self.any_verb.iter().copied())
-    }
 }
 
 /// The strongest matching rules for one key: the first deny and first ask in rule order,
@@ -460,24 +418,34 @@ impl RuleIndex {
         })
     }
 
-    /// The rules matching `key`. `scratch` is reused between keys to avoid allocating.
-    fn matching(&self, rules: &[Rule], key: &str, scratch: &mut Vec<usize>) -> Matched {
+    /// The rules matching `key`, as far as they decide it: once a deny or ask rule matched, no
+    /// allow rule is matched word by word. `scratch` is reused between keys to avoid allocating.
+    fn matching<'k>(&self, rules: &[Rule], key: &'k str, scratch: &mut Vec<usize>) -> Matched {
         let mut matched = Matched::default();
         let key_candidate = Candidate::from_bytes(key);
         let path_candidate = key::path_pattern_resource(key).map(Candidate::from_bytes);
         let buckets = [self.by_action.get(key::action(key)), Some(&self.any_action)];
         let command = key.strip_prefix(COMMAND_PREFIX);
-        let verb = command.map(verb_spellings);
-        // Split and normalised only when some rule is for this verb.
+        let head = command.map(CommandHead::of);
+        // Split and read only when some rule is to be matched word by word.
         let mut words = None;
+        let matches_words = |i: usize, words: &mut Option<CommandWords<'k>>| {
+            let command = command.unwrap_or_default();
+            let words = words.get_or_insert_with(|| CommandWords::split(command));
+            rules[i].pattern.matches_command(words, rules[i].effect)
+        };
+        // Guards match word by word only where a word has a normal form (command_index.rs).
+        let guards_by_word = command.is_some_and(|c| c.contains('/'));
         for bucket in buckets.into_iter().flatten() {
-            if let (Some(command), Some(verb)) = (command, &verb) {
-                for i in bucket.commands.candidates(verb) {
-                    let words = words.get_or_insert_with(|| CommandWords::split(command));
-                    if rules[i].pattern.matches_command(words, rules[i].effect) {
+            if let Some(head) = &head
+                && guards_by_word
+            {
+                bucket.commands.guards(head, |i| {
+                    if matches_words(i, &mut words) {
                         matched.add(rules, std::iter::once(i));
                     }
-                }
+                    false
+                });
             }
             if !bucket.key_rules.is_empty() {
                 bucket.keys.matches_candidate_into(&key_candidate, scratch);
@@ -489,6 +457,17 @@ impl RuleIndex {
                 bucket.paths.matches_candidate_into(path, scratch);
                 matched.add(rules, scratch.iter().map(|&i| bucket.path_rules[i]));
             }
+        }
+        if let Some(head) = &head
+            && matched.deny.is_none()
+            && matched.ask.is_none()
+            && !matched.allow
+        {
+            matched.allow = buckets.into_iter().flatten().any(|bucket| {
+                bucket
+                    .commands
+                    .allows(head, |i| matches_words(i, &mut words))
+            });
         }
         matched
     }
@@ -537,7 +516,7 @@ impl BucketBuilder {
         let pattern = &rule.pattern;
         match pattern.dialect() {
             Dialect::Command => {
-                self.commands.add(index, pattern);
+                self.commands.add(index, pattern, rule.effect);
                 if rule.effect != Effect::Allow {
                     self.keys.add(pattern.glob().clone());
                     self.key_rules.push(index);
@@ -595,6 +574,7 @@ fn compile_error(err: globset::Error) -> PolicyError {
     }
 }
 
+mod command_index;
 #[cfg(test)]
 mod command_tests;
 #[cfg(test)]

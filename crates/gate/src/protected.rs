@@ -135,6 +135,9 @@ impl ProtectedSet {
     /// The protection covering `action` on a root-relative path, if any (the strongest when
     /// several do).
     pub(crate) fn find(&self, action: &str, path: &str) -> Option<&'static ProtectedPath> {
+        if !mentions_protected_name(path) {
+            return None;
+        }
         let tidy = tidy(path);
         let candidate = Candidate::new(&tidy);
         self.set
@@ -145,6 +148,19 @@ impl ProtectedSet {
             .min()
             .map(|entry| &PROTECTED[entry])
     }
+}
+
+/// The directory names every [`PROTECTED`] glob names as a literal component: a path that
+/// holds none of them (in any case) is not protected, and is answered without tidying it or
+/// running the glob set, as most keys are.
+const PROTECTED_NAMES: &[&str] = &[".agents", ".git"];
+
+fn mentions_protected_name(path: &str) -> bool {
+    let path = path.as_bytes();
+    PROTECTED_NAMES.iter().any(|name| {
+        path.windows(name.len())
+            .any(|window| window.eq_ignore_ascii_case(name.as_bytes()))
+    })
 }
 
 /// `path` without empty or `.` segments (`./.git//config` → `.git/config`).
@@ -158,6 +174,23 @@ fn tidy(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shortcut past the glob set holds: every glob names one of [`PROTECTED_NAMES`] as a
+    /// whole literal component, so a path without that name cannot match it.
+    #[test]
+    fn every_glob_names_a_protected_name() {
+        for entry in PROTECTED {
+            for glob in entry.globs {
+                assert!(
+                    glob.split('/').any(|c| PROTECTED_NAMES.contains(&c)),
+                    "{glob} names none of {PROTECTED_NAMES:?}"
+                );
+            }
+        }
+        assert!(mentions_protected_name("a/.GIT/config"));
+        assert!(mentions_protected_name("./.Agents//store"));
+        assert!(!mentions_protected_name("src/git/agents.rs"));
+    }
 
     #[test]
     fn protection_table() {
