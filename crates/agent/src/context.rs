@@ -5,13 +5,20 @@
 //!
 //! When a request would not fit the window, the oldest tool results are elided as whole units
 //! (the result with its attachments, so no media message outlives the result it came with),
-//! each leaving a marker naming the retained artifact to re-read. The newest results are never
+//! each leaving a marker naming the retained artifact to re-read. The newest results are not
 //! elided: when even that does not fit, [`View::fits`] is false and the loop writes a
-//! compaction checkpoint ([`crate::checkpoint`]).
+//! compaction checkpoint ([`crate::checkpoint`]); only when the view after it still does not fit
+//! are the newest elided too ([`view_eliding_newest`]), since a result larger than a small
+//! window would otherwise end the run.
 
 use tackle_protocol::{ContentBlock, Message, Part, Role, ToolSpec};
 
 use crate::conversation::Conversation;
+
+/// The most provider tokens one estimated token (4 bytes) is taken to be: a token covers at
+/// least one byte, so a larger count (a tiny request under a large chat template, or a server
+/// naming a size that is not this request's) says nothing about the next request.
+pub const MAX_SCALE: f64 = 4.0;
 
 /// Provider tokens per estimated token, learned from each turn's usage.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,12 +32,12 @@ impl Default for Calibration {
 
 impl Calibration {
     /// From a request's estimate and the prompt tokens the provider counted for it; never below
-    /// 1 (an estimate may be generous, never trusted to be so).
+    /// 1 (an estimate may be generous, never trusted to be so) nor above [`MAX_SCALE`].
     pub fn learn(estimated: u64, counted: u64) -> Self {
         if estimated == 0 || counted == 0 {
             return Self::default();
         }
-        Self((counted as f64 / estimated as f64).max(1.0))
+        Self((counted as f64 / estimated as f64).clamp(1.0, MAX_SCALE))
     }
 
     fn scale(self, estimate: u64) -> u64 {
@@ -76,6 +83,21 @@ pub fn estimate_message(message: &Message) -> u64 {
         .sum()
 }
 
+/// The estimate of a message with every tool result as an elision marker: what of it no
+/// elision removes.
+pub fn estimate_unelidable(message: &Message) -> u64 {
+    let mut kept = message.clone();
+    for part in &mut kept.content {
+        if let Part::ToolResult(result) = part {
+            result.content = vec![ContentBlock::Text {
+                text: marker(result, &[]),
+            }];
+            result.media.clear();
+        }
+    }
+    estimate_message(&kept)
+}
+
 /// The estimate of what every request carries besides its messages.
 pub fn estimate_fixed(system: &str, tools: &[ToolSpec]) -> u64 {
     bytes(system.len())
@@ -107,6 +129,28 @@ pub fn view(
     window: u64,
     calibration: Calibration,
 ) -> View {
+    elided_view(conversation, fixed, window, calibration, false)
+}
+
+/// [`view`] as a last resort, after a compaction that was not enough: the newest results are
+/// elided too (oldest first), each marker naming the artifact to read in smaller pieces, so a
+/// result larger than a small window does not end the run.
+pub fn view_eliding_newest(
+    conversation: &Conversation,
+    fixed: u64,
+    window: u64,
+    calibration: Calibration,
+) -> View {
+    elided_view(conversation, fixed, window, calibration, true)
+}
+
+fn elided_view(
+    conversation: &Conversation,
+    fixed: u64,
+    window: u64,
+    calibration: Calibration,
+    newest: bool,
+) -> View {
     let (mut messages, offset) = sliced(conversation);
     let total = |messages: &[Message]| {
         calibration.scale(fixed + messages.iter().map(estimate_message).sum::<u64>())
@@ -114,7 +158,11 @@ pub fn view(
     let mut tokens = total(&messages);
     let mut elided = 0;
     if tokens > window {
-        let last = messages.len().saturating_sub(1);
+        let last = if newest {
+            messages.len()
+        } else {
+            messages.len().saturating_sub(1)
+        };
         'outer: for (mi, message) in messages.iter_mut().enumerate().take(last) {
             for pi in 0..message.content.len() {
                 let before = estimate_message(message);
@@ -227,7 +275,7 @@ fn marker(result: &tackle_protocol::ToolResultPart, artifacts: &[String]) -> Str
         "no output was retained; run the call again if you need it".to_owned()
     } else {
         format!(
-            "re-read it with read_file on {} if you need it",
+            "re-read it with read_file on {} if you need it (offset and limit read it a page at a time)",
             uris.join(", ")
         )
     };

@@ -65,6 +65,18 @@ pub enum AgentEvent {
         through: usize,
         task_done: Option<String>,
     },
+    /// The window the loop plans requests for, and the catalog form sent with it: at the start
+    /// of a run, and again when a server's overflow answer names a smaller window.
+    Window {
+        /// Tokens of input and output together.
+        context: u64,
+        /// The output limit of one turn.
+        output: u32,
+        /// Where the window came from ([`crate::WindowSource::as_str`]).
+        source: String,
+        /// `full` or `compact` tool descriptions (and system prompt).
+        descriptions: String,
+    },
     /// The watchdog tripped (`crate::watchdog`): `cut` when it ends the run.
     Watchdog {
         turn: u32,

@@ -37,6 +37,7 @@ pub mod task_done;
 pub mod turn;
 pub mod wake_record;
 pub mod watchdog;
+pub mod window;
 
 pub use ask_user::{Answer, AskUser, Prompter, Question};
 pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_autonomous};
@@ -45,8 +46,10 @@ pub use conversation::Conversation;
 pub use error::AgentError;
 pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved};
 pub use model::ModelSetup;
+pub use prompt::SystemPrompt;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};
 pub use run::{Agent, AgentSetup, Compacted, RunEnd, Steering};
 pub use schedule::{ScheduleNextTurn, WakeRequest, Wakes};
 pub use task_done::{MarkTaskDone, TaskBoundaries};
 pub use watchdog::{WatchdogMode, WatchdogSettings};
+pub use window::{DescriptionsSetting, Window, WindowSource};

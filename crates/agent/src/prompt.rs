@@ -18,6 +18,96 @@ short answer saying what you did. Prefer the dedicated tools (read_file, grep, g
 over shell commands that do the same. A result that says its output was truncated names the \
 artifact to read for the rest. Never guess a file's contents: read it.";
 
+/// The short form's base prompt, for small windows: the same rules in fewer words.
+const SHORT_BASE_PROMPT: &str = "You are tackle, a coding agent in the user's project. Use the \
+tools to read, search, change and run what the task needs; never guess a file's contents. End \
+with a short answer saying what you did.";
+
+/// The most of the root's instructions file the short form carries; the rest is cut with a
+/// note naming the file, which the model can read.
+pub const SHORT_INSTRUCTIONS_LIMIT_BYTES: usize = 2_000;
+
+/// The system prompt in both forms: the full one, and the short one sent with the compact
+/// catalog to a model whose window is small (no tool list, the project's instructions cut).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub full: String,
+    pub short: String,
+}
+
+impl SystemPrompt {
+    /// The form sent with a catalog of these descriptions.
+    pub fn form(&self, descriptions: tackle_runtime::Descriptions) -> &str {
+        match descriptions {
+            tackle_runtime::Descriptions::Full => &self.full,
+            tackle_runtime::Descriptions::Compact => &self.short,
+        }
+    }
+}
+
+/// One text for both forms (tests, and front ends with a prompt of their own).
+impl From<String> for SystemPrompt {
+    fn from(text: String) -> Self {
+        Self {
+            short: text.clone(),
+            full: text,
+        }
+    }
+}
+
+impl From<&str> for SystemPrompt {
+    fn from(text: &str) -> Self {
+        Self::from(text.to_owned())
+    }
+}
+
+/// Both forms of the system prompt for a session rooted at `env.root`.
+pub fn system_prompts(tools: &[ToolSpec], env: &Environment) -> SystemPrompt {
+    SystemPrompt {
+        full: system_prompt(tools, env),
+        short: short_system_prompt(env),
+    }
+}
+
+/// The short form: the short base, the root's instructions cut at
+/// [`SHORT_INSTRUCTIONS_LIMIT_BYTES`], and the environment.
+pub fn short_system_prompt(env: &Environment) -> String {
+    let mut out = String::from(SHORT_BASE_PROMPT);
+    if let Some(note) = root_instructions(&env.root) {
+        let text = match cut_at(&note.text, SHORT_INSTRUCTIONS_LIMIT_BYTES) {
+            Some(kept) => format!(
+                "{kept}\n[cut at {SHORT_INSTRUCTIONS_LIMIT_BYTES} bytes; read {} for the rest]",
+                note.path
+            ),
+            None => note.text,
+        };
+        out.push_str(&format!(
+            "\n\nProject instructions ({}):\n{text}",
+            note.path
+        ));
+    }
+    out.push_str(&format!(
+        "\n\nEnvironment: root {}, {}, {}; {}",
+        env.root.display(),
+        env.os,
+        env.date,
+        env.posture
+    ));
+    out
+}
+
+/// `text` cut at a character boundary at most `limit` bytes in, when it is longer.
+fn cut_at(text: &str, limit: usize) -> Option<&str> {
+    if text.len() <= limit {
+        return None;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(&text[..end])
+}
+
 /// Facts about where the agent runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Environment {
@@ -293,5 +383,36 @@ mod tests {
             seen.entered(["../etc/passwd", "/etc"].into_iter())
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn the_short_form_drops_the_tool_list_and_cuts_the_instructions() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let rules = format!("rule one\n{}", "x".repeat(5_000));
+        std::fs::write(root.join("AGENTS.md"), &rules).unwrap();
+        let env = Environment {
+            root: root.clone(),
+            os: "linux".into(),
+            date: "2026-12-06".into(),
+            posture: "posture: standard".into(),
+        };
+        let tools = [ToolSpec {
+            name: "read_file".into(),
+            description: "Read.".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }];
+        let both = system_prompts(&tools, &env);
+        assert!(both.full.contains("Tools available: read_file."));
+        assert!(both.full.contains(&rules));
+        assert!(!both.short.contains("Tools available"));
+        assert!(both.short.contains("rule one"));
+        assert!(
+            both.short
+                .contains("[cut at 2000 bytes; read AGENTS.md for the rest]")
+        );
+        assert!(both.short.contains("posture: standard") && both.short.contains("2026-12-06"));
+        assert!(both.short.len() < 2_600, "{}", both.short.len());
+        assert_eq!(both.form(tackle_runtime::Descriptions::Compact), both.short);
     }
 }

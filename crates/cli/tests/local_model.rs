@@ -137,3 +137,68 @@ fn tackle_chat_completes_a_one_tool_task_in_a_terminal() {
         "the session log records the read_file call: {log:#?}"
     );
 }
+
+/// A request longer than the server's window, sent as a new user would (the model's window
+/// configured larger than the server's): llama-server refuses it, tackle learns the window the
+/// answer names, sees that the task alone does not fit it, and ends with exit 5 after that one
+/// request, giving both sizes and the fixes, instead of compacting and asking again.
+#[test]
+fn an_over_long_request_ends_with_exit_5_after_one_refusal() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = Project::new();
+    p.user_config(&format!(
+        "[providers.local-chat]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\n\n\
+         [models.\"local-chat:local-qwen\"]\ncontext_window = 32768\nmax_output = 400\n",
+        server.base_url
+    ));
+    // Twice the 8,192 tokens of one of the server's two slots, in words the model's
+    // tokenizer does not merge.
+    let task = format!(
+        "Summarise these numbers: {}",
+        (0..6000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let started = Instant::now();
+    let out = p
+        .tackle(["--disable-tools", OTHERS])
+        .args(["--model", "local-chat:local-qwen"])
+        .args(["run", "--json", &task])
+        .timeout(Duration::from_secs(300))
+        .run();
+    out.code(5);
+    let events = json_lines(&out.stdout);
+    let turns = events
+        .iter()
+        .filter(|e| e["type"] == "turn_started")
+        .count();
+    assert_eq!(
+        turns, 1,
+        "one request, never the same one again: {}",
+        out.stdout
+    );
+    let windows: Vec<&Value> = events.iter().filter(|e| e["type"] == "window").collect();
+    assert_eq!(windows[0]["context"], 32768, "{}", out.stdout);
+    assert_eq!(windows.last().unwrap()["context"], 8192, "{}", out.stdout);
+    assert_eq!(
+        windows.last().unwrap()["source"],
+        "the server's answer to an over-long request"
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["outcome"], "provider_failed", "{end}");
+    let reason = end["reason"].as_str().unwrap();
+    for part in [
+        "the window is 8,192 tokens",
+        "llama-server -c",
+        "last message",
+    ] {
+        assert!(reason.contains(part), "{part:?} missing: {reason}");
+    }
+    eprintln!(
+        "over-long request refused and ended in {:.1?}",
+        started.elapsed()
+    );
+}

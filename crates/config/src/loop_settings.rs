@@ -1,8 +1,9 @@
-//! `[checkpoint]` and `[watchdog]` checked: who may declare a task boundary, and how the loop
-//! treats calls that change nothing. Neither widens what runs or where data goes (one withholds
-//! a tool, the other ends runs sooner), so a project file may set both without folder trust.
+//! `[checkpoint]`, `[watchdog]` and `[tools] descriptions` checked: who may declare a task
+//! boundary, how the loop treats calls that change nothing, and how tools are described to the
+//! model. None widens what runs or where data goes (one withholds a tool, one ends runs sooner,
+//! one changes prose only), so a project file may set them without folder trust.
 
-use tackle_agent::{WatchdogMode, WatchdogSettings};
+use tackle_agent::{DescriptionsSetting, WatchdogMode, WatchdogSettings};
 
 use crate::bail;
 use crate::settings::Settings;
@@ -31,6 +32,8 @@ impl CheckpointMode {
 pub struct LoopSettings {
     pub checkpoint: CheckpointMode,
     pub watchdog: WatchdogSettings,
+    /// `[tools] descriptions`.
+    pub descriptions: DescriptionsSetting,
 }
 
 pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
@@ -49,7 +52,17 @@ pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
         .value
         .parse()
         .map_err(|e| crate::config_error!("watchdog mode ({}): {e}", watchdog.origin))?;
+    let named = &settings.tool_descriptions;
+    let Some(descriptions) = DescriptionsSetting::parse(&named.value) else {
+        bail!(
+            "[tools] descriptions = \"{}\" ({}): use \"auto\" (one sentence per tool when the \
+             model's window is under 16k tokens), \"full\" or \"compact\"",
+            named.value,
+            named.origin
+        );
+    };
     Ok(LoopSettings {
+        descriptions,
         checkpoint,
         watchdog: WatchdogSettings {
             mode,
@@ -75,6 +88,14 @@ mod tests {
         let l = loop_settings(&s).unwrap();
         assert_eq!(l.checkpoint, CheckpointMode::Operator);
         assert_eq!(l.watchdog.mode, WatchdogMode::Enforce);
+        s.tool_descriptions = Sourced::new("short".into(), Origin::BuiltIn);
+        let e = loop_settings(&s).unwrap_err().to_string();
+        assert!(e.contains("\"short\"") && e.contains("\"compact\""), "{e}");
+        s.tool_descriptions = Sourced::new("compact".into(), Origin::BuiltIn);
+        assert_eq!(
+            loop_settings(&s).unwrap().descriptions,
+            DescriptionsSetting::Compact
+        );
         s.checkpoint_mode = Sourced::new("agent".into(), Origin::BuiltIn);
         let e = loop_settings(&s).unwrap_err().to_string();
         assert!(e.contains("\"model\"") && e.contains("\"operator\""), "{e}");

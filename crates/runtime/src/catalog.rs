@@ -24,6 +24,26 @@ pub enum CatalogError {
 struct Entry {
     tool: Arc<dyn DynTool>,
     spec: ToolSpec,
+    /// The one-sentence description of the compact catalog.
+    summary: String,
+}
+
+/// Which descriptions a catalog is sent with: as the tools wrote them, or one sentence each
+/// (the same names and schemas), for models whose context window is small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Descriptions {
+    #[default]
+    Full,
+    Compact,
+}
+
+impl Descriptions {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Descriptions::Full => "full",
+            Descriptions::Compact => "compact",
+        }
+    }
 }
 
 /// The registered tools in registration order, with their specs computed once.
@@ -55,6 +75,7 @@ impl Catalog {
             .collect();
         for entry in &mut catalog.entries {
             entry.spec.description = drop_sentences_naming(&entry.spec.description, &absent);
+            entry.summary = drop_sentences_naming(&entry.summary, &absent);
         }
         Ok(catalog)
     }
@@ -79,7 +100,12 @@ impl Catalog {
                 description: tool.description().into_owned(),
                 input_schema,
             };
-            entries.push(Entry { tool, spec });
+            let summary = tool.summary().into_owned();
+            entries.push(Entry {
+                tool,
+                spec,
+                summary,
+            });
         }
         Ok(Self { entries, by_name })
     }
@@ -87,6 +113,22 @@ impl Catalog {
     /// The catalog exactly as a model receives it, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.entries.iter().map(|e| e.spec.clone()).collect()
+    }
+
+    /// The catalog as a model receives it with these descriptions: [`Catalog::specs`], or the
+    /// same names and schemas with each tool's one-sentence summary.
+    pub fn specs_in(&self, descriptions: Descriptions) -> Vec<ToolSpec> {
+        match descriptions {
+            Descriptions::Full => self.specs(),
+            Descriptions::Compact => self
+                .entries
+                .iter()
+                .map(|e| ToolSpec {
+                    description: e.summary.clone(),
+                    ..e.spec.clone()
+                })
+                .collect(),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {

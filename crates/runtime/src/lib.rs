@@ -43,7 +43,7 @@ pub mod unguessable;
 pub mod visible;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, HeadlessApprover};
-pub use catalog::{Catalog, CatalogError};
+pub use catalog::{Catalog, CatalogError, Descriptions};
 pub use config::{
     FINAL_DISPLAY_LIMIT_BYTES, HEADINGS_RESERVE_BYTES, LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits,
     RESULT_LIMIT_BYTES, RuntimeConfig,

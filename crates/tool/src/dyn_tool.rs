@@ -27,6 +27,10 @@ pub trait DynTool: Send + Sync + 'static {
         Cow::Borrowed(self.name())
     }
     fn description(&self) -> Cow<'static, str>;
+    /// The description in one sentence ([`Tool::summary`]).
+    fn summary(&self) -> Cow<'static, str> {
+        crate::summary::derived(self.description())
+    }
     fn input_schema(&self) -> Result<Value, SchemaError>;
     fn concurrency(&self) -> Concurrency;
     fn read_only(&self) -> bool;
@@ -67,6 +71,9 @@ impl<T: Tool> DynTool for T {
     }
     fn description(&self) -> Cow<'static, str> {
         Tool::description(self)
+    }
+    fn summary(&self) -> Cow<'static, str> {
+        Tool::summary(self)
     }
     fn input_schema(&self) -> Result<Value, SchemaError> {
         strict_schema_for::<T::Args>()

@@ -22,6 +22,7 @@ pub mod plan_gate;
 mod portable_schema;
 mod prepared;
 mod schema;
+mod summary;
 mod survey;
 pub mod time;
 mod tool_calls;
@@ -39,6 +40,7 @@ pub use plan_gate::{PlanMode, PlanRecords};
 pub use portable_schema::{PORTABLE_KEYWORDS, first_unportable, portable};
 pub use prepared::{Action, PermissionResource, Prepared, Routing, SerializationKey};
 pub use schema::{SchemaError, strict_schema_for};
+pub use summary::first_sentence;
 pub use survey::{FileRead, FileReadOutcome, LineMatch, SurveyListing};
 pub use tool_calls::{CALLS_UNAVAILABLE, CallFuture, CallTarget, NoToolCalls, ToolCalls};
 
@@ -69,6 +71,12 @@ pub trait Tool: Send + Sync + 'static {
 
     /// A prescriptive, model-facing description: what the tool does *and when to prefer it*.
     fn description(&self) -> Cow<'static, str>;
+
+    /// The description in one sentence, for the compact catalog a model with a small context
+    /// window gets (the schema is the same): by default the description's first sentence.
+    fn summary(&self) -> Cow<'static, str> {
+        summary::derived(self.description())
+    }
 
     /// `Exclusive` unless the tool is known to be safe beside sibling calls.
     fn concurrency(&self) -> Concurrency {

@@ -320,6 +320,12 @@ impl Tool for WaitAndVerify {
         WAIT_AND_VERIFY
     }
 
+    fn summary(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "Poll a read-only tool until its result satisfies a condition, or a bounded budget runs out.",
+        )
+    }
+
     fn description(&self) -> Cow<'static, str> {
         Cow::Owned(format!(
             "Poll a read-only tool until its result satisfies a condition, or a bounded budget \

@@ -6,12 +6,13 @@
 
 use std::time::Instant;
 
-use tackle_llm::{ToolChoice, TurnRequest};
+use tackle_llm::{ErrorKind, ToolChoice, TurnRequest};
 use tackle_protocol::{Checkpoint, Event, Role, RunOutcome};
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::ending::{Ended, bounded};
+use super::overflow::{Refused, TooLong};
 use crate::bounds::Spent;
 use crate::checkpoint::{self, Why};
 use crate::context;
@@ -88,13 +89,13 @@ impl Agent {
         let view = context::view(
             &self.conversation,
             fixed,
-            self.setup.model.prompt_window(),
+            self.window.prompt(),
             self.calibration,
         );
         let mut request = TurnRequest::new(
             self.setup.model.model.clone(),
             checkpoint::summary_request(&view.messages, &why),
-            self.setup.model.max_tokens,
+            self.window.output,
         );
         request.system = Some(checkpoint::SUMMARY_SYSTEM.to_owned());
         request.tool_choice = ToolChoice::None;
@@ -115,6 +116,16 @@ impl Agent {
             Streamed::Complete(t) => t,
             Streamed::Cancelled { .. } => {
                 return Ok(Some(self.stopped(late, "the compaction summary")));
+            }
+            Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong => {
+                let refused = Refused::of(&e);
+                if self
+                    .window
+                    .learn(refused.sizes, self.setup.model.max_tokens)
+                {
+                    self.refit();
+                }
+                return Ok(Some(self.too_long(&TooLong::Summary(refused))));
             }
             Streamed::Failed(e) => {
                 return Ok(Some(Ended::new(

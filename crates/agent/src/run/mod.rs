@@ -7,6 +7,7 @@
 
 mod compact;
 mod ending;
+mod overflow;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +17,7 @@ use tackle_protocol::{
     Event, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted, ToolBatchFinished,
     ToolSpec, UserInput,
 };
-use tackle_runtime::{Runtime, Session};
+use tackle_runtime::{Descriptions, Runtime, Session};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -28,15 +29,17 @@ use crate::conversation::{Conversation, add_usage};
 use crate::error::AgentError;
 use crate::events::{AgentEvent, Observer};
 use crate::model::ModelSetup;
-use crate::prompt::Instructions;
+use crate::prompt::{Instructions, SystemPrompt};
 use crate::rebuild::rebuild;
 use crate::record::{Record, now_ms};
 use crate::task_done::TaskBoundaries;
 use crate::turn::{self, Streamed};
 use crate::watchdog::{Action, Watchdog, WatchdogSettings};
+use crate::window::{DescriptionsSetting, Window};
 
 pub use compact::Compacted;
 use ending::{Ended, bounded, ended_by};
+use overflow::{Fixed, Refused, TooLong};
 
 /// Everything a session's loop runs with.
 pub struct AgentSetup {
@@ -44,8 +47,10 @@ pub struct AgentSetup {
     pub session: Session,
     pub provider: Arc<dyn Provider>,
     pub model: ModelSetup,
-    /// The system prompt ([`crate::prompt::system_prompt`]).
-    pub system: String,
+    /// The system prompt in its full and short forms ([`crate::prompt::system_prompts`]).
+    pub system: SystemPrompt,
+    /// `[tools] descriptions`: the catalog form, or `auto` to choose by the window.
+    pub descriptions: DescriptionsSetting,
     pub bounds: Bounds,
     pub observer: Arc<dyn Observer>,
     /// Where mark_task_done (when the catalog offers it) leaves the boundaries the loop
@@ -77,6 +82,10 @@ impl Steering {
 /// One session's conversation and the loop that continues it.
 pub struct Agent {
     setup: AgentSetup,
+    /// The window requests are planned for: the model's, or the smaller one a server named.
+    window: Window,
+    /// The catalog form sent, chosen for `window`.
+    descriptions: Descriptions,
     tools: Vec<ToolSpec>,
     record: Record,
     conversation: Conversation,
@@ -122,10 +131,14 @@ impl Agent {
         if let Some(recorded) = &recorded {
             watchdog.resume_from(recorded);
         }
+        let window = Window::of(&setup.model);
+        let descriptions = setup.descriptions.form_for(window.context);
         Self {
             watchdog,
             watchdog_cut: false,
-            tools: setup.runtime.catalog().specs(),
+            window,
+            descriptions,
+            tools: setup.runtime.catalog().specs_in(descriptions),
             record: Record::new(setup.session.clone()),
             instructions: Instructions::new(
                 &setup.session.root,
@@ -230,6 +243,12 @@ impl Agent {
         }
         let mut spent = Spent::default();
         let mut retried_cut = false;
+        // Whether the loop compacted since the model last answered: a second compaction
+        // without an answer between them would repeat without progress (`overflow.rs`).
+        let mut compacted_unanswered = false;
+        // The server's refusal of the last request as too long.
+        let mut refused: Option<Refused> = None;
+        self.announce_window();
         loop {
             while let Ok(text) = self.steer_rx.try_recv() {
                 self.user_input(&text).await?;
@@ -258,10 +277,25 @@ impl Agent {
             {
                 return Ok(ended);
             }
-            let fixed = context::estimate_fixed(&self.setup.system, &self.tools);
-            let window = self.setup.model.prompt_window();
+            let system = self.setup.system.form(self.descriptions).to_owned();
+            let fixed = context::estimate_fixed(&system, &self.tools);
+            let window = self.window.prompt();
+            if let Some(too_long) = self.irreducible(&system) {
+                return Ok(self.too_long(&too_long));
+            }
             let mut view = context::view(&self.conversation, fixed, window, self.calibration);
-            if !view.fits {
+            if !view.fits || refused.is_some() {
+                if compacted_unanswered {
+                    let too_long = match refused.take() {
+                        Some(r) => TooLong::RefusedAgain(r),
+                        None => TooLong::AfterCompaction {
+                            estimate: view.tokens,
+                        },
+                    };
+                    return Ok(self.too_long(&too_long));
+                }
+                compacted_unanswered = true;
+                refused = None;
                 if let Some(ended) = self
                     .write_checkpoint(Why::WindowFull, turn_no, cancel, &mut spent, deadline)
                     .await?
@@ -269,6 +303,20 @@ impl Agent {
                     return Ok(ended);
                 }
                 view = context::view(&self.conversation, fixed, window, self.calibration);
+                if !view.fits {
+                    view = context::view_eliding_newest(
+                        &self.conversation,
+                        fixed,
+                        window,
+                        self.calibration,
+                    );
+                }
+                if !view.fits {
+                    let too_long = TooLong::AfterCompaction {
+                        estimate: view.tokens,
+                    };
+                    return Ok(self.too_long(&too_long));
+                }
             }
             if view.elided > 0 {
                 self.setup.observer.on_event(&AgentEvent::ContextElided {
@@ -288,7 +336,7 @@ impl Agent {
                 self.setup.model.family,
                 &read,
             );
-            let request = self.request(delivered.messages);
+            let request = self.request(system, delivered.messages);
             let estimated = fixed
                 + request
                     .messages
@@ -327,14 +375,17 @@ impl Agent {
                     retried_cut = true;
                     continue;
                 }
-                Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong && view.fits => {
-                    // The estimate was short: compact once, then ask again.
-                    if let Some(ended) = self
-                        .write_checkpoint(Why::WindowFull, turn_no, cancel, &mut spent, deadline)
-                        .await?
-                    {
-                        return Ok(ended);
+                Streamed::Failed(e) if e.kind == ErrorKind::ContextTooLong => {
+                    // The estimate was short, or the window smaller than the catalog says:
+                    // learn what the answer names, then compact once (at the loop's top).
+                    let answer = Refused::of(&e);
+                    if let Some(prompt) = answer.sizes.prompt {
+                        self.calibration = Calibration::learn(estimated, prompt);
                     }
+                    if self.window.learn(answer.sizes, self.setup.model.max_tokens) {
+                        self.refit();
+                    }
+                    refused = Some(answer);
                     continue;
                 }
                 Streamed::Failed(e) => {
@@ -342,6 +393,7 @@ impl Agent {
                 }
             };
             retried_cut = false;
+            compacted_unanswered = false;
             self.calibration = Calibration::learn(estimated, answered.usage.prompt_tokens());
             let model_turn = ModelTurn {
                 turn: turn_no,
@@ -401,15 +453,45 @@ impl Agent {
         }
     }
 
-    fn request(&self, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
-        let mut request = TurnRequest::new(
-            self.setup.model.model.clone(),
-            messages,
-            self.setup.model.max_tokens,
-        );
-        request.system = Some(self.setup.system.clone());
+    fn request(&self, system: String, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
+        let mut request =
+            TurnRequest::new(self.setup.model.model.clone(), messages, self.window.output);
+        request.system = Some(system);
         request.tools = self.tools.clone();
         request
+    }
+
+    /// Tells the front end the window and the catalog form sent with it.
+    fn announce_window(&self) {
+        self.setup.observer.on_event(&AgentEvent::Window {
+            context: self.window.context,
+            output: self.window.output,
+            source: self.window.source.as_str().to_owned(),
+            descriptions: self.descriptions.as_str().to_owned(),
+        });
+    }
+
+    /// After the window shrank: the catalog form it calls for, and the front end told.
+    fn refit(&mut self) {
+        let descriptions = self.setup.descriptions.form_for(self.window.context);
+        if descriptions != self.descriptions {
+            self.descriptions = descriptions;
+            self.tools = self.setup.runtime.catalog().specs_in(descriptions);
+        }
+        self.announce_window();
+    }
+
+    /// Why no compaction can make the next request fit, if none can: the system prompt, the
+    /// catalog and the last message alone are larger than the prompt's share of the window.
+    fn irreducible(&self, system: &str) -> Option<TooLong> {
+        let fixed = Fixed::of(system, &self.tools, self.conversation.messages.last());
+        let scale = self.calibration.0;
+        let total = ((fixed.system + fixed.tools + fixed.last) as f64 * scale).ceil() as u64;
+        (total > self.window.prompt()).then_some(TooLong::Irreducible { fixed, scale })
+    }
+
+    fn too_long(&self, why: &TooLong) -> Ended {
+        why.ended(&self.window, self.descriptions.as_str())
     }
 
     fn spend(&self, spent: &mut Spent, usage: &tackle_protocol::Usage, turn: u32) {

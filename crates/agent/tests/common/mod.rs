@@ -21,8 +21,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tackle_agent::{
-    Agent, AgentEvent, AgentSetup, Bounds, CallEvents, ModelSetup, ObservedApprover, Observer,
-    Steering, TaskBoundaries, WatchdogSettings,
+    Agent, AgentEvent, AgentSetup, Bounds, CallEvents, DescriptionsSetting, ModelSetup,
+    ObservedApprover, Observer, Steering, TaskBoundaries, WatchdogSettings,
 };
 use tackle_llm::catalog::{Modality, ModelEntry, Prices};
 use tackle_llm::media::DeliveryFamily;
@@ -296,6 +296,7 @@ pub struct World {
     pub bounds: Bounds,
     pub boundaries: Arc<TaskBoundaries>,
     pub watchdog: WatchdogSettings,
+    pub descriptions: DescriptionsSetting,
 }
 
 impl World {
@@ -320,6 +321,7 @@ impl World {
             bounds: Bounds::default(),
             boundaries,
             watchdog: WatchdogSettings::default(),
+            descriptions: DescriptionsSetting::Full,
         }
     }
 
@@ -339,6 +341,7 @@ impl World {
             observer: self.observer.clone(),
             boundaries: self.boundaries.clone(),
             watchdog: self.watchdog,
+            descriptions: self.descriptions,
         }
     }
 

@@ -125,7 +125,8 @@ impl App {
     /// The status line: model, posture, context in use of the window, and what goes on.
     pub fn status(&self) -> String {
         let used = self.view.stats.context;
-        let percent = (used * 100).checked_div(self.window).unwrap_or(0);
+        let window = self.view.stats.window.unwrap_or(self.window);
+        let percent = (used * 100).checked_div(window).unwrap_or(0);
         let state = if self.approval.is_some() {
             "waiting for approval"
         } else if !self.questions.is_empty() {
@@ -137,12 +138,17 @@ impl App {
         } else {
             "ready"
         };
+        let compact = if self.view.stats.compact {
+            " · compact tools"
+        } else {
+            ""
+        };
         format!(
-            "{} · {} · context {}/{} ({percent}%) · {state}",
+            "{} · {} · context {}/{} ({percent}%){compact} · {state}",
             crate::safe_text::one_line(&self.model, 60),
             self.posture,
             tokens(used),
-            tokens(self.window),
+            tokens(window),
         )
     }
 }

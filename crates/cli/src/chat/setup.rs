@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use tackle_agent::prompt::{Environment, system_prompt};
+use tackle_agent::prompt::{Environment, system_prompts};
 use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, Prompter, TaskBoundaries};
 use tackle_config::Config;
 use tackle_config::models::ModelCatalog;
@@ -65,7 +65,7 @@ pub fn agent(
         posture: tackle_config::posture::line(config),
     };
     let setup = AgentSetup {
-        system: system_prompt(&runtime.catalog().specs(), &environment),
+        system: system_prompts(&runtime.catalog().specs(), &environment),
         runtime,
         session,
         provider: choice.connect(answered)?,
@@ -74,6 +74,7 @@ pub fn agent(
         observer,
         boundaries,
         watchdog: config.agent_loop.watchdog,
+        descriptions: config.agent_loop.descriptions,
     };
     if resume {
         Agent::resume(setup).context("resuming the session")

@@ -70,6 +70,10 @@ pub struct Stats {
     pub turns: u32,
     /// The size of the last request plus its answer: the context in use.
     pub context: u64,
+    /// The window the loop plans for, once it said (a server's answer may shrink it).
+    pub window: Option<u64>,
+    /// Whether the catalog goes with compact descriptions (a small window).
+    pub compact: bool,
 }
 
 impl Stats {
@@ -141,6 +145,31 @@ impl View {
                 }
             }
             AgentEvent::ApprovalRequested { .. } => {}
+            AgentEvent::Window {
+                context,
+                source,
+                descriptions,
+                ..
+            } => {
+                let compact = descriptions == "compact";
+                if self.stats.window.is_some_and(|w| w != *context) {
+                    self.notice(
+                        NoticeKind::Warning,
+                        format!("the window is {context} tokens, as {source} says"),
+                    );
+                }
+                if compact && !self.stats.compact {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!(
+                            "the window ({context} tokens) is small: tools go with one-sentence \
+                             descriptions and the system prompt in its short form"
+                        ),
+                    );
+                }
+                self.stats.window = Some(*context);
+                self.stats.compact = compact;
+            }
             AgentEvent::Usage {
                 usage, cost_usd, ..
             } => {

@@ -200,7 +200,7 @@ pub fn run(
         posture: crate::posture::line(config),
     };
     let runtime = Arc::new(runtime);
-    let system = tackle_agent::prompt::system_prompt(&runtime.catalog().specs(), &env);
+    let system = tackle_agent::prompt::system_prompts(&runtime.catalog().specs(), &env);
     if let Some(refused) = tackle_agent::prompt::root_instructions_refusal(&config.root) {
         // The model is told the file was not read; the person running this is told why.
         eprintln!(
@@ -218,6 +218,7 @@ pub fn run(
         observer: observer.clone(),
         boundaries,
         watchdog: config.agent_loop.watchdog,
+        descriptions: config.agent_loop.descriptions,
     };
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()

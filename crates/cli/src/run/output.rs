@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use tackle_agent::{AgentEvent, Observer};
+use tackle_agent::{AgentEvent, Observer, WindowSource};
 use tackle_runtime::visible::{is_hidden, visible, visible_json};
 
 /// One JSON object a line; a reader that went away is ignored (the run goes on and its
@@ -104,6 +104,19 @@ impl Observer for Text {
                 printable(reason)
             ),
             AgentEvent::Woken { why } => eprintln!("tackle: woken: {}", printable(why)),
+            AgentEvent::Window {
+                context,
+                source,
+                descriptions,
+                ..
+            } if descriptions == "compact" || source != WindowSource::Catalog.as_str() => {
+                let form = if descriptions == "compact" {
+                    "; tools go with one-sentence descriptions and the short system prompt"
+                } else {
+                    ""
+                };
+                eprintln!("tackle: window {context} tokens, from {source}{form}")
+            }
             AgentEvent::Watchdog { message, cut, .. } => {
                 let what = if *cut {
                     "watchdog ended the run"

@@ -135,6 +135,9 @@ pub struct UrlScopeSection {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsSection {
+    /// `"auto"` (compact below a 16k-token window), `"full"` or `"compact"`: the tool
+    /// descriptions (and system prompt) a model is sent; names and schemas are the same.
+    pub descriptions: Option<Spanned<String>>,
     pub disable: Option<Vec<Spanned<String>>>,
     pub enable: Option<Vec<Spanned<String>>>,
     pub wait_and_verify: Option<WaitAndVerifySection>,

@@ -84,6 +84,8 @@ pub struct Settings {
     pub checkpoint_mode: Sourced<String>,
     /// `[watchdog] mode` (or `--watchdog`).
     pub watchdog_mode: Sourced<String>,
+    /// `[tools] descriptions`: `auto`, `full` or `compact`.
+    pub tool_descriptions: Sourced<String>,
     /// `[watchdog] repeat_limit`.
     pub watchdog_repeat_limit: Sourced<u32>,
     /// `[model] default` (or `--model`), unchecked text: [`crate::models`] resolves it.
@@ -147,6 +149,7 @@ impl Settings {
             ),
             checkpoint_mode: Sourced::new("model".to_owned(), Origin::BuiltIn),
             watchdog_mode: Sourced::new("warn".to_owned(), Origin::BuiltIn),
+            tool_descriptions: Sourced::new("auto".to_owned(), Origin::BuiltIn),
             watchdog_repeat_limit: Sourced::new(
                 tackle_agent::watchdog::DEFAULT_REPEAT_LIMIT,
                 Origin::BuiltIn,
@@ -233,6 +236,9 @@ impl Settings {
             let enable: Vec<Sourced<String>> =
                 t.enable.iter().flatten().map(|e| f.sourced(e)).collect();
             self.toggle(disable, enable);
+            if let Some(d) = &t.descriptions {
+                self.tool_descriptions = f.sourced(d);
+            }
             if let Some(c) = t.sciontool_status.as_ref().and_then(|s| s.command.as_ref()) {
                 self.sciontool_command = f.sourced(c);
             }

@@ -106,6 +106,11 @@ pub const KEYS: &[KeyRule] = &[
         "patterns inside the URL scope below are kept; a wider one would let fetch_url reach new URLs",
     ),
     row(
+        "tools.descriptions",
+        Treatment::Kept,
+        "how tools are described changes only the prose a model reads: the same tools, schemas and rules apply",
+    ),
+    row(
         "tools.disable",
         Treatment::Kept,
         "removing a tool only takes away",
@@ -526,6 +531,7 @@ impl Splitter<'_> {
                 .collect()
         });
         ToolsSection {
+            descriptions: t.descriptions.clone(),
             disable: t.disable.clone(),
             enable,
             wait_and_verify: t.wait_and_verify.as_ref().map(|w| self.wait_and_verify(w)),
@@ -907,6 +913,8 @@ url_scope.allow | [url_scope]\nallow = ["https://docs.rs/*"] | [url_scope]\nallo
 url_scope.allow | [url_scope]\nallow = ["https://docs.rs/*"] | [url_scope]\nallow = ["https://docs.rs/*"] | kept
 url_scope.allow | [url_scope]\nallow = ["https://docs.rs/*"] | [url_scope]\nallow = ["https://docs.rs.evil.example/*"] | ignored
 url_scope.allow | [url_scope]\nallow = ["https://docs.rs/*"] | [url_scope]\nallow = ["https://*"] | ignored
+tools.descriptions | | [tools]\ndescriptions = "compact" | kept
+tools.descriptions | | [tools]\ndescriptions = "full" | kept
 tools.disable | | [tools]\ndisable = ["stat"] | kept
 tools.enable | | [tools]\nenable = ["stat"] | kept
 tools.enable | [tools]\ndisable = ["stat"] | [tools]\nenable = ["stat"] | ignored

@@ -442,6 +442,12 @@ impl Tool for ViewFileOutline {
         "view_file_outline"
     }
 
+    fn summary(&self) -> Cow<'static, str> {
+        Cow::Borrowed(
+            "Show a source file's declarations (types, functions and method signatures) with their line numbers, without the bodies.",
+        )
+    }
+
     fn description(&self) -> Cow<'static, str> {
         Cow::Borrowed(
             "Show a source file's declaration skeleton without the bodies: imports, types \
