@@ -77,6 +77,7 @@ fn main() -> BenchResult<()> {
         agent: None,
         call_id: &call,
         artifacts: &NoArtifacts,
+        read_scope: &tackle_tool::AdmitAll,
     };
     let prepare = |line: &str| {
         let args = BashArgs {

@@ -53,6 +53,7 @@ pub fn call<T: Tool>(
             agent: None,
             call_id: &call_id,
             artifacts: &NoArtifacts,
+            read_scope: &tackle_tool::AdmitAll,
         },
     )?;
     let cx = ExecuteContext {

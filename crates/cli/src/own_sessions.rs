@@ -47,7 +47,9 @@ pub fn resume(root: &Path, id: &str, flag: &str, trust_log: bool) -> Result<Sess
         ForeignLogs::Refuse
     };
     let resumed = Session::resume(root, id, &key, foreign).map_err(|e| match e {
-        RuntimeError::UnknownSession { .. } => Failure::Usage(anyhow!("{flag}: {e}")),
+        RuntimeError::UnknownSession { .. } => {
+            Failure::Usage(anyhow!("{flag}: {e}{}", nearest_sessions(root, id)))
+        }
         RuntimeError::ForeignLog { .. } => Failure::Usage(anyhow!(
             "{flag}: {e}; if you do, resume it with: tackle run --resume {id} --trust-log"
         )),
@@ -59,6 +61,24 @@ pub fn resume(root: &Path, id: &str, flag: &str, trust_log: bool) -> Result<Sess
         );
     }
     Ok(resumed.session)
+}
+
+/// `"; the nearest session ids: …"` for an id that names no session, or nothing when no
+/// session's id is near it (a truncated id, a typo).
+pub fn nearest_sessions(root: &Path, id: &str) -> String {
+    let dir = Session::store_dir_for(root).join("sessions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return String::new();
+    };
+    let ids: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    let near = tackle_tools::nearest::nearest_names(id, ids.iter().map(String::as_str));
+    if near.is_empty() {
+        return String::new();
+    }
+    format!("; the nearest session ids: {}", near.join(", "))
 }
 
 /// Whose log session `id`'s is: `None` when it is the user's own, else why not (a foreign line,

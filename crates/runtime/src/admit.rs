@@ -84,6 +84,7 @@ impl Runtime {
         let Some(tool) = self.tool_for(session, &call.name).cloned() else {
             return Err(self.unknown_tool(session, call));
         };
+        let read_scope = self.gate().read_scope();
         let cx = PrepareContext {
             root: &session.root,
             session: session.id(),
@@ -91,6 +92,7 @@ impl Runtime {
             agent: session.context().agent(),
             call_id: &call.id,
             artifacts,
+            read_scope: read_scope.as_ref(),
         };
         let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.prepare_json(call.arguments.clone(), &cx)

@@ -23,6 +23,9 @@ pub struct PrepareContext<'a> {
     pub agent: Option<&'a str>,
     pub call_id: &'a CallId,
     pub artifacts: &'a dyn ArtifactSource,
+    /// Which paths this call may read, as the gate answers for paths a tool finds itself
+    /// ([`ExecuteContext::read_scope`]): what a not-found error's nearest paths pass through.
+    pub read_scope: &'a dyn ReadScope,
 }
 
 /// Context for [`crate::Tool::execute`]. Owned, so an execution future can be `'static`.

@@ -810,6 +810,7 @@ mod tests {
             agent: None,
             call_id: &tackle_tool::protocol::CallId("c".into()),
             artifacts: &NoArtifacts,
+            read_scope: &tackle_tool::AdmitAll,
         };
         let args = BashArgs {
             command: command.to_owned(),

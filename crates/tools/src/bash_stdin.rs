@@ -243,6 +243,7 @@ mod tests {
             agent: None,
             call_id: &call,
             artifacts: &NoArtifacts,
+            read_scope: &tackle_tool::AdmitAll,
         };
         BashStdin::new(registry.clone()).prepare(args, &cx)
     }
@@ -463,6 +464,7 @@ mod tests {
             agent: None,
             call_id: &call,
             artifacts: &NoArtifacts,
+            read_scope: &tackle_tool::AdmitAll,
         };
         let args: BashArgs = serde_json::from_value(
             json!({"command": "read line; echo got:$line", "interactive": true}),

@@ -122,12 +122,18 @@ impl Tool for EditFile {
                 ));
             }
             Err(FsError::NotFound { .. }) => {
-                return Err(ToolError::new(
+                let error = ToolError::new(
                     ErrorCode::NOT_FOUND,
                     format!(
                         "edit_file: {shown} does not exist; create it with write_file, or use \
                          glob to find the file you meant"
                     ),
+                );
+                return Err(crate::nearest::hint_not_found(
+                    error,
+                    cx.root,
+                    cx.read_scope,
+                    shown,
                 ));
             }
             Err(e) => return Err(fs_error("edit_file", e)),

@@ -27,6 +27,7 @@ pub mod json_query;
 pub mod list;
 pub mod list_dir;
 pub mod media;
+pub mod nearest;
 #[cfg(feature = "outline")]
 pub mod outline;
 pub mod page;

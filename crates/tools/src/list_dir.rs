@@ -87,6 +87,9 @@ impl Tool for ListDir {
                 format!("list_dir: {shown} does not exist; list its parent to see what is there"),
             ),
             other => fs_error("list_dir", other),
+        });
+        let entries = entries.map_err(|e| {
+            crate::nearest::hint_not_found(e, &cx.root, cx.read_scope.as_ref(), shown)
         })?;
         let mut text = String::new();
         for e in &entries {

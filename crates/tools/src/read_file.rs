@@ -217,7 +217,14 @@ impl Tool for ReadFile {
         }
         tackle_tool::run_tool_blocking("read_file", move || match plan {
             ReadFilePlan::File { rel, request } => {
-                read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
+                read_path(&cx.root, &rel, &request, &indexes, media_max_bytes).map_err(|e| {
+                    crate::nearest::hint_not_found(
+                        e,
+                        &cx.root,
+                        cx.read_scope.as_ref(),
+                        rel.as_str(),
+                    )
+                })
             }
             ReadFilePlan::Artifact { uri, request } => {
                 let opened = cx.artifacts.open(&uri)?;

@@ -35,7 +35,8 @@ impl Tool for Stat {
     fn description(&self) -> Cow<'static, str> {
         Cow::Borrowed(
             "Metadata for a path: size, mtime (RFC 3339 UTC), mode, is_dir. A missing path \
-             returns {\"exists\": false} instead of an error, so use this to check whether a \
+             returns {\"exists\": false} (with the nearest existing paths, if any) instead of \
+             an error, so use this to check whether a \
              file has been written yet rather than reading it or running `ls` or `test -e` in \
              bash.",
         )
@@ -73,7 +74,15 @@ impl Tool for Stat {
         let root = open_root("stat", &cx.root)?;
         let shown = plan.as_str();
         let value = match root.metadata(&plan).map_err(|e| fs_error("stat", e))? {
-            None => json!({ "path": shown, "exists": false }),
+            None => {
+                let nearest =
+                    crate::nearest::nearest_paths(&cx.root, cx.read_scope.as_ref(), shown);
+                if nearest.is_empty() {
+                    json!({ "path": shown, "exists": false })
+                } else {
+                    json!({ "path": shown, "exists": false, "nearest": nearest })
+                }
+            }
             Some(meta) => json!({
                 "path": shown,
                 "exists": true,

@@ -184,8 +184,9 @@ fn log_of(config: &Config, id: &str) -> Result<PathBuf, Failure> {
     let log = tackle_store::session_log_path(&Session::store_dir_for(&config.root), id);
     if !valid || !log.is_file() {
         return Err(Failure::Usage(anyhow!(
-            "no session {id:?} under {}; `tackle sessions ls` lists them",
-            config.root.display()
+            "no session {id:?} under {}; `tackle sessions ls` lists them{}",
+            config.root.display(),
+            crate::own_sessions::nearest_sessions(&config.root, id)
         )));
     }
     Ok(log)

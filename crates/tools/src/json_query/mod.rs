@@ -190,8 +190,11 @@ impl Tool for JsonQuery {
             JsonQueryPlan::Inline { filter, json } => (filter, json.into_bytes(), None),
             JsonQueryPlan::File { filter, rel } => {
                 let root = cx.root.clone();
+                let scope = cx.read_scope.clone();
                 let bytes = tackle_tool::run_tool_blocking("json_query", move || {
-                    read_json_file(&root, &rel)
+                    read_json_file(&root, &rel).map_err(|e| {
+                        crate::nearest::hint_not_found(e, &root, scope.as_ref(), rel.as_str())
+                    })
                 })
                 .await??;
                 (filter, bytes.1, Some(bytes.0))

@@ -508,8 +508,17 @@ impl Tool for ViewFileOutline {
         plan: OutlinePlan,
         cx: ExecuteContext,
     ) -> Result<ToolCompletion, ToolError> {
-        tackle_tool::run_tool_blocking("view_file_outline", move || outline_file(&cx.root, &plan))
-            .await?
+        tackle_tool::run_tool_blocking("view_file_outline", move || {
+            outline_file(&cx.root, &plan).map_err(|e| {
+                crate::nearest::hint_not_found(
+                    e,
+                    &cx.root,
+                    cx.read_scope.as_ref(),
+                    plan.rel.as_str(),
+                )
+            })
+        })
+        .await?
     }
 }
 
