@@ -153,6 +153,11 @@ pub enum Command {
         /// Print the catalog as JSON (name, description, input_schema).
         #[arg(long)]
         json: bool,
+        /// Which descriptions: `full` (as the tools wrote them) or `compact` (one sentence
+        /// each, the same schemas: what a model with a window under 16k tokens gets under
+        /// `[tools] descriptions = "auto"`).
+        #[arg(long, value_name = "FORM", default_value = "full", value_parser = ["full", "compact"])]
+        descriptions: String,
     },
     /// Run the agent on a task until the model finishes it (headless; --json for events).
     Run(crate::run::RunArgs),

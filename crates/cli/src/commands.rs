@@ -41,10 +41,15 @@ impl From<tackle_config::ConfigError> for Failure {
 pub fn run(cli: Cli) -> ExitCode {
     let flags = cli.policy.to_flags();
     let outcome = match cli.command {
-        Command::Tools { json } => {
+        Command::Tools { json, descriptions } => {
             let consent = consent(cli.policy.headless);
+            let form = if descriptions == "compact" {
+                tackle_runtime::Descriptions::Compact
+            } else {
+                tackle_runtime::Descriptions::Full
+            };
             setup_or_defaults(cli.root.as_deref(), &flags, consent.as_ref())
-                .and_then(|c| tools(&c, json))
+                .and_then(|c| tools(&c, json, form))
         }
         Command::Call {
             tool,
@@ -206,8 +211,12 @@ fn loaded(root: &std::path::Path, flags: &Flags, consent: &dyn Consent) -> Resul
 
 pub(crate) use tackle_config::host::{catalog, gate};
 
-fn tools(config: &Config, json: bool) -> Result<u8, Failure> {
-    let specs = catalog(config)?.specs();
+fn tools(
+    config: &Config,
+    json: bool,
+    descriptions: tackle_runtime::Descriptions,
+) -> Result<u8, Failure> {
+    let specs = catalog(config)?.specs_in(descriptions);
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &specs).context("writing the catalog")?;
