@@ -52,6 +52,7 @@ fn a_task_streams_json_lines_and_writes_the_last_message() {
         types,
         [
             "session_started",
+            "window",
             "turn_started",
             "text_delta",
             "usage",
@@ -66,14 +67,15 @@ fn a_task_streams_json_lines_and_writes_the_last_message() {
         ]
     );
     assert!(events[0]["session"].as_str().is_some_and(|s| !s.is_empty()));
-    assert_eq!(events[6]["status"], "ok");
+    assert_eq!(events[1]["descriptions"], "full", "a 200k window gets the full catalog");
+    assert_eq!(events[7]["status"], "ok");
     assert_eq!(
-        events[5]["turn"], 1,
+        events[6]["turn"], 1,
         "a call carries the turn it belongs to"
     );
-    assert_eq!(events[6]["turn"], 1);
-    assert_eq!(events[9]["total"]["input_tokens"], 10);
-    assert_eq!(events[11]["outcome"], "finished");
+    assert_eq!(events[7]["turn"], 1);
+    assert_eq!(events[10]["total"]["input_tokens"], 10);
+    assert_eq!(events[12]["outcome"], "finished");
     assert_eq!(std::fs::read_to_string(p.join("out.txt")).unwrap(), "hi\n");
     assert_eq!(std::fs::read_to_string(&last).unwrap(), "Wrote hi.");
 }
