@@ -69,6 +69,9 @@ pub(crate) struct ErrorBody {
     pub message: String,
     /// A spend-limit or insufficient-quota error: never retried.
     pub quota_exhausted: bool,
+    /// The sizes a context-overflow answer stated as fields (see
+    /// [`LlmError::stated_sizes`]).
+    pub stated_sizes: Option<crate::overflow::OverflowSizes>,
 }
 
 /// Reads a vendor's error body (the only vendor-specific part of the retry loop).
@@ -207,6 +210,7 @@ impl Transport {
         let mut error = post.ctx.error(classified.kind, classified.message);
         error.status = Some(status);
         error.request_id = request_id;
+        error.stated_sizes = classified.stated_sizes.map(Box::new);
         let failure = Attempt {
             status: Some(status),
             hints,
