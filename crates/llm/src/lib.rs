@@ -50,6 +50,7 @@ pub mod schema;
 mod token;
 mod tool_names;
 mod transport;
+pub mod window_probe;
 
 pub use assemble::{AssembleError, TurnAssembler};
 pub use connect::connect;

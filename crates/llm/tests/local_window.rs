@@ -109,3 +109,33 @@ async fn each_adapter_meets_the_recorded_overflow_answer() {
         assert_eq!(sizes.window, Some(u64::from(CONTEXT)));
     }
 }
+
+/// The window the server runs with, learned from the server: llama.cpp's `/props`, the same
+/// for each format's base URL, and the same a request that overflows it names.
+#[tokio::test]
+async fn the_probe_learns_the_servers_window() {
+    use tackle_llm::window_probe::{ProbeLimits, ProbeTarget, ServerKind, SizeMeaning, probe};
+    let Some(server) = server() else {
+        return;
+    };
+    let root = server.base_url.clone();
+    for (kind, base_url) in [
+        (ProviderKind::OpenAiChat, format!("{root}/v1")),
+        (ProviderKind::Anthropic, root.clone()),
+    ] {
+        let target = ProbeTarget::for_provider(&spec(kind, base_url)).unwrap();
+        let learned = probe(&target, "any-name", &ProbeLimits::default())
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(learned.server, ServerKind::LlamaCpp, "{kind}");
+        assert_eq!(learned.model, "local-qwen", "{kind}: the server's alias");
+        assert_eq!(learned.window, u64::from(CONTEXT), "{kind}: {learned:?}");
+        let deciding = learned.deciding().unwrap();
+        assert_eq!(deciding.meaning, SizeMeaning::Serving);
+        assert_eq!(
+            deciding.source,
+            "GET /props: default_generation_settings.n_ctx"
+        );
+        assert_eq!(Some(learned.window), recorded("openai-chat").1.window);
+    }
+}
