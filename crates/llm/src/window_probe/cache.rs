@@ -26,7 +26,7 @@ use super::LearnedWindow;
 use super::answers::MAX_WINDOW;
 
 /// How long a learned window is believed.
-pub const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most entries kept (the newest).
 const MAX_ENTRIES: usize = 256;
 /// The most sizes one entry holds.
@@ -90,7 +90,7 @@ impl WindowCache {
         &self.path
     }
 
-    /// The window learned for `model` at `base_url` less than [`MAX_AGE`] before `now`.
+    /// The window learned for `model` at `base_url` less than a day (`MAX_AGE`) before `now`.
     pub fn get(
         &self,
         base_url: &str,
