@@ -193,9 +193,16 @@ pub enum Command {
     /// they are reached through, and the default and small model, each with where it came from.
     #[command(after_help = MODELS_AFTER_HELP)]
     Models {
-        /// Print JSON: providers, models (limits, prices, origin), default and small.
+        /// Print JSON: providers, models (limits, prices, origin), default and small; with
+        /// --probe, what each server said.
         #[arg(long)]
         json: bool,
+        /// Ask the servers behind providers with a base_url (llama.cpp, Ollama, vLLM, LM
+        /// Studio) what window each model has: every such provider's configured models, the
+        /// models of one provider (--probe local), or one model (--probe local:qwen). Always
+        /// asks anew, and keeps the answers for tackle run.
+        #[arg(long, value_name = "PROVIDER[:MODEL]", num_args = 0..=1, default_missing_value = "")]
+        probe: Option<String>,
     },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {
@@ -398,7 +405,23 @@ In $XDG_CONFIG_HOME/tackle/config.toml (else ~/.config/tackle/config.toml):
 
 [providers.*] and [models.*] are read only from your config: a project's .agents/config.toml
 may not say where a credential goes, trusted or not. A project may name its preferred model in
-[model], which applies once the folder is trusted (tackle trust).";
+[model], which applies once the folder is trusted (tackle trust).
+
+Windows of local models: a model the catalog does not know gets the window its server names.
+tackle asks the provider's base_url, and only it (a final /v1 taken off): llama.cpp's GET /props,
+vLLM's GET /v1/models, LM Studio's GET /api/v0/models, Ollama's POST /api/show (the model's
+maximum, and the num_ctx it runs with: its Modelfile's, the loaded model's, else Ollama's
+default, 4096, since Ollama silently cuts the front of a longer prompt). The smallest size a
+server names is the window. Answers are kept a day in $XDG_CACHE_HOME/tackle/windows.json (else
+~/.cache/tackle/windows.json). OpenAI's and Anthropic's own APIs are never asked, and a
+[models.\"provider:model\"] table always wins over what a server says.
+
+  tackle models --probe                 every configured model of every local provider
+  tackle models --probe local           the models configured for provider local
+  tackle models --probe local:qwen      one model, configured or not
+  tackle models --probe --json          the same, for scripts
+
+With --probe the exit code is 1 when a server could not be asked or did not name a window.";
 
 const MCP_AFTER_HELP: &str = "\
 Examples:

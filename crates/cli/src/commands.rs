@@ -82,11 +82,15 @@ pub fn run(cli: Cli) -> ExitCode {
             )
             .and_then(|c| crate::run::run(&c, args, model, cli.policy.headless))
         }
-        Command::Models { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
-            .and_then(|c| {
-                crate::models::show::print(&c.models, json)?;
-                Ok(exit::OK)
-            }),
+        Command::Models { json, probe } => {
+            setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| match probe {
+                Some(what) => crate::models::probe::run(&c.models, &what, json),
+                None => {
+                    crate::models::show::print(&c.models, json)?;
+                    Ok(exit::OK)
+                }
+            })
+        }
         Command::Config { json } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;

@@ -9,6 +9,7 @@ mod harness;
 use std::path::Path;
 
 use harness::Project;
+use harness::routes::{Reply, Route, RoutedServer};
 use harness::tmux::Tmux;
 
 /// A chat on a scripted model.
@@ -356,4 +357,37 @@ fn replan_closes_the_plan_gate_and_goal_controls_name_what_was_seen() {
     assert!(text.contains("ship the parser"), "{text}");
     let plan = std::fs::read_to_string(project.join(".agents/plans/archive/plan-1.md")).unwrap();
     assert!(plan.contains(&format!("session: \"{id}\"")), "{plan}");
+}
+
+/// A model the catalog does not know: chat chooses it as `tackle run` does, so it gets the window
+/// its server names, and the note saying so is on screen (not printed over it).
+#[test]
+fn an_unknown_local_model_gets_its_servers_window() {
+    let props = r#"{"default_generation_settings":{"n_ctx":6144},"total_slots":1,"model_alias":"local-qwen"}"#;
+    let server = RoutedServer::start(
+        vec![Route::new("GET", "/props", Reply::json(200, props))],
+        Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    );
+    let project = Project::new();
+    project.user_config(&format!(
+        "[providers.local]\nkind = \"openai-chat\"\nbase_url = \"{}/v1\"\n",
+        server.url()
+    ));
+    let chat = Tmux::chat(&project, "local:local-qwen");
+    chat.wait_for(&["new session", "llama.cpp at", "is not in the model catalog"]);
+    chat.type_line("/model");
+    chat.wait_for(&["· model local:local-qwen", "(window 6144 tokens)"]);
+    chat.keys(&["C-c"]);
+    chat.wait_gone();
+    assert_eq!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/props")
+            .count(),
+        1
+    );
 }

@@ -396,8 +396,13 @@ fn every_file_tackle_reads_itself_in_every_hostile_form() {
 fn every_kind_has_a_row_or_a_reason() {
     // Inbox messages are read by a waiting run (`crates/agent/src/autonomous.rs`, unit-tested
     // there); login tokens only by `tackle mcp` against an HTTP server (`crates/mcp`, unit-tested
-    // in `oauth/store.rs`).
-    let elsewhere = [OwnFile::INBOX_MESSAGE, OwnFile::LOGIN_TOKEN];
+    // in `oauth/store.rs`); the window cache only when a local server is asked for a window
+    // (`crates/llm/src/window_probe/cache.rs`, every hostile form unit-tested there).
+    let elsewhere = [
+        OwnFile::INBOX_MESSAGE,
+        OwnFile::LOGIN_TOKEN,
+        OwnFile::WINDOW_CACHE,
+    ];
     for kind in OwnFile::ALL {
         assert!(
             elsewhere.contains(&kind) || TARGETS.iter().any(|t| t.kind == Some(kind)),

@@ -202,3 +202,34 @@ fn an_over_long_request_ends_with_exit_5_after_one_refusal() {
         started.elapsed()
     );
 }
+
+/// `tackle models --probe` against the real server: each family's provider learns the context
+/// of one of its two slots, and the config's table, which wins, is named beside it.
+#[test]
+fn tackle_models_probe_learns_the_real_servers_window() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = project(&server.base_url);
+    let out = p.tackle(["models", "--probe", "--json"]).run();
+    out.success();
+    let v = out.json();
+    let probes = v["probes"].as_array().unwrap();
+    let ids: Vec<&str> = probes.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "local-anthropic:local-qwen",
+            "local-chat:local-qwen",
+            "local-responses:local-qwen"
+        ],
+        "{v:#}"
+    );
+    for probe in probes {
+        assert_eq!(probe["server"], "llama.cpp", "{probe:#}");
+        assert_eq!(probe["served_model"], "local-qwen", "{probe:#}");
+        // -c 16384 shared by -np 2 slots.
+        assert_eq!(probe["window"], 8192, "{probe:#}");
+        assert_eq!(probe["catalog_window"], 8192, "{probe:#}");
+    }
+}

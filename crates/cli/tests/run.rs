@@ -67,7 +67,10 @@ fn a_task_streams_json_lines_and_writes_the_last_message() {
         ]
     );
     assert!(events[0]["session"].as_str().is_some_and(|s| !s.is_empty()));
-    assert_eq!(events[1]["descriptions"], "full", "a 200k window gets the full catalog");
+    assert_eq!(
+        events[1]["descriptions"], "full",
+        "a 200k window gets the full catalog"
+    );
     assert_eq!(events[7]["status"], "ok");
     assert_eq!(
         events[6]["turn"], 1,

@@ -1,6 +1,6 @@
 //! The one reading path for files tackle reads for itself rather than for a tool call:
 //! settings, MCP configuration, instructions files, the trust store, login tokens, inbox
-//! messages, replay scripts.
+//! messages, replay scripts, the window cache.
 //!
 //! A repository (or a mistake) can put anything at those names: a symlink to `/dev/zero` (an
 //! endless read), a FIFO (an open or read that never returns), a socket, a directory, a link out
@@ -72,9 +72,12 @@ impl OwnFile {
     pub const INBOX_MESSAGE: OwnFile = OwnFile::refusing("inbox message", MIB);
     /// A replay script (`--model replay:<file>`): scripted turns, recorded streams.
     pub const REPLAY: OwnFile = OwnFile::refusing("replay file", 256 * MIB);
+    /// The windows local servers named (`$XDG_CACHE_HOME/tackle/windows.json`): a few hundred
+    /// entries of a few hundred bytes at most.
+    pub const WINDOW_CACHE: OwnFile = OwnFile::refusing("window cache", MIB);
 
     /// Every kind, for tables that must cover them all.
-    pub const ALL: [OwnFile; 7] = [
+    pub const ALL: [OwnFile; 8] = [
         OwnFile::SETTINGS,
         OwnFile::MCP_CONFIG,
         OwnFile::TRUST_STORE,
@@ -82,6 +85,7 @@ impl OwnFile {
         OwnFile::INSTRUCTIONS,
         OwnFile::INBOX_MESSAGE,
         OwnFile::REPLAY,
+        OwnFile::WINDOW_CACHE,
     ];
 
     const fn refusing(what: &'static str, cap: u64) -> OwnFile {

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::overflow::OverflowSizes;
+
 /// What went wrong, in terms a caller acts on (retry, fix configuration, shorten context).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -94,6 +96,11 @@ pub struct LlmError {
     pub message: String,
     /// Attempts made before giving up (1 when none was retried).
     pub attempts: u32,
+    /// The prompt and window sizes a context-overflow answer stated as fields of their own
+    /// (llama.cpp's `n_prompt_tokens` and `n_ctx`), beside its message; read both through
+    /// [`LlmError::overflow_sizes`]. Boxed: most errors have none, and every `Result` of the
+    /// crate carries an `LlmError`.
+    pub stated_sizes: Option<Box<OverflowSizes>>,
 }
 
 impl fmt::Display for LlmError {
@@ -138,8 +145,23 @@ impl ErrorContext {
             request_id: None,
             message: message.into(),
             attempts: 1,
+            stated_sizes: None,
         }
     }
+}
+
+/// The message of the error body `message` is, when a server passed another server's whole
+/// answer on as its message (Ollama with llama-server's refusals): `{"error":{"message":…}}`
+/// or `{"error":"…"}`. `None` for a message that is a sentence.
+pub(crate) fn passed_on_message(message: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(message.trim()).ok()?;
+    let error = value.get("error")?;
+    error
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .or(error.as_str())
+        .filter(|m| !m.trim().is_empty())
+        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -12,9 +12,14 @@
 //! adapter shares about its endpoint (key, headers, route, redaction) is one module, `endpoint`.
 //! [`replay`] records any provider's turns to a file and answers from such a file (recorded or
 //! written by hand), for offline, deterministic tests of whatever drives a model.
+//! [`window_probe`] asks a local or self-hosted server (llama.cpp, Ollama, vLLM, LM Studio)
+//! how large a model's window is; [`LlmError::overflow_sizes`] reads the prompt and window
+//! sizes of a refusal that says the request did not fit (`overflow.rs`, every family's
+//! wording as data).
 //!
 //! **Refuses** to know what a tool does, to run one, to read artifacts or configuration files:
-//! the runtime hands it a conversation and gets a turn back. Credentials come only from the
+//! the runtime hands it a conversation and gets a turn back. The files it reads (replay
+//! scripts, the window cache) are named by its caller and read through `tackle_fs::OwnFile`. Credentials come only from the
 //! environment and never reach an error, a `Debug` print or a log.
 //!
 //! Key decision: adapters are streaming only; a non-streaming answer is the assembled stream,
@@ -50,6 +55,7 @@ pub mod schema;
 mod token;
 mod tool_names;
 mod transport;
+pub mod window_probe;
 
 pub use assemble::{AssembleError, TurnAssembler};
 pub use connect::connect;

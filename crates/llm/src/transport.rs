@@ -69,6 +69,9 @@ pub(crate) struct ErrorBody {
     pub message: String,
     /// A spend-limit or insufficient-quota error: never retried.
     pub quota_exhausted: bool,
+    /// The sizes a context-overflow answer stated as fields (see
+    /// [`LlmError::stated_sizes`]).
+    pub stated_sizes: Option<crate::overflow::OverflowSizes>,
 }
 
 /// Reads a vendor's error body (the only vendor-specific part of the retry loop).
@@ -98,16 +101,7 @@ pub(crate) struct StreamingPost {
 impl Transport {
     /// A client with rustls over the webpki roots and the ring provider.
     pub fn new(limits: TransportLimits) -> Result<Self, LlmError> {
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| setup_error(format!("tls setup failed: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        let tls = tls_config().map_err(setup_error)?;
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(Duration::from_secs(30))
@@ -207,6 +201,7 @@ impl Transport {
         let mut error = post.ctx.error(classified.kind, classified.message);
         error.status = Some(status);
         error.request_id = request_id;
+        error.stated_sizes = classified.stated_sizes.map(Box::new);
         let failure = Attempt {
             status: Some(status),
             hints,
@@ -260,6 +255,20 @@ impl Transport {
             self.limits.deadline.as_secs()
         )
     }
+}
+
+/// rustls over the webpki roots with the ring provider: what every client of the crate speaks.
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig, String> {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("tls setup failed: {e}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth())
 }
 
 fn setup_error(message: String) -> LlmError {

@@ -161,13 +161,18 @@ impl Chat {
         self.work
             .send(Work::Replace(Box::new(agent)))
             .map_err(|_| anyhow!("the agent loop has stopped"))?;
+        let mut notes = String::new();
         if let Some(choice) = choice {
             self.app.model = choice.setup.id();
             self.app.window = choice.setup.entry.context_window;
+            for note in &choice.notes {
+                notes.push('\n');
+                notes.push_str(note);
+            }
             self.choice = choice;
         }
         self.app.session = id.clone();
-        Ok(format!("session {id} with model {}", self.app.model))
+        Ok(format!("session {id} with model {}{notes}", self.app.model))
     }
 }
 

@@ -143,6 +143,9 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         NoticeKind::Info,
         format!("tackle chat · {verb} session {session_id} · /help for commands"),
     );
+    for note in &chat.choice.notes {
+        chat.app.view.notice(NoticeKind::Info, note.clone());
+    }
 
     let (keys_tx, mut keys) = mpsc::unbounded_channel();
     std::thread::spawn(move || {

@@ -152,6 +152,9 @@ pub fn run(
     };
     let choice = model::choose(&config.models, model.as_deref(), rebuilt.model.as_deref())
         .map_err(Failure::Usage)?;
+    for note in &choice.notes {
+        eprintln!("tackle: {}", crate::safe_text::safe_line(note));
+    }
     if args.max_cost.is_some() && choice.setup.entry.prices.is_none() {
         return Err(Failure::Usage(anyhow!(
             "--max-cost: the catalog has no prices for {}; add them to its [models] table or bound the run with --max-tokens",

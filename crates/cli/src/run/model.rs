@@ -2,6 +2,11 @@
 //! session last ran with, else `[model] default`, else the first provider whose key is in the
 //! environment, else an error that says how to configure one.
 //!
+//! A model the catalog does not know (no built-in entry, no `[models."provider:model"]` table)
+//! gets the window its server names (`crate::models::window`: a local or self-hosted server
+//! asked at the provider's base_url, or what it said less than a day ago), else the assumption
+//! of [`UNKNOWN_WINDOW`] tokens; [`ModelChoice::notes`] says which, for the front end to show.
+//!
 //! `--model replay:<file>` (not in the help) answers from a replay file of scripted turns, so
 //! end-to-end tests drive the real binary offline; `TACKLE_REPLAY_RECORD=<file>` then also
 //! records every request it is asked.
@@ -17,6 +22,7 @@ use tackle_llm::replay::{RecordingProvider, ReplayProvider};
 use tackle_llm::{Provider, Transport, TransportLimits};
 
 use crate::models::ModelCatalog;
+use crate::models::window::{self, Learned};
 
 /// The output limit of one turn when the catalog's is larger: enough for a long edit.
 const MAX_TURN_OUTPUT: u64 = 16_384;
@@ -31,6 +37,9 @@ pub enum ModelSource {
 pub struct ModelChoice {
     pub setup: ModelSetup,
     pub source: ModelSource,
+    /// What the front end tells the user about the choice (where an unknown model's window
+    /// came from), one line each, not yet made safe to show.
+    pub notes: Vec<String>,
 }
 
 /// The provider keys whose presence picks a default model, in order of preference.
@@ -83,16 +92,10 @@ pub fn choose(
             names.join(", ")
         );
     };
+    let mut notes = Vec::new();
     let entry = match catalog.entry(&id) {
         Some(known) => known.entry.clone(),
-        None => {
-            eprintln!(
-                "tackle: model `{id}` is not in the model catalog; assuming a {UNKNOWN_WINDOW}-token \
-                 window and {UNKNOWN_OUTPUT} output tokens, text only, no prices (a [models.\"{id}\"] \
-                 table in your config.toml says otherwise)"
-            );
-            unknown_entry(id.clone())
-        }
+        None => unknown_entry(&id, &provider.spec, &mut notes),
     };
     Ok(ModelChoice {
         setup: ModelSetup {
@@ -102,6 +105,7 @@ pub fn choose(
             entry,
         },
         source: ModelSource::Provider(provider.spec.clone()),
+        notes,
     })
 }
 
@@ -117,27 +121,76 @@ fn by_key() -> anyhow::Result<ModelId> {
     bail!(
         "no model to run: pass --model provider:model, set `default = \"provider:model\"` under \
          [model] in $XDG_CONFIG_HOME/tackle/config.toml, or export one of {}. A local server \
-         (llama-server, vLLM, Ollama) works as an OpenAI-compatible provider: a [providers.local] \
-         table with kind = \"openai-chat\" and base_url = \"http://127.0.0.1:8080/v1\", and a \
-         [models.\"local:<model>\"] table with its context_window",
+         (llama-server, vLLM, Ollama, LM Studio) works as an OpenAI-compatible provider: a \
+         [providers.local] table with kind = \"openai-chat\" and base_url = \
+         \"http://127.0.0.1:8080/v1\"; its models' windows are asked of the server (tackle models \
+         --probe shows them), or set by a [models.\"local:<model>\"] table",
         vars.join(", ")
     )
 }
 
-/// What is assumed of a model the catalog does not know (a local server's): small enough for
-/// most servers' defaults.
-const UNKNOWN_WINDOW: u64 = 32_768;
+/// What is assumed of a model the catalog does not know when its server does not say: small
+/// enough for most servers' defaults.
+pub const UNKNOWN_WINDOW: u64 = 32_768;
 const UNKNOWN_OUTPUT: u64 = 4_096;
 
-fn unknown_entry(id: ModelId) -> ModelEntry {
+/// The entry of a model the catalog does not know: the window its server names, else
+/// [`UNKNOWN_WINDOW`]; a note in `notes` says which.
+fn unknown_entry(id: &ModelId, spec: &ProviderSpec, notes: &mut Vec<String>) -> ModelEntry {
+    let outcome = window::learn(spec, &id.model, true);
+    notes.extend(outcome.cache_note);
+    let table = format!("a [models.\"{id}\"] table in your config.toml says otherwise");
+    let window = match outcome.learned {
+        Learned::Window {
+            learned,
+            server_url,
+            cached,
+        } => {
+            let source = learned
+                .deciding()
+                .map_or_else(String::new, |s| format!(" ({})", s.source));
+            let when = match cached {
+                Some(at) => format!(
+                    "; learned {}, kept a day (tackle models --probe asks again)",
+                    window::ago(at)
+                ),
+                None => String::new(),
+            };
+            notes.push(format!(
+                "model `{id}` is not in the model catalog; {} at {server_url} runs `{}` with a {}-token window{source}{when}; text only, no prices ({table})",
+                learned.server, learned.model, learned.window
+            ));
+            notes.extend(learned.caveat.clone());
+            learned.window
+        }
+        Learned::NotAsked => {
+            notes.push(format!(
+                "model `{id}` is not in the model catalog; assuming a {UNKNOWN_WINDOW}-token window and {UNKNOWN_OUTPUT} output tokens, text only, no prices ({table})"
+            ));
+            UNKNOWN_WINDOW
+        }
+        Learned::Failed(e) => {
+            notes.push(format!(
+                "model `{id}` is not in the model catalog, and asking its server for the window failed: {e}; assuming a {UNKNOWN_WINDOW}-token window and {UNKNOWN_OUTPUT} output tokens, text only, no prices ({table})"
+            ));
+            UNKNOWN_WINDOW
+        }
+    };
     ModelEntry {
-        id,
-        context_window: UNKNOWN_WINDOW,
-        max_output: UNKNOWN_OUTPUT,
+        id: id.clone(),
+        context_window: window,
+        max_output: unknown_output(window),
         input: vec![Modality::Text],
         media: Vec::new(),
         prices: None,
     }
+}
+
+/// The output of one turn of a model the catalog does not know: [`UNKNOWN_OUTPUT`], but never
+/// more than a quarter of its window, so the prompt keeps the rest (vLLM refuses a request
+/// whose prompt and `max_tokens` together pass the window).
+fn unknown_output(window: u64) -> u64 {
+    UNKNOWN_OUTPUT.min(window / 4).max(1)
 }
 
 fn turn_output(entry: &ModelEntry) -> u32 {
@@ -165,6 +218,7 @@ fn replay(path: PathBuf) -> ModelChoice {
             entry,
         },
         source: ModelSource::Replay(path),
+        notes: Vec::new(),
     }
 }
 
@@ -191,6 +245,26 @@ impl ModelChoice {
                     None => Ok(replay),
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_models_output_leaves_the_prompt_three_quarters_of_its_window() {
+        for (window, output) in [
+            (UNKNOWN_WINDOW, UNKNOWN_OUTPUT),
+            (1_000_000, UNKNOWN_OUTPUT),
+            (8192, 2048),
+            (512, 128),
+            (3, 1),
+            (1, 1),
+        ] {
+            assert_eq!(unknown_output(window), output, "{window}");
+            assert!(unknown_output(window) <= window);
         }
     }
 }

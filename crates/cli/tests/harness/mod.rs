@@ -15,6 +15,8 @@ use std::time::Duration;
 
 pub mod http;
 pub mod replay;
+#[path = "../../../llm/tests/support/routes.rs"]
+pub mod routes;
 pub mod tmux;
 
 /// A temp project directory. [`Project::new`] creates `.agents/` so it is a project root.
@@ -22,7 +24,8 @@ pub mod tmux;
 /// The root is `<temp>/proj`, so tests can put things next to it, outside the root
 /// ([`Project::outside`]), without touching anything shared. Every command runs with
 /// `XDG_CONFIG_HOME=<temp>/xdg`: the project's own user config and trust store, empty until a
-/// test writes one ([`Project::user_config`], [`Project::trust`]).
+/// test writes one ([`Project::user_config`], [`Project::trust`]); and with
+/// `XDG_CACHE_HOME=<temp>/cache`, so no test reads or writes the developer's window cache.
 pub struct Project {
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
@@ -61,6 +64,12 @@ impl Project {
     /// `XDG_CONFIG_HOME` of this project's commands (`<temp>/xdg`, outside the root).
     pub fn xdg(&self) -> &Path {
         &self.xdg
+    }
+
+    /// `XDG_CACHE_HOME` of this project's commands (`<temp>/cache`, outside the root): where
+    /// the windows local servers named are kept (`tackle/windows.json`).
+    pub fn cache_home(&self) -> PathBuf {
+        self.outside("cache")
     }
 
     /// Write the user config (`<xdg>/tackle/config.toml`).
@@ -144,6 +153,7 @@ impl Project {
     {
         let mut cmd = TestCommand::new(&self.root);
         cmd.env("XDG_CONFIG_HOME", &self.xdg);
+        cmd.env("XDG_CACHE_HOME", self.cache_home());
         cmd.arg("--root").arg(&self.root).args(args);
         cmd
     }
@@ -156,6 +166,7 @@ impl Project {
     {
         let mut cmd = TestCommand::new(&self.join(rel));
         cmd.env("XDG_CONFIG_HOME", &self.xdg);
+        cmd.env("XDG_CACHE_HOME", self.cache_home());
         cmd.args(args);
         cmd
     }
@@ -565,6 +576,14 @@ impl Output {
     pub fn stderr_contains(&self, needle: &str) -> &Self {
         if !self.stderr.contains(needle) {
             self.fail(&format!("expected stderr to contain {needle:?}"));
+        }
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        if self.stderr.contains(needle) {
+            self.fail(&format!("expected stderr NOT to contain {needle:?}"));
         }
         self
     }

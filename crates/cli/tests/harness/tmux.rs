@@ -46,9 +46,10 @@ impl Tmux {
     /// `tackle chat --model <model>` in `project` (`replay:<file>` for a scripted model).
     pub fn chat(project: &super::Project, model: &str) -> Self {
         Self::start(&format!(
-            "cd '{root}' && exec env XDG_CONFIG_HOME='{xdg}' '{bin}' --root '{root}' chat --model '{model}'",
+            "cd '{root}' && exec env XDG_CONFIG_HOME='{xdg}' XDG_CACHE_HOME='{cache}' '{bin}' --root '{root}' chat --model '{model}'",
             root = project.path().display(),
             xdg = project.xdg().display(),
+            cache = project.cache_home().display(),
             bin = super::tackle_binary().display(),
         ))
     }

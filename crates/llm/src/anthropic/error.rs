@@ -1,8 +1,12 @@
 //! Anthropic error bodies: `{"type":"error","error":{"type":…,"message":…},"request_id":…}`.
+//! A prompt that does not fit is an `invalid_request_error` told apart by its wording
+//! ([`crate::overflow`]); llama.cpp's Messages endpoint answers with its own
+//! `exceed_context_size_error` type (and the sizes as fields).
 
 use serde::Deserialize;
 
 use crate::error::ErrorKind;
+use crate::overflow;
 use crate::transport::ErrorBody;
 
 use super::stream::WireError;
@@ -23,9 +27,10 @@ struct Details {
 /// The kind an `error.type` names; a too-long prompt is told apart by its message.
 pub(super) fn kind_of_error_type(kind: &str, message: &str) -> ErrorKind {
     match kind {
-        "invalid_request_error" if message.contains("prompt is too long") => {
+        "invalid_request_error" | "request_too_large" if overflow::is_overflow(message) => {
             ErrorKind::ContextTooLong
         }
+        "exceed_context_size_error" => ErrorKind::ContextTooLong,
         "invalid_request_error" | "request_too_large" => ErrorKind::InvalidRequest,
         "authentication_error" => ErrorKind::Auth,
         "billing_error" => ErrorKind::QuotaExhausted,
@@ -40,13 +45,17 @@ pub(super) fn kind_of_error_type(kind: &str, message: &str) -> ErrorKind {
 
 /// Classifies a non-success response of the Messages API.
 pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
-    let Ok(parsed) = serde_json::from_slice::<Body>(body) else {
+    let Ok(mut parsed) = serde_json::from_slice::<Body>(body) else {
         return ErrorBody {
             kind: ErrorKind::from_status(status),
             message: format!("the provider answered http {status} without an error body"),
             quota_exhausted: false,
+            stated_sizes: None,
         };
     };
+    if let Some(inner) = crate::error::passed_on_message(&parsed.error.message) {
+        parsed.error.message = inner;
+    }
     // The spend limit is signalled inside the error or beside it, depending on the version.
     let spend_limit = parsed
         .details
@@ -61,7 +70,12 @@ pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
         kind = ErrorKind::QuotaExhausted;
     }
     if parsed.error.kind.is_empty() {
-        kind = ErrorKind::from_status(status);
+        kind = match ErrorKind::from_status(status) {
+            ErrorKind::InvalidRequest if overflow::is_overflow(&parsed.error.message) => {
+                ErrorKind::ContextTooLong
+            }
+            other => other,
+        };
     }
     ErrorBody {
         kind,
@@ -71,6 +85,7 @@ pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
             parsed.error.message
         },
         quota_exhausted: kind == ErrorKind::QuotaExhausted,
+        stated_sizes: overflow::stated_in(body),
     }
 }
 

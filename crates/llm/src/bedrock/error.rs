@@ -42,9 +42,12 @@ pub(super) fn kind_of_exception(kind: &str, message: &str) -> ErrorKind {
     }
 }
 
+/// "Input is too long for requested model.", "The model returned the following errors: prompt
+/// is too long: 200049 tokens > 200000 maximum", or another model's wording of an overflow.
 fn says_too_long(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
-    lower.contains("too long")
+    crate::overflow::is_overflow(&lower)
+        || lower.contains("too long")
         || lower.contains("context window")
         || lower.contains("context length")
 }
@@ -72,6 +75,7 @@ pub(super) fn classify(status: u16, headers: &HeaderMap, body: &[u8]) -> ErrorBo
         kind,
         message,
         quota_exhausted: kind == ErrorKind::QuotaExhausted,
+        stated_sizes: None,
     }
 }
 

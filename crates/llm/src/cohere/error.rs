@@ -43,6 +43,7 @@ pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
             format!("the provider answered http {status} without an error body")
         }),
         quota_exhausted: kind == ErrorKind::QuotaExhausted,
+        stated_sizes: None,
     }
 }
 

@@ -63,8 +63,7 @@ pub(super) fn kind_of(status: Option<u16>, error: &GoogleError) -> (ErrorKind, b
 
 /// "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
 fn is_context_too_long(message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    message.contains("input token count") && message.contains("exceeds")
+    crate::overflow::is_overflow(message)
 }
 
 /// A `QuotaFailure` whose violated quota is counted per day (`…PerDay…`).
@@ -107,6 +106,7 @@ pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
                 kind,
                 message: describe(&error),
                 quota_exhausted,
+                stated_sizes: None,
             }
         }
         None => ErrorBody {
@@ -116,6 +116,7 @@ pub(super) fn classify(status: u16, body: &[u8]) -> ErrorBody {
             },
             message: format!("the provider answered http {status} without an error body"),
             quota_exhausted: false,
+            stated_sizes: None,
         },
     }
 }

@@ -71,12 +71,16 @@ enum WireEvent {
     Finished { response: WireResponse },
     #[serde(rename = "response.failed")]
     Failed { response: WireResponse },
+    /// `code` and `message` beside `type`, as the API reference shows it, or inside an
+    /// `error` object, as OpenAI also streams it.
     #[serde(rename = "error")]
     Error {
         #[serde(default)]
         code: Option<serde_json::Value>,
         #[serde(default)]
         message: String,
+        #[serde(default)]
+        error: Option<WireError>,
     },
     /// Lifecycle events (`in_progress`, `content_part.*`, `*.done` texts, summary deltas) and
     /// types this version does not know: nothing to lift.
@@ -392,9 +396,8 @@ impl ResponsesLift {
 fn failure(code: Option<serde_json::Value>, message: String) -> LiftFailure {
     let error = WireError {
         message,
-        kind: None,
         code,
-        innererror: None,
+        ..WireError::default()
     };
     LiftFailure {
         kind: kind_of(None, &error),
@@ -420,9 +423,7 @@ impl Lift for ResponsesLift {
             let error: WireError =
                 serde_json::from_value(error.clone()).unwrap_or_else(|_| WireError {
                     message: error.to_string(),
-                    kind: None,
-                    code: None,
-                    innererror: None,
+                    ..WireError::default()
                 });
             return Err(failure(error.code, error.message));
         }
@@ -486,13 +487,18 @@ impl Lift for ResponsesLift {
             WireEvent::Failed { response } => {
                 let error = response.error.unwrap_or(WireError {
                     message: "the response failed without an error".into(),
-                    kind: None,
-                    code: None,
-                    innererror: None,
+                    ..WireError::default()
                 });
                 return Err(failure(error.code, error.message));
             }
-            WireEvent::Error { code, message } => return Err(failure(code, message)),
+            WireEvent::Error {
+                error: Some(error), ..
+            } => return Err(failure(error.code, error.message)),
+            WireEvent::Error {
+                code,
+                message,
+                error: None,
+            } => return Err(failure(code, message)),
             WireEvent::Other => {}
         }
         Ok(Lifted::More)

@@ -20,6 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 pub mod aws;
 pub mod eventstream;
 mod family;
+pub mod routes;
 #[allow(unused_imports)] // the binaries that build providers through `connect` have no family
 pub use family::Family;
 
