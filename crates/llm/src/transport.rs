@@ -152,6 +152,11 @@ impl Transport {
                 Ok(Ok(response)) => self.failed(&post, response, deadline_at).await,
             };
             error.attempts = attempt;
+            // The same request is as long the next time: an overflow is never retried, whatever
+            // its status (older llama.cpp servers send it as a 500).
+            if error.kind == ErrorKind::ContextTooLong {
+                return Err(error);
+            }
             match self.limits.retry.decide(
                 attempt,
                 &failure,
