@@ -34,6 +34,7 @@ pub mod record;
 pub mod run;
 pub mod schedule;
 pub mod task_done;
+pub mod text_calls;
 pub mod turn;
 pub mod wake_record;
 pub mod watchdog;

@@ -395,10 +395,16 @@ impl Agent {
             retried_cut = false;
             compacted_unanswered = false;
             self.calibration = Calibration::learn(estimated, answered.usage.prompt_tokens());
+            // A call the model wrote as text is made as the call it meant (`text_calls.rs`).
+            let (message, stop_reason) =
+                match crate::text_calls::recover(&answered.message, &self.tools, turn_no) {
+                    Some(calls) => (calls, crate::text_calls::RECOVERED_STOP),
+                    None => (answered.message, answered.stop_reason),
+                };
             let model_turn = ModelTurn {
                 turn: turn_no,
-                message: answered.message,
-                stop_reason: answered.stop_reason,
+                message,
+                stop_reason,
                 usage: answered.usage,
                 model: answered.model,
                 response_id: answered.response_id,
