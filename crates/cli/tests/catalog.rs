@@ -143,3 +143,50 @@ fn bash_stdin_is_offered_only_beside_bash() {
         assert_eq!(names(args), *want, "tackle {args:?} tools");
     }
 }
+
+/// The compact catalog: the same tools in the same order with the same schemas, each described
+/// in one sentence that ends where the full description's first sentence does (or is the
+/// tool's own summary), and shorter in all.
+#[test]
+fn the_compact_catalog_keeps_names_and_schemas_and_shortens_descriptions() {
+    let p = Project::new();
+    let full = p.tackle(["tools", "--json"]).run();
+    full.success();
+    let compact = p
+        .tackle(["tools", "--json", "--descriptions", "compact"])
+        .run();
+    compact.success();
+    let (full, compact) = (full.json(), compact.json());
+    let (full, compact) = (full.as_array().unwrap(), compact.as_array().unwrap());
+    assert_eq!(full.len(), compact.len());
+    let length = |specs: &[serde_json::Value]| -> usize {
+        specs
+            .iter()
+            .map(|s| s["description"].as_str().unwrap().len())
+            .sum()
+    };
+    assert!(
+        length(compact) * 2 < length(full),
+        "{} vs {}",
+        length(compact),
+        length(full)
+    );
+    for (f, c) in full.iter().zip(compact) {
+        assert_eq!(f["name"], c["name"]);
+        assert_eq!(f["input_schema"], c["input_schema"], "{}", f["name"]);
+        let short = c["description"].as_str().unwrap();
+        assert!(
+            !short.is_empty() && short.len() <= 201 * 4,
+            "{}: {short}",
+            f["name"]
+        );
+        assert_eq!(
+            short.matches(". ").count(),
+            0,
+            "{}: more than one sentence: {short}",
+            f["name"]
+        );
+    }
+    let bad = p.tackle(["tools", "--descriptions", "short"]).run();
+    bad.code(2);
+}
