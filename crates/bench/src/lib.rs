@@ -1,12 +1,16 @@
 //! Shared measurement helpers for tackle's benchmarks (`crates/bench/benches/`), each of which
 //! runs tackle beside its peer in one process run and prints the ratio.
 
+pub mod bounded;
 pub mod corpus;
 pub mod direct;
+pub mod llama_server;
+pub mod local_tasks;
 pub mod loop_turns;
 pub mod reaped;
 pub mod release;
 pub mod responses_mock;
+pub mod usage_proxy;
 
 use std::path::PathBuf;
 use std::time::Duration;
