@@ -128,14 +128,18 @@ mod tests {
     }
 
     /// Two pieces of work, each waiting inside until the other has started: each sees both
-    /// counted. (Other tests may run work at the same time, so the counts are lower bounds.)
+    /// counted, and neither ends before both have looked (else the first to end could leave
+    /// before the other read). Other tests may run work at the same time, so the counts are
+    /// lower bounds.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn running_work_is_counted_while_it_runs() {
         let both = std::sync::Arc::new(std::sync::Barrier::new(2));
         let task = |both: std::sync::Arc<std::sync::Barrier>| {
             run_tool_blocking("probe", move || {
                 both.wait();
-                tool_work_running()
+                let seen = tool_work_running();
+                both.wait();
+                seen
             })
         };
         let (a, b) = tokio::join!(
