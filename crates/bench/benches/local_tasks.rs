@@ -10,7 +10,8 @@
 //! the only one it speaks), both pinned by `scripts/install-agents`. Each run gets a fresh
 //! copy of the task's project (a git repository of one commit) and a fresh home, with
 //! approvals off (`tackle run --mode yolo`, `opencode run --auto`, Codex without approvals or
-//! sandbox), the same wall-clock bound, and a turn bound where the agent has one.
+//! sandbox), the same wall-clock bound, and a turn bound where the agent has one. Codex's goal
+//! tools are off: llama-server refuses the input item they add.
 //!
 //! Counted the same way for every agent: every request passes through a loopback proxy
 //! (`tackle_bench::usage_proxy`) that records the tokens the server reports for it, so
@@ -279,6 +280,10 @@ fn codex_command(bin: &Path, run: &RunDir, path: &OsString, url: &str, task: &st
         .args(["-m", MODEL, "-c", "model_provider=local", "-c"])
         .arg(codex_provider(url))
         .args(["-c", &format!("model_context_window={CONTEXT}")])
+        // Codex's goal tools answer with an input item llama-server's Responses endpoint
+        // refuses ("Cannot determine type of 'item'", a 400 that ends the run), so they are
+        // off: the model's first call to one would otherwise end every task it is tried on.
+        .args(["-c", "features.goals=false"])
         .args(["-c", "check_for_update_on_startup=false"])
         .args(["-c", "analytics.enabled=false"])
         .arg("--dangerously-bypass-approvals-and-sandbox")
@@ -446,7 +451,7 @@ fn print_commands(server: &LlamaServer, proxy: &UsageProxy, bins: &Binaries, age
             }
             Agent::Codex => {
                 println!(
-                    "codex:    {bin} exec --skip-git-repo-check --json -m {MODEL} -c model_provider=local -c '{}' -c model_context_window={CONTEXT} -c check_for_update_on_startup=false -c analytics.enabled=false --dangerously-bypass-approvals-and-sandbox --output-last-message LAST TASK",
+                    "codex:    {bin} exec --skip-git-repo-check --json -m {MODEL} -c model_provider=local -c '{}' -c model_context_window={CONTEXT} -c features.goals=false -c check_for_update_on_startup=false -c analytics.enabled=false --dangerously-bypass-approvals-and-sandbox --output-last-message LAST TASK",
                     codex_provider(url)
                 );
             }
