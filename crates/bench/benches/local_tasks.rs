@@ -46,14 +46,15 @@ use tackle_bench::usage_proxy::{Exchange, Usage, UsageProxy};
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// The model's window, for the server and for every agent's idea of it: the most
-/// Qwen2.5-Coder-1.5B was trained for. Less would not do: opencode's and Codex's first request
-/// (system prompt and tool schemas) is over 10,000 tokens before the task's first word.
+/// Qwen2.5-Coder-1.5B was trained for, so no agent is cut short by it. The agents' first
+/// requests (system prompt and tool schemas, before the task's first word) take 4,800 tokens
+/// (tackle), 6,200 (Codex) and 7,400 (opencode); 16,384 would leave opencode under 9,000 for
+/// up to thirty turns of file contents and command output.
 const CONTEXT: u32 = 32_768;
 /// The most one answer may generate, for the server's default and every agent's request.
 const MAX_OUTPUT: u32 = 4_096;
-/// Wall-clock bound of one agent on one task.
-/// Wall-clock bound of one agent on one task: room for Codex's 12,000-token first prompt,
-/// which a loaded two-core machine reads at under 30 tokens a second.
+/// Wall-clock bound of one agent on one task: a loaded two-core machine reads a prompt at 20
+/// to 50 tokens a second, so a peer's first request alone can take five minutes.
 const WALL_BOUND: Duration = Duration::from_secs(900);
 /// Model turns of one agent on one task, where the agent can be bounded so (tackle's
 /// `--max-turns`, opencode's agent `steps`; Codex has no such setting).
