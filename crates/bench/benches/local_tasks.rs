@@ -10,7 +10,8 @@
 //! the only one it speaks), both pinned by `scripts/install-agents`. Each run gets a fresh
 //! copy of the task's project (a git repository of one commit) and a fresh home, with
 //! approvals off (`tackle run --mode yolo`, `opencode run --auto`, Codex without approvals or
-//! sandbox), the same wall-clock bound, and a turn bound where the agent has one.
+//! sandbox), the same wall-clock bound, and a turn bound where the agent has one. Codex's goal
+//! tools are off: llama-server refuses the input item they add.
 //!
 //! Counted the same way for every agent: every request passes through a loopback proxy
 //! (`tackle_bench::usage_proxy`) that records the tokens the server reports for it, so
@@ -45,14 +46,15 @@ use tackle_bench::usage_proxy::{Exchange, Usage, UsageProxy};
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// The model's window, for the server and for every agent's idea of it: the most
-/// Qwen2.5-Coder-1.5B was trained for. Less would not do: opencode's and Codex's first request
-/// (system prompt and tool schemas) is over 10,000 tokens before the task's first word.
+/// Qwen2.5-Coder-1.5B was trained for, so no agent is cut short by it. The agents' first
+/// requests (system prompt and tool schemas, before the task's first word) take 4,800 tokens
+/// (tackle), 6,200 (Codex) and 7,400 (opencode); 16,384 would leave opencode under 9,000 for
+/// up to thirty turns of file contents and command output.
 const CONTEXT: u32 = 32_768;
 /// The most one answer may generate, for the server's default and every agent's request.
 const MAX_OUTPUT: u32 = 4_096;
-/// Wall-clock bound of one agent on one task.
-/// Wall-clock bound of one agent on one task: room for Codex's 12,000-token first prompt,
-/// which a loaded two-core machine reads at under 30 tokens a second.
+/// Wall-clock bound of one agent on one task: a loaded two-core machine reads a prompt at 20
+/// to 50 tokens a second, so a peer's first request alone can take five minutes.
 const WALL_BOUND: Duration = Duration::from_secs(900);
 /// Model turns of one agent on one task, where the agent can be bounded so (tackle's
 /// `--max-turns`, opencode's agent `steps`; Codex has no such setting).
@@ -279,6 +281,10 @@ fn codex_command(bin: &Path, run: &RunDir, path: &OsString, url: &str, task: &st
         .args(["-m", MODEL, "-c", "model_provider=local", "-c"])
         .arg(codex_provider(url))
         .args(["-c", &format!("model_context_window={CONTEXT}")])
+        // Codex's goal tools answer with an input item llama-server's Responses endpoint
+        // refuses ("Cannot determine type of 'item'", a 400 that ends the run), so they are
+        // off: the model's first call to one would otherwise end every task it is tried on.
+        .args(["-c", "features.goals=false"])
         .args(["-c", "check_for_update_on_startup=false"])
         .args(["-c", "analytics.enabled=false"])
         .arg("--dangerously-bypass-approvals-and-sandbox")
@@ -446,7 +452,7 @@ fn print_commands(server: &LlamaServer, proxy: &UsageProxy, bins: &Binaries, age
             }
             Agent::Codex => {
                 println!(
-                    "codex:    {bin} exec --skip-git-repo-check --json -m {MODEL} -c model_provider=local -c '{}' -c model_context_window={CONTEXT} -c check_for_update_on_startup=false -c analytics.enabled=false --dangerously-bypass-approvals-and-sandbox --output-last-message LAST TASK",
+                    "codex:    {bin} exec --skip-git-repo-check --json -m {MODEL} -c model_provider=local -c '{}' -c model_context_window={CONTEXT} -c features.goals=false -c check_for_update_on_startup=false -c analytics.enabled=false --dangerously-bypass-approvals-and-sandbox --output-last-message LAST TASK",
                     codex_provider(url)
                 );
             }

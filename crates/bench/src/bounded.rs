@@ -6,7 +6,9 @@
 //! the CPU the next run measures). So the child leads a new group, the group is killed with
 //! `SIGKILL` when the bound passes, and killed again once the child has exited, for whatever it
 //! left running. The wait is a thread blocked in `wait` and a channel received with the bound
-//! as its timeout, so the run ends the moment the child does.
+//! as its timeout, so the run ends the moment the child does. The child is also killed when
+//! the thread that started it ends (`PR_SET_PDEATHSIG`), so a benchmark stopped with Ctrl-C,
+//! which the child's own group does not receive, does not leave it running.
 //!
 //! Output goes to a file rather than a pipe: a descendant that outlives the child would keep a
 //! pipe open and a reader waiting.
@@ -35,12 +37,22 @@ pub fn run_bounded(mut cmd: Command, bound: Duration, log: &Path) -> std::io::Re
     let out = File::options().create(true).append(true).open(log)?;
     let err = out.try_clone()?;
     let started = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent's.
+    unsafe {
+        cmd.pre_exec(|| {
+            // The child dies with the thread that started it; its descendants lose the
+            // parent they talk to.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
     let group = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
