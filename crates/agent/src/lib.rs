@@ -24,6 +24,7 @@ pub mod batch;
 pub mod bounds;
 pub mod checkpoint;
 pub mod context;
+pub mod delegate;
 pub mod conversation;
 mod error;
 pub mod events;
