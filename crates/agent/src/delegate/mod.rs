@@ -4,3 +4,6 @@
 pub mod agent_type;
 
 pub use agent_type::{AgentType, ModelChoice, Origin, Overlay};
+pub mod limits;
+
+pub use limits::Limits;
