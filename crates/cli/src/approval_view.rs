@@ -49,7 +49,10 @@ impl ApprovalView {
     /// is now.
     pub fn of(request: &ApprovalRequest<'_>, root: &Path) -> Self {
         Self {
-            tool: shown(request.tool),
+            tool: match request.handle {
+                Some(handle) => format!("{} (subagent {})", shown(request.tool), shown(handle)),
+                None => shown(request.tool),
+            },
             call: visible_json(request.arguments),
             keys: request.keys.iter().map(|k| ShownKey::of(k)).collect(),
             why: shown(request.message),

@@ -54,6 +54,7 @@ impl<'a> Ask<'a> {
         let call = tackle_protocol::CallId("c".into());
         let request = ApprovalRequest {
             session: &session,
+            handle: None,
             call_id: &call,
             tool: self.tool,
             read_only: false,
@@ -305,6 +306,7 @@ async fn the_approver_reads_the_file_when_asked() {
     );
     let request = ApprovalRequest {
         session: &session,
+        handle: None,
         call_id: &call_id,
         tool: "edit_file",
         read_only: false,

@@ -50,6 +50,13 @@ pub struct SessionStarted {
     /// The only tools the session is offered, when it is narrower than the catalog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// A subagent's handle in its tree (`explore_1a2b3c4d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
+    /// Rules the session adds to the gate's policy, each `deny <pattern>` or `ask <pattern>`:
+    /// a subagent's type narrows what its parent may do, never widens it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub narrowing: Vec<String>,
 }
 
 /// Written when a call reaches the dispatcher, before anything can fail.

@@ -84,7 +84,7 @@ impl Runtime {
         let Some(tool) = self.tool_for(session, &call.name).cloned() else {
             return Err(self.unknown_tool(session, call));
         };
-        let read_scope = self.gate().read_scope();
+        let read_scope = self.gate().read_scope(session.context());
         let cx = PrepareContext {
             root: &session.root,
             session: session.id(),
@@ -169,6 +169,7 @@ impl Runtime {
         let Ask { keys, message } = ask;
         let request = ApprovalRequest {
             session: session.id(),
+            handle: session.context().handle(),
             call_id: &call.id,
             tool: &call.name,
             read_only,

@@ -12,6 +12,9 @@ use tackle_protocol::{CallId, SessionId};
 /// What the approver is shown: the exact call and the keys that need approval.
 pub struct ApprovalRequest<'a> {
     pub session: &'a SessionId,
+    /// The subagent's handle when the call is a child session's (`explore_1a2b3c4d`), so the
+    /// person asked knows which agent of the tree wants it.
+    pub handle: Option<&'a str>,
     pub call_id: &'a CallId,
     pub tool: &'a str,
     /// Whether the tool declares itself read-only (published to MCP clients as `readOnlyHint`,

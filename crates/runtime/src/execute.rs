@@ -137,7 +137,7 @@ impl Runtime {
             artifacts: artifacts.clone(),
             output: OutputSink::new(output.clone()),
             cancel: cancel.clone(),
-            read_scope: self.gate().read_scope(),
+            read_scope: self.gate().read_scope(session.context()),
             calls: if tool.calls_tools() {
                 SessionCalls::new(
                     self.clone(),

@@ -79,8 +79,9 @@ pub trait GateHook: Send + Sync {
     }
 
     /// Which paths a walking tool may read beneath the directory the gate allowed: the gate's
-    /// per-file answer for `read:<path>`, applied by the tool at execute. Default: all.
-    fn read_scope(&self) -> Arc<dyn ReadScope> {
+    /// per-file answer for `read:<path>` in `session`, applied by the tool at execute.
+    /// Default: all.
+    fn read_scope(&self, _session: &SessionContext) -> Arc<dyn ReadScope> {
         Arc::new(AdmitAll)
     }
 }

@@ -57,7 +57,7 @@ pub use policy_gate::PolicyGate;
 pub use progress::{EventObserver, ProgressObserver};
 pub use provenance::Producers;
 pub use session::{ForeignLogs, Resumed, Session};
-pub use session_context::{SessionContext, SessionOptions};
+pub use session_context::{ChildOptions, Narrowing, SessionContext, SessionOptions};
 pub use stored_arguments::ARGUMENTS_INLINE_LIMIT;
 pub use tackle_protocol::Posture;
 // What a front end needs to open and resume sessions whose logs are tagged as the user's.

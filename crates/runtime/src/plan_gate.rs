@@ -60,8 +60,8 @@ impl GateHook for PlanGate {
         self.inner.session_grantable(key)
     }
 
-    fn read_scope(&self) -> Arc<dyn ReadScope> {
-        self.inner.read_scope()
+    fn read_scope(&self, session: &SessionContext) -> Arc<dyn ReadScope> {
+        self.inner.read_scope(session)
     }
 }
 

@@ -9,26 +9,48 @@
 //! lost. Rejected: denying every artifact read while some log is damaged, which would stop all
 //! paging of retained output for a fault in one unrelated session.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use tackle_gate::{Decision, Policy, Request};
+use tackle_gate::{Decision, Effect, Pattern, Policy, Request, Rule, RuleSource};
 use tackle_tool::ReadScope;
 
 use crate::gate::{ArtifactRead, GateHook, GateRequest, GateVerdict, ProducedBy};
-use crate::session_context::SessionContext;
+use crate::session_context::{Narrowing, SessionContext};
 
 /// Evaluates every call against a compiled policy and the grants of the call's session; "for
 /// this session" approvals are kept by that session ([`SessionContext::grant`]), as exact keys:
 /// a server's clients each have their own, and the gate holds no per-session state.
 pub struct PolicyGate {
     policy: Arc<Policy>,
+    /// The policy plus a session's added rules, compiled once per distinct list.
+    narrowed: Mutex<HashMap<Vec<Narrowing>, Arc<Policy>>>,
 }
 
 impl PolicyGate {
     pub fn new(policy: Policy) -> Self {
         Self {
             policy: Arc::new(policy),
+            narrowed: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The policy `session` is answered by: the gate's, with the session's added deny and ask
+    /// rules after its own. Rules that do not compile (a session opened with a pattern the
+    /// gate refuses) leave a policy that denies every key, so a broken narrowing never
+    /// becomes a wider one.
+    fn policy_for(&self, session: &SessionContext) -> Arc<Policy> {
+        let narrowing = session.narrowing();
+        if narrowing.is_empty() {
+            return self.policy.clone();
+        }
+        let mut cache = self.narrowed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(policy) = cache.get(narrowing) {
+            return policy.clone();
+        }
+        let policy = Arc::new(narrowed(&self.policy, narrowing));
+        cache.insert(narrowing.to_vec(), policy.clone());
+        policy
     }
 
     pub fn policy(&self) -> &Policy {
@@ -43,9 +65,10 @@ impl GateHook for PolicyGate {
             keys: &request.keys,
             mutating: !request.read_only,
         };
+        let policy = self.policy_for(request.session);
         let decision = request
             .session
-            .with_grants(|granted| self.policy.evaluate(&req, granted));
+            .with_grants(|granted| policy.evaluate(&req, granted));
         let mut asks = match &decision {
             Decision::Allow { .. } => Vec::new(),
             Decision::Ask { keys } => vec![(
@@ -61,7 +84,7 @@ impl GateHook for PolicyGate {
             }
         };
         for read in request.artifacts {
-            match self.sources(request, read) {
+            match self.sources(&policy, request, read) {
                 GateVerdict::Allow => {}
                 GateVerdict::Ask { keys, message } => asks.push((keys, message)),
                 deny @ GateVerdict::Deny { .. } => return deny,
@@ -84,8 +107,8 @@ impl GateHook for PolicyGate {
         !self.policy.is_protected(key)
     }
 
-    fn read_scope(&self) -> Arc<dyn ReadScope> {
-        Arc::new(WalkedReads(self.policy.clone()))
+    fn read_scope(&self, session: &SessionContext) -> Arc<dyn ReadScope> {
+        Arc::new(WalkedReads(self.policy_for(session)))
     }
 
     fn grant_session(&self, session: &SessionContext, keys: &[String]) {
@@ -96,9 +119,61 @@ impl GateHook for PolicyGate {
     }
 }
 
+/// `base` with `narrowing` added after its rules; a policy denying everything if they do not
+/// compile.
+fn narrowed(base: &Policy, narrowing: &[Narrowing]) -> Policy {
+    let mut rules = base.rules().to_vec();
+    let source = RuleSource::Flag {
+        flag: "the subagent's type".to_owned(),
+    };
+    for rule in narrowing {
+        let effect = match rule {
+            Narrowing::Deny(_) => Effect::Deny,
+            Narrowing::Ask(_) => Effect::Ask,
+        };
+        match Pattern::parse(rule.pattern()) {
+            Ok(pattern) => rules.push(Rule::new(effect, pattern, source.clone())),
+            Err(_) => return deny_all(base),
+        }
+    }
+    Policy::new(
+        rules,
+        base.mode(),
+        base.path_scope().clone(),
+        base.url_scope().clone(),
+    )
+    .unwrap_or_else(|_| deny_all(base))
+}
+
+/// `base` with one more rule, `deny *`.
+fn deny_all(base: &Policy) -> Policy {
+    let mut rules = base.rules().to_vec();
+    if let Ok(all) = Pattern::parse("*") {
+        rules.push(Rule::new(
+            Effect::Deny,
+            all,
+            RuleSource::Flag {
+                flag: "a subagent rule that did not compile".to_owned(),
+            },
+        ));
+    }
+    Policy::new(
+        rules,
+        base.mode(),
+        base.path_scope().clone(),
+        base.url_scope().clone(),
+    )
+    .unwrap_or_else(|_| base.clone())
+}
+
 impl PolicyGate {
     /// Today's policy on what produced an artifact the call reads.
-    fn sources(&self, request: &GateRequest<'_>, read: &ArtifactRead) -> GateVerdict {
+    fn sources(
+        &self,
+        policy: &Policy,
+        request: &GateRequest<'_>,
+        read: &ArtifactRead,
+    ) -> GateVerdict {
         let artifact = format!("artifact sha256:{}", read.digest);
         let keys = match &read.produced_by {
             ProducedBy::Reads(keys) => keys,
@@ -131,7 +206,7 @@ impl PolicyGate {
         };
         let decision = request
             .session
-            .with_grants(|granted| self.policy.evaluate(&req, granted));
+            .with_grants(|granted| policy.evaluate(&req, granted));
         match &decision {
             Decision::Allow { .. } => GateVerdict::Allow,
             Decision::Ask { keys } => GateVerdict::Ask {

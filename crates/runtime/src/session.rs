@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 use crate::clock::now_ms;
 use crate::error::RuntimeError;
 use crate::recorder::Recorder;
-use crate::session_context::{SessionContext, SessionOptions};
+use crate::session_context::{ChildOptions, Narrowing, SessionContext, SessionOptions};
 use crate::tool_filter::ToolFilter;
 use tackle_tool::time::compact_utc;
 
@@ -108,11 +108,29 @@ impl Session {
         agent: Option<String>,
         tools: ToolFilter,
     ) -> Result<Self, RuntimeError> {
+        self.open_subagent(ChildOptions {
+            agent,
+            tools,
+            ..ChildOptions::default()
+        })
+    }
+
+    /// [`Session::open_child`] with a handle and rules of its own, added to this session's
+    /// (so a grandchild keeps every narrowing of the sessions above it).
+    pub fn open_subagent(&self, child: ChildOptions) -> Result<Self, RuntimeError> {
+        let mut narrowing = self.context.narrowing().to_vec();
+        for rule in child.narrowing {
+            if !narrowing.contains(&rule) {
+                narrowing.push(rule);
+            }
+        }
         let options = SessionOptions {
             parent: Some(self.id().clone()),
-            agent,
+            agent: child.agent,
             posture: self.context.posture(),
-            tools: tools.within(self.context.tools()),
+            tools: child.tools.within(self.context.tools()),
+            handle: child.handle,
+            narrowing,
         };
         Self::start(
             self.root.clone(),
@@ -144,6 +162,12 @@ impl Session {
                 parent: context.parent().cloned(),
                 agent: context.agent().map(str::to_owned),
                 tools: context.tools().recorded(),
+                handle: context.handle().map(str::to_owned),
+                narrowing: context
+                    .narrowing()
+                    .iter()
+                    .map(Narrowing::recorded)
+                    .collect(),
             }),
             Durability::Synced,
         )?;
@@ -333,6 +357,8 @@ fn recorded_options(path: &Path, id: &str) -> Result<SessionOptions, RuntimeErro
             agent: started.agent,
             posture: started.posture,
             tools: ToolFilter::from_recorded(started.tools),
+            handle: started.handle,
+            narrowing: recorded_narrowing(id, &started.narrowing)?,
         }),
         Ok(_) => Ok(SessionOptions::default()),
         Err(e) => Err(RuntimeError::SessionStarted {
@@ -340,6 +366,20 @@ fn recorded_options(path: &Path, id: &str) -> Result<SessionOptions, RuntimeErro
             reason: e.to_string(),
         }),
     }
+}
+
+/// The rules a `session_started` recorded; one that does not read back is an error rather
+/// than a rule quietly lost, since losing it would widen the session.
+fn recorded_narrowing(id: &str, recorded: &[String]) -> Result<Vec<Narrowing>, RuntimeError> {
+    recorded
+        .iter()
+        .map(|text| {
+            Narrowing::from_recorded(text).ok_or_else(|| RuntimeError::SessionStarted {
+                id: id.to_owned(),
+                reason: format!("the recorded rule `{text}` is neither `deny …` nor `ask …`"),
+            })
+        })
+        .collect()
 }
 
 /// The log syncs the artifacts of read-only calls before itself, so a durable event never

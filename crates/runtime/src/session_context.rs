@@ -25,6 +25,55 @@ pub struct SessionOptions {
     pub agent: Option<String>,
     pub posture: Posture,
     pub tools: ToolFilter,
+    /// A subagent's handle in its tree (`explore_1a2b3c4d`), shown with its approvals.
+    pub handle: Option<String>,
+    /// Rules added to the gate's policy for this session only.
+    pub narrowing: Vec<Narrowing>,
+}
+
+/// A rule a session adds to the gate's policy. Only deny and ask exist: with the policy's
+/// deny > ask > allow, an added rule can make a session's answers stricter, never looser.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Narrowing {
+    Deny(String),
+    Ask(String),
+}
+
+impl Narrowing {
+    /// `deny <pattern>` or `ask <pattern>`, as `session_started` records it.
+    pub fn recorded(&self) -> String {
+        match self {
+            Narrowing::Deny(p) => format!("deny {p}"),
+            Narrowing::Ask(p) => format!("ask {p}"),
+        }
+    }
+
+    /// The rule a `session_started` recorded; anything else is `None`.
+    pub fn from_recorded(text: &str) -> Option<Self> {
+        let (effect, pattern) = text.split_once(' ')?;
+        match effect {
+            "deny" => Some(Narrowing::Deny(pattern.to_owned())),
+            "ask" => Some(Narrowing::Ask(pattern.to_owned())),
+            _ => None,
+        }
+    }
+
+    pub fn pattern(&self) -> &str {
+        match self {
+            Narrowing::Deny(p) | Narrowing::Ask(p) => p,
+        }
+    }
+}
+
+/// What a parent gives the child it opens ([`crate::Session::open_subagent`]).
+#[derive(Clone, Debug, Default)]
+pub struct ChildOptions {
+    pub agent: Option<String>,
+    /// Narrowed further by the parent's own filter.
+    pub tools: ToolFilter,
+    pub handle: Option<String>,
+    /// Added to the parent's rules.
+    pub narrowing: Vec<Narrowing>,
 }
 
 /// One session's identity, posture, tool filter and grants. Shared by the clones of a
@@ -36,6 +85,8 @@ pub struct SessionContext {
     agent: Option<String>,
     posture: Posture,
     tools: ToolFilter,
+    handle: Option<String>,
+    narrowing: Vec<Narrowing>,
     grants: Mutex<Grants>,
 }
 
@@ -47,6 +98,8 @@ impl SessionContext {
             agent,
             posture,
             tools,
+            handle,
+            narrowing,
         } = options;
         Self {
             id,
@@ -54,6 +107,8 @@ impl SessionContext {
             agent,
             posture,
             tools,
+            handle,
+            narrowing,
             grants: Mutex::new(Grants::new()),
         }
     }
@@ -76,6 +131,16 @@ impl SessionContext {
 
     pub fn tools(&self) -> &ToolFilter {
         &self.tools
+    }
+
+    /// The subagent's handle, for a child session.
+    pub fn handle(&self) -> Option<&str> {
+        self.handle.as_deref()
+    }
+
+    /// The rules this session adds to the gate's policy (its ancestors' included).
+    pub fn narrowing(&self) -> &[Narrowing] {
+        &self.narrowing
     }
 
     /// Whether the session may see and call `tool`.

@@ -16,8 +16,8 @@ use tackle_gate::{Mode, PathScope, Policy, UrlScope};
 use tackle_protocol::{CallStatus, ErrorCode, SessionId, ToolResult};
 use tackle_runtime::{
     AllowAll, Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Catalog,
-    ForeignLogs, GateHook, LogKey, LogOrigin, PLAN_REQUIRED_RULE, PlanGate, PolicyGate, Posture,
-    Runtime, RuntimeConfig, Session, SessionOptions, ToolFilter,
+    ChildOptions, ForeignLogs, GateHook, LogKey, LogOrigin, Narrowing, PLAN_REQUIRED_RULE,
+    PlanGate, PolicyGate, Posture, Runtime, RuntimeConfig, Session, SessionOptions, ToolFilter,
 };
 use tackle_tool::{DynTool, PlanRecords};
 use tackle_tools::{ReadFile, Todo, WriteFile};
@@ -101,6 +101,63 @@ fn first_event(session: &Session) -> Value {
 
 fn write(path: &str) -> Value {
     json!({ "path": path, "content": "x\n" })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_rules_narrow_its_parents_policy_and_never_widen_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "n\n").unwrap();
+    std::fs::create_dir(dir.path().join("secrets")).unwrap();
+    std::fs::write(dir.path().join("secrets/key.txt"), "k\n").unwrap();
+    // The parent runs in yolo: every ask it meets is allowed.
+    let policy = Policy::new(
+        vec![tackle_gate::Rule::new(
+            tackle_gate::Effect::Deny,
+            tackle_gate::Pattern::parse("write:locked.txt").unwrap(),
+            tackle_gate::RuleSource::BuiltIn,
+        )],
+        Mode::Yolo,
+        PathScope::default(),
+        UrlScope::default(),
+    )
+    .unwrap();
+    let rt = runtime(
+        vec![Arc::new(WriteFile), Arc::new(ReadFile::new())],
+        Arc::new(PolicyGate::new(policy)),
+    );
+    let parent = Session::open(dir.path()).unwrap();
+    let child = parent
+        .open_subagent(ChildOptions {
+            handle: Some("explore_00000000".into()),
+            narrowing: vec![
+                Narrowing::Deny("read:secrets/**".into()),
+                Narrowing::Deny("write:*".into()),
+            ],
+            ..ChildOptions::default()
+        })
+        .unwrap();
+    let read = |p: &str| json!({ "path": p });
+    // The parent reads and writes what its policy allows.
+    let r = one(&rt, &parent, "p1", "read_file", read("secrets/key.txt")).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", text(&r));
+    let r = one(&rt, &parent, "p2", "write_file", write("a.txt")).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", text(&r));
+    // The child is denied what its type's rules deny, and keeps the rest of the parent's.
+    let r = one(&rt, &child, "c1", "read_file", read("secrets/key.txt")).await;
+    assert_eq!(r.code, Some(ErrorCode::PERMISSION_DENIED), "{}", text(&r));
+    assert!(text(&r).contains("subagent"), "{}", text(&r));
+    let r = one(&rt, &child, "c2", "write_file", write("b.txt")).await;
+    assert_eq!(r.code, Some(ErrorCode::PERMISSION_DENIED), "{}", text(&r));
+    let r = one(&rt, &child, "c3", "read_file", read("notes.txt")).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", text(&r));
+    // A grandchild with no rules of its own still has its parent's.
+    let grandchild = child.open_subagent(ChildOptions::default()).unwrap();
+    let r = one(&rt, &grandchild, "g1", "read_file", read("secrets/key.txt")).await;
+    assert_eq!(r.code, Some(ErrorCode::PERMISSION_DENIED), "{}", text(&r));
+    // What the parent's policy denies, no child is allowed.
+    let free = parent.open_subagent(ChildOptions::default()).unwrap();
+    let r = one(&rt, &free, "f1", "write_file", write("locked.txt")).await;
+    assert_eq!(r.code, Some(ErrorCode::PERMISSION_DENIED), "{}", text(&r));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,6 +314,11 @@ fn posture_parent_and_agent_round_trip_through_session_started() {
         agent: Some("reviewer".into()),
         posture: Posture::Sealed,
         tools: ToolFilter::only(["grep", "read_file"]),
+        handle: Some("reviewer_0a1b2c3d".into()),
+        narrowing: vec![
+            Narrowing::Deny("read:secrets/**".into()),
+            Narrowing::Ask("tool.bash.cmd:git push *".into()),
+        ],
     };
     let key = LogKey::from_bytes(&[9; 32]);
     let opened = Session::open_sealed(dir.path(), options.clone(), &key).unwrap();
@@ -267,6 +329,27 @@ fn posture_parent_and_agent_round_trip_through_session_started() {
     assert_eq!(context.parent(), options.parent.as_ref());
     assert_eq!(context.agent(), Some("reviewer"));
     assert_eq!(context.tools(), &options.tools);
+    assert_eq!(context.handle(), Some("reviewer_0a1b2c3d"));
+    assert_eq!(context.narrowing(), options.narrowing.as_slice());
+    // A child keeps its parent's rules and adds its own once.
+    let child = resumed
+        .open_subagent(ChildOptions {
+            handle: Some("explore_00000000".into()),
+            narrowing: vec![
+                Narrowing::Deny("read:secrets/**".into()),
+                Narrowing::Deny("write:*".into()),
+            ],
+            ..ChildOptions::default()
+        })
+        .unwrap();
+    assert_eq!(
+        child.context().narrowing(),
+        [
+            Narrowing::Deny("read:secrets/**".into()),
+            Narrowing::Ask("tool.bash.cmd:git push *".into()),
+            Narrowing::Deny("write:*".into()),
+        ]
+    );
     // A top-level session resumes standard, with no parent, offered everything.
     let plain = Session::open_sealed(dir.path(), SessionOptions::default(), &key).unwrap();
     let plain = resume(dir.path(), &plain.id().0, &key);

@@ -231,6 +231,7 @@ mod tests {
         let (session, call_id) = (SessionId("s".into()), CallId("c".into()));
         let request = ApprovalRequest {
             session: &session,
+            handle: None,
             call_id: &call_id,
             tool: "edit_file",
             read_only: false,

@@ -59,6 +59,7 @@ mod tests {
         let keys = vec!["write:notes.txt".to_owned()];
         let request = ApprovalRequest {
             session: &session,
+            handle: None,
             call_id: &call,
             tool: "edit_file",
             read_only,
