@@ -65,6 +65,14 @@ pub enum AgentEvent {
         through: usize,
         task_done: Option<String>,
     },
+    /// A subagent of the tree started (`status` running) or ended; `usage` is its tokens.
+    Subagent {
+        handle: String,
+        session: String,
+        agent_type: String,
+        status: String,
+        usage: Usage,
+    },
     /// The window the loop plans requests for, and the catalog form sent with it: at the start
     /// of a run, and again when a server's overflow answer names a smaller window.
     Window {

@@ -26,6 +26,7 @@ use crate::bounds::{self, Bounds, Spent};
 use crate::checkpoint::Why;
 use crate::context::{self, Calibration};
 use crate::conversation::{Conversation, add_usage};
+use crate::delegate::Tree;
 use crate::error::AgentError;
 use crate::events::{AgentEvent, Observer};
 use crate::model::ModelSetup;
@@ -57,6 +58,10 @@ pub struct AgentSetup {
     /// writes between turns.
     pub boundaries: Arc<TaskBoundaries>,
     pub watchdog: WatchdogSettings,
+    /// The delegation tree this session belongs to, when the catalog offers delegation: its
+    /// children's completion notices join the conversation at safe boundaries, and a run
+    /// does not finish while a child of it runs.
+    pub delegation: Option<Arc<Tree>>,
 }
 
 /// How a run ended, and the model's last words.
@@ -121,7 +126,7 @@ impl Agent {
     }
 
     fn with(
-        setup: AgentSetup,
+        mut setup: AgentSetup,
         conversation: Conversation,
         interrupted: Option<ToolBatchFinished>,
         recorded: Option<Watchdog>,
@@ -131,6 +136,17 @@ impl Agent {
         if let Some(recorded) = &recorded {
             watchdog.resume_from(recorded);
         }
+        if let Some(tree) = &setup.delegation
+            && setup
+                .runtime
+                .offered(&setup.session)
+                .iter()
+                .any(|t| t.name == crate::delegate::tools::DELEGATE)
+            && let Some(section) = crate::delegate::prompt::instructions(tree, setup.session.id())
+        {
+            setup.system.full = format!("{}\n\n{section}", setup.system.full);
+            setup.system.short = format!("{}\n\n{section}", setup.system.short);
+        }
         let window = Window::of(&setup.model);
         let descriptions = setup.descriptions.form_for(window.context);
         Self {
@@ -138,7 +154,7 @@ impl Agent {
             watchdog_cut: false,
             window,
             descriptions,
-            tools: setup.runtime.catalog().specs_in(descriptions),
+            tools: offered_specs(&setup.runtime, &setup.session, descriptions),
             record: Record::new(setup.session.clone()),
             instructions: Instructions::new(
                 &setup.session.root,
@@ -177,6 +193,10 @@ impl Agent {
         };
         if !self.watchdog_cut {
             self.watchdog.run_ended_uncut();
+        }
+        if let Some(tree) = &self.setup.delegation {
+            // A run that ends leaves no child of it running (a finished run waited for them).
+            tree.cancel_children(self.setup.session.id()).await;
         }
         let mut reason = ended.reason;
         let recorded = self
@@ -253,12 +273,27 @@ impl Agent {
             while let Ok(text) = self.steer_rx.try_recv() {
                 self.user_input(&text).await?;
             }
+            self.child_notices().await?;
             if self
                 .conversation
                 .messages
                 .last()
                 .is_some_and(|m| m.role == tackle_protocol::Role::Assistant)
             {
+                if self.children_running() {
+                    // The model ended its turn with children still at work: their ends are
+                    // its next input, so wait for one instead of finishing.
+                    let tree = self.setup.delegation.clone();
+                    if let Some(tree) = tree
+                        && !tree.wait_for_change(self.setup.session.id(), cancel).await
+                    {
+                        return Ok(Ended::new(
+                            RunOutcome::Cancelled,
+                            "cancelled while waiting for subagents",
+                        ));
+                    }
+                    continue;
+                }
                 return Ok(Ended::new(
                     RunOutcome::Finished,
                     "the model had ended its turn; give a new task to go on",
@@ -420,6 +455,11 @@ impl Agent {
             });
             if model_turn.message.tool_calls().next().is_none() {
                 match ended_by(&model_turn.stop_reason) {
+                    Some(ended)
+                        if ended.outcome == RunOutcome::Finished && self.children_running() =>
+                    {
+                        continue;
+                    }
                     Some(ended) => return Ok(ended),
                     None => continue,
                 }
@@ -459,6 +499,25 @@ impl Agent {
         }
     }
 
+    /// Whether a child of this session is running, or ended with its notice not yet shown.
+    fn children_running(&self) -> bool {
+        self.setup
+            .delegation
+            .as_ref()
+            .is_some_and(|t| t.awaits(self.setup.session.id()))
+    }
+
+    /// The completion notices of this session's children, as input at this boundary.
+    async fn child_notices(&mut self) -> Result<(), AgentError> {
+        let Some(tree) = self.setup.delegation.clone() else {
+            return Ok(());
+        };
+        for notice in tree.take_notices(self.setup.session.id()) {
+            self.user_input(&notice).await?;
+        }
+        Ok(())
+    }
+
     fn request(&self, system: String, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
         let mut request =
             TurnRequest::new(self.setup.model.model.clone(), messages, self.window.output);
@@ -482,7 +541,7 @@ impl Agent {
         let descriptions = self.setup.descriptions.form_for(self.window.context);
         if descriptions != self.descriptions {
             self.descriptions = descriptions;
-            self.tools = self.setup.runtime.catalog().specs_in(descriptions);
+            self.tools = offered_specs(&self.setup.runtime, &self.setup.session, descriptions);
         }
         self.announce_window();
     }
@@ -546,4 +605,20 @@ impl Agent {
     async fn append(&self, event: Event) -> Result<u64, AgentError> {
         self.record.append(event).await
     }
+}
+
+/// The catalog in `descriptions`' form, as far as `session` is offered it (a subagent sees
+/// only its type's tools).
+fn offered_specs(
+    runtime: &Runtime,
+    session: &Session,
+    descriptions: Descriptions,
+) -> Vec<ToolSpec> {
+    let context = session.context();
+    runtime
+        .catalog()
+        .specs_in(descriptions)
+        .into_iter()
+        .filter(|spec| context.offers(&spec.name))
+        .collect()
 }

@@ -342,6 +342,7 @@ impl World {
             boundaries: self.boundaries.clone(),
             watchdog: self.watchdog,
             descriptions: self.descriptions,
+            delegation: None,
         }
     }
 

@@ -75,6 +75,7 @@ pub fn agent(
         boundaries,
         watchdog: config.agent_loop.watchdog,
         descriptions: config.agent_loop.descriptions,
+        delegation: None,
     };
     if resume {
         Agent::resume(setup).context("resuming the session")

@@ -222,6 +222,7 @@ pub fn run(
         boundaries,
         watchdog: config.agent_loop.watchdog,
         descriptions: config.agent_loop.descriptions,
+        delegation: None,
     };
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()
