@@ -159,7 +159,16 @@ mod tests {
             assert!(valid_name(good), "{good}");
         }
         let long = "a".repeat(MAX_NAME_BYTES + 1);
-        for bad in ["", "../x", "Explore", "_x", "a/b", "a b", "é", long.as_str()] {
+        for bad in [
+            "",
+            "../x",
+            "Explore",
+            "_x",
+            "a/b",
+            "a b",
+            "é",
+            long.as_str(),
+        ] {
             assert!(!valid_name(bad), "{bad}");
         }
     }
