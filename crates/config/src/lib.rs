@@ -6,6 +6,8 @@
 //! with the consent it can offer, and builds its runtime from [`host::catalog`] and
 //! [`host::gate`].
 
+pub mod agent_types;
+pub mod delegation_settings;
 pub mod error;
 pub mod host;
 pub mod load;
