@@ -60,38 +60,7 @@ impl Scanned {
             parse_all(user_sources, Origin::User, &mut report),
             &mut report,
         );
-        let mut project = Vec::new();
-        if let Some(root) = root {
-            let dirs: &[&str] = if files::project_dirs_are_one(root) {
-                &PROJECT_DIRS[1..]
-            } else {
-                &PROJECT_DIRS
-            };
-            for dir in dirs {
-                let sources = files::read_project(root, dir, &mut report);
-                for p in one_a_name(
-                    parse_all(sources, Origin::Project, &mut report),
-                    &mut report,
-                ) {
-                    if let Some(i) = project
-                        .iter()
-                        .position(|q: &Parsed| q.draft.ty.name == p.draft.ty.name)
-                    {
-                        let replaced = project.remove(i);
-                        report.note(
-                            &replaced.path,
-                            None,
-                            format!(
-                                "is not used: {} defines `{}` too, and wins",
-                                p.path.display(),
-                                p.draft.ty.name
-                            ),
-                        );
-                    }
-                    project.push(p);
-                }
-            }
-        }
+        let project = root.map_or_else(Vec::new, |root| project_types(root, &mut report));
         Scanned {
             user,
             project,
@@ -203,6 +172,36 @@ impl Scanned {
             project_files,
         }
     }
+}
+
+/// The project's types, one a name: `.agents/agents/` over `.claude/agents/`, the file that
+/// loses noted. `.claude/agents` linked to `.agents/agents` is one directory, read once.
+fn project_types(root: &Root, report: &mut Report) -> Vec<Parsed> {
+    let dirs = if files::project_dirs_are_one(root) {
+        &PROJECT_DIRS[1..]
+    } else {
+        &PROJECT_DIRS[..]
+    };
+    let mut project: Vec<Parsed> = Vec::new();
+    for dir in dirs {
+        let sources = files::read_project(root, dir, report);
+        for p in one_a_name(parse_all(sources, Origin::Project, report), report) {
+            if let Some(i) = project
+                .iter()
+                .position(|q| q.draft.ty.name == p.draft.ty.name)
+            {
+                let replaced = project.remove(i);
+                let message = format!(
+                    "is not used: {} defines `{}` too, and wins",
+                    p.path.display(),
+                    p.draft.ty.name
+                );
+                report.note(&replaced.path, None, message);
+            }
+            project.push(p);
+        }
+    }
+    project
 }
 
 /// Each source parsed; a file that does not parse is refused.
