@@ -16,6 +16,7 @@ Examples:
   tackle plan revoke --session ID               archive a session's plan (plan_mode)
   tackle goal set \"<objective>\"                  set the goal the model works toward
   tackle models                                 the model catalog, providers, and where each came from
+  tackle agents                                 the agent types a model may delegate to, and their files
   tackle trust                                  trust this folder's .agents/ config (shows what it widens)
   tackle mcp list                               MCP servers tackle connects to, and their state
   tackle mcp add fs -- npx -y <server>          add an MCP server (user scope; --scope project)
@@ -204,6 +205,17 @@ pub enum Command {
         #[arg(long, value_name = "PROVIDER[:MODEL]", num_args = 0..=1, default_missing_value = "")]
         probe: Option<String>,
     },
+    /// List the agent types a model may delegate work to: the built-ins, yours
+    /// ($XDG_CONFIG_HOME/tackle/agents/*.md) and the project's (.claude/agents/*.md,
+    /// .agents/agents/*.md), each with where it came from, its tools, model, turn bound and
+    /// the rules it adds; then what was noted in those files. Files that were refused are
+    /// named on stderr, with the fix, and the exit status is 1.
+    #[command(after_help = AGENTS_AFTER_HELP)]
+    Agents {
+        /// Print one JSON document: types, notes, refused.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {
         #[arg(long)]
@@ -377,6 +389,33 @@ pub enum PlanCommand {
         json: bool,
     },
 }
+const AGENTS_AFTER_HELP: &str = "\
+An agent type is a Markdown file: YAML fields between --- lines, then the child's prompt.
+  ---
+  name: code-reviewer            # lowercase letters, digits, - and _
+  description: Reviews a change for bugs and style; use after code is written.
+  tools: read_file, grep, glob   # or a list; Claude Code's names (Read, Grep) work too;
+                                 # none: all of the parent's
+  disallowedTools: [bash]
+  model: inherit                 # or provider:model from `tackle models`
+  maxTurns: 10
+  permissions:                   # rules added to the parent's (gate patterns)
+    ask: [\"write:**\"]
+    deny: [\"read:.env\"]
+  ---
+  You review the change you are given and report problems by file and line.
+
+Where they live, later winning by name: the built-ins (explore, general), then
+$XDG_CONFIG_HOME/tackle/agents/ (else ~/.config/tackle/agents/), then the project's
+.claude/agents/, then .agents/agents/. Until the folder is trusted (tackle trust), a project's
+type may only narrow: its model is ignored, its allow rules are dropped, and it does not
+replace a built-in or user type of the same name.
+
+Examples:
+  tackle agents                     the types, their files, notes; refusals on stderr
+  tackle agents --json              one document: types, notes, refused
+  tackle agents 2>/dev/null || echo \"an agent type file was refused\"";
+
 const MODELS_AFTER_HELP: &str = "\
 Model ids are provider:model: the provider's name (built-in: anthropic, openai, gemini, vertex,
 bedrock, cohere, azure; or a [providers.<name>] table), then the model as that provider names it.

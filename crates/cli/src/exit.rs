@@ -12,6 +12,9 @@ pub const USAGE: u8 = 2;
 /// tackle itself could not work: no project root, unreadable config, store or event log failure.
 pub const ENGINE: u8 = 3;
 
+/// `tackle agents`: an agent type file was refused (named on stderr).
+pub const REFUSED_FILES: u8 = 1;
+
 /// `tackle run`: the run ended on an error (the same code as a tool error of `tackle call`).
 pub const RUN_ERROR: u8 = 1;
 /// `tackle run`: a bound (turns, tokens, cost, wall clock) ended the run.

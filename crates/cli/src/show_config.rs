@@ -52,6 +52,10 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
                 "mode": sourced_json(&s.watchdog_mode),
                 "repeat_limit": sourced_json(&s.watchdog_repeat_limit),
             },
+            "delegation": {
+                "max_depth": sourced_json(&s.delegation_max_depth),
+                "max_running": sourced_json(&s.delegation_max_running),
+            },
             "rules": s.rules.iter().map(|(e, r)| json!({
                 "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
             })).collect::<Vec<_>>(),
@@ -148,6 +152,18 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         "watchdog.repeat_limit",
         &s.watchdog_repeat_limit.value.to_string(),
         &s.watchdog_repeat_limit.origin,
+    );
+    row(
+        &mut text,
+        "delegation.max_depth",
+        &s.delegation_max_depth.value.to_string(),
+        &s.delegation_max_depth.origin,
+    );
+    row(
+        &mut text,
+        "delegation.max_running",
+        &s.delegation_max_running.value.to_string(),
+        &s.delegation_max_running.origin,
     );
     if s.rules.is_empty() {
         text.push_str("rules                  (none; each key falls to its tool's default)\n");

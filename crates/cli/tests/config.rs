@@ -181,3 +181,36 @@ fn descriptions_never_name_a_built_in_that_is_not_registered() {
         }
     }
 }
+
+/// `[delegation]`: each limit with its origin; untrusted, a project may lower one, not raise it.
+#[test]
+fn delegation_limits_name_their_origin_and_a_project_only_lowers_them() {
+    let p = Project::new();
+    p.config("[delegation]\nmax_depth = 1\nmax_running = 9\n");
+    let out = p.tackle(["config", "--json"]).run();
+    out.success();
+    let v = out.json();
+    let project_file = p.join(".agents/config.toml").display().to_string();
+    assert_eq!(v["delegation"]["max_depth"]["value"], 1, "{v:#}");
+    assert_eq!(
+        v["delegation"]["max_depth"]["from"],
+        format!("{project_file}:2")
+    );
+    assert_eq!(v["delegation"]["max_running"]["value"], 4, "{v:#}");
+    assert_eq!(v["delegation"]["max_running"]["from"], "built-in default");
+    assert_eq!(
+        v["trust"]["ignored"][0]["key"], "delegation.max_running",
+        "{v:#}"
+    );
+    p.trust();
+    let text = p.tackle(["config"]).run();
+    text.success()
+        .stdout_contains("delegation.max_running 9")
+        .stdout_contains(&format!("# {project_file}:3"));
+    p.config("[delegation]\nmax_running = 0\n");
+    p.tackle(["config"])
+        .run()
+        .code(3)
+        .stderr_contains("[delegation] max_running = 0")
+        .stderr_contains("set at least 1");
+}

@@ -172,6 +172,23 @@ const TARGETS: &[Target] = &[
         refusal: Refusal::Fails,
     },
     Target {
+        // Refused alone: `tackle agents` names it and exits 1; the other types still load.
+        name: "project agent type",
+        place: Place::Project(".agents/agents/x.md"),
+        kind: Some(OwnFile::AGENT_TYPE),
+        valid: |_| b"---\nname: x\ndescription: d\n---\n".to_vec(),
+        command: |p, _| p.tackle(["agents"]),
+        refusal: Refusal::Fails,
+    },
+    Target {
+        name: "user agent type",
+        place: Place::User("agents/x.md"),
+        kind: Some(OwnFile::AGENT_TYPE),
+        valid: |_| b"---\nname: x\ndescription: d\n---\n".to_vec(),
+        command: |p, _| p.tackle(["agents"]),
+        refusal: Refusal::Fails,
+    },
+    Target {
         // Read by the plan gate through `Root::read_capped` (the same confined, capped,
         // non-blocking open): a file that is not a readable plan is no one's plan.
         name: "plan file",

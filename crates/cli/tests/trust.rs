@@ -635,3 +635,43 @@ fn the_notice_shows_no_control_characters() {
     );
     out.stderr_contains("read:x\\x1b]0;title\\x07");
 }
+
+/// `tackle trust` lists the project's agent type files and what trust changes in each: a model
+/// used instead of ignored, allow rules applied, the user's type of the same name replaced.
+#[test]
+fn trust_lists_the_agent_type_files_and_what_it_changes_in_each() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.xdg().join("tackle/agents")).unwrap();
+    std::fs::write(
+        p.xdg().join("tackle/agents/docs.md"),
+        "---\nname: docs\ndescription: Mine.\n---\n",
+    )
+    .unwrap();
+    p.write(
+        ".agents/agents/docs.md",
+        "---\nname: docs\ndescription: Theirs.\nmodel: anthropic:claude-sonnet-4-5\npermissions:\n  allow: [\"write:docs/**\"]\n---\n",
+    );
+    p.write(
+        ".claude/agents/narrow.md",
+        "---\nname: narrow\ndescription: Reads.\ntools: Read\n---\n",
+    );
+    let out = p.tackle(["trust"]).run();
+    out.success()
+        .stdout_contains("agent_types.model docs: anthropic:claude-sonnet-4-5 (.agents/agents/docs.md:4)")
+        .stdout_contains("the project's agent type files, and what trusting the folder changes in each:\n")
+        .stdout_contains("  .agents/agents/docs.md (docs): the `docs` type runs anthropic:claude-sonnet-4-5 instead of its parent's model\n")
+        .stdout_contains("  .agents/agents/docs.md (docs): the `docs` type adds the allow rule write:docs/**\n")
+        .stdout_contains("  .agents/agents/docs.md (docs): the project's `docs` type replaces the user type at ")
+        .stdout_contains("  .claude/agents/narrow.md (narrow): nothing; it only narrows\n")
+        .stdout_contains("trusted: 3 setting(s) accepted");
+    let v = p.tackle(["agents", "--json"]).run().json();
+    let docs = v["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "docs")
+        .unwrap()
+        .clone();
+    assert_eq!(docs["description"], "Theirs.", "{v:#}");
+    assert_eq!(docs["model"], "anthropic:claude-sonnet-4-5");
+}

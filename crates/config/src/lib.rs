@@ -1,11 +1,14 @@
 //! Configuration: settings files layered with their provenance, folder trust, the model
-//! catalog the user configured, and the wiring from settings to policy to catalog that every
-//! front end (`tackle call`, `serve`, `run`, `chat`) builds its sessions with.
+//! catalog the user configured, the agent types of the user's and the project's files, and the
+//! wiring from settings to policy to catalog that every front end (`tackle call`, `serve`,
+//! `run`, `chat`) builds its sessions with.
 //!
 //! The binary stays thin: it parses arguments into [`settings::Flags`], calls [`load_with`]
 //! with the consent it can offer, and builds its runtime from [`host::catalog`] and
 //! [`host::gate`].
 
+pub mod agent_types;
+pub mod delegation_settings;
 pub mod error;
 pub mod host;
 pub mod load;

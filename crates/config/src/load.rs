@@ -1,6 +1,10 @@
 //! The validated configuration a command runs with: settings files and flags, layered, checked,
 //! and turned into the runtime's types before any work starts.
 //!
+//! Agent type files are read here too ([`crate::agent_types`]): what the project's would widen
+//! joins the settings' widenings in the trust decision, and a file that cannot be used is a
+//! refusal in [`Config::agent_types`], never a failed load.
+//!
 //! The project layer passes folder trust first ([`crate::trust`]): until the root is trusted
 //! only its narrowing part applies and its MCP servers are not started, though the whole file
 //! is still validated (a typo is an error whether or not it would apply). Every variable the
@@ -65,6 +69,11 @@ pub struct Config {
     pub agent_loop: crate::loop_settings::LoopSettings,
     /// The hub's `sciontool`, when `[tools.sciontool_status] command` finds it.
     pub sciontool: Option<tackle_tools::SciontoolCommand>,
+    /// `[delegation]`, checked.
+    pub delegation: tackle_agent::delegate::Limits,
+    /// The agent types of the built-ins, the user's files and the project's (as far as trust
+    /// lets them apply), with what was noted and refused in those files.
+    pub agent_types: crate::agent_types::AgentTypes,
 }
 
 impl Config {
@@ -171,6 +180,10 @@ pub fn load_with(
         .as_ref()
         .map(|s| s.widenings.clone())
         .unwrap_or_default();
+    // Agent type files never fail the load: a bad one is a refusal `tackle agents` shows.
+    let agent_files =
+        crate::agent_types::Scanned::read(Some(&handle), user_config_dir().as_deref());
+    widenings.extend(agent_files.widenings());
     let mcp_text = mcp_text.unwrap_or_default();
     let mcp_path = root.join(tackle_mcp::client::config::CONFIG_PATH);
     widenings.extend(classify::split_mcp(&mcp, |name| Origin::File {
@@ -229,6 +242,7 @@ pub fn load_with(
     for var in named_secrets {
         config.withhold(&var);
     }
+    config.agent_types = agent_files.resolve(config.trust.applies(), &config.models);
     Ok(config)
 }
 
@@ -282,6 +296,7 @@ fn validate(settings: &Settings) -> crate::Result<()> {
     let _ = search_gate(settings)?;
     let _ = plan_mode(settings)?;
     let _ = crate::loop_settings::loop_settings(settings)?;
+    let _ = crate::delegation_settings::limits(settings)?;
     let _ = crate::wait_settings::wait_settings(settings, RuntimeConfig::DEFAULT_CALL_TIMEOUT)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -372,6 +387,7 @@ fn compile(
     let search_gate = search_gate(&settings)?;
     let plan_mode = plan_mode(&settings)?;
     let agent_loop = crate::loop_settings::loop_settings(&settings)?;
+    let delegation = crate::delegation_settings::limits(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let sciontool = crate::sciontool::command(&settings, root)?;
     let models = crate::models::resolve(&settings)?;
@@ -422,6 +438,9 @@ fn compile(
         wait,
         agent_loop,
         sciontool,
+        delegation,
+        // Set by `load_with` once trust is decided and the model catalog resolved.
+        agent_types: crate::agent_types::AgentTypes::default(),
     })
 }
 

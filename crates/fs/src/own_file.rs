@@ -1,6 +1,6 @@
 //! The one reading path for files tackle reads for itself rather than for a tool call:
 //! settings, MCP configuration, instructions files, the trust store, login tokens, inbox
-//! messages, replay scripts, the window cache.
+//! messages, replay scripts, the window cache, agent type files.
 //!
 //! A repository (or a mistake) can put anything at those names: a symlink to `/dev/zero` (an
 //! endless read), a FIFO (an open or read that never returns), a socket, a directory, a link out
@@ -75,9 +75,12 @@ impl OwnFile {
     /// The windows local servers named (`$XDG_CACHE_HOME/tackle/windows.json`): a few hundred
     /// entries of a few hundred bytes at most.
     pub const WINDOW_CACHE: OwnFile = OwnFile::refusing("window cache", MIB);
+    /// An agent type file (`.agents/agents/*.md`, `.claude/agents/*.md`, the user's
+    /// `agents/*.md`): a frontmatter and a system prompt, which a few KiB hold.
+    pub const AGENT_TYPE: OwnFile = OwnFile::refusing("agent type", 256 * KIB);
 
     /// Every kind, for tables that must cover them all.
-    pub const ALL: [OwnFile; 8] = [
+    pub const ALL: [OwnFile; 9] = [
         OwnFile::SETTINGS,
         OwnFile::MCP_CONFIG,
         OwnFile::TRUST_STORE,
@@ -86,6 +89,7 @@ impl OwnFile {
         OwnFile::INBOX_MESSAGE,
         OwnFile::REPLAY,
         OwnFile::WINDOW_CACHE,
+        OwnFile::AGENT_TYPE,
     ];
 
     const fn refusing(what: &'static str, cap: u64) -> OwnFile {

@@ -13,6 +13,7 @@ use crate::settings::Flags;
 
 use super::prompt::{NeverAsk, visible};
 use super::{TrustState, TrustStore, describe};
+use tackle_config::agent_types::ProjectFile;
 
 /// What `tackle trust` was asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,7 @@ pub fn run(
                 ));
                 text.push_str(&describe(&trust.widenings));
             }
+            text.push_str(&agent_type_files(config.agent_types.project_files()));
             store.record(&trust.root, trust.digests(), super::now())?;
             let secrets: usize = trust.widenings.iter().map(|w| w.secrets.len()).sum();
             text.push_str(&format!(
@@ -85,6 +87,31 @@ pub fn run(
             Ok(exit::OK)
         }
     }
+}
+
+/// The project's agent type files and what trust changes for each: its model used instead of
+/// ignored, its allow rules applied, its replacing a built-in or user type of the same name.
+fn agent_type_files(files: &[ProjectFile]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "the project's agent type files, and what trusting the folder changes in each:\n",
+    );
+    for f in files {
+        let head = format!(
+            "  {} ({})",
+            visible(&f.path.display().to_string()),
+            visible(&f.name)
+        );
+        if f.trust_would.is_empty() {
+            text.push_str(&format!("{head}: nothing; it only narrows\n"));
+        }
+        for change in &f.trust_would {
+            text.push_str(&format!("{head}: {}\n", visible(change)));
+        }
+    }
+    text
 }
 
 fn find_root(root: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {

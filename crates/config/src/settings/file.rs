@@ -54,6 +54,7 @@ pub struct SettingsFile {
     pub checkpoint: Option<CheckpointSection>,
     pub watchdog: Option<WatchdogSection>,
     pub model: Option<ModelSection>,
+    pub delegation: Option<DelegationSection>,
     /// User config only (a project file with it is refused).
     pub providers: Option<ProviderTables>,
     /// User config only (a project file with it is refused).
@@ -184,6 +185,16 @@ pub struct WatchdogSection {
     pub mode: Option<Spanned<String>>,
     /// Identical calls in a row reported to the model (default 3; 0 turns it off).
     pub repeat_limit: Option<Spanned<u32>>,
+}
+
+/// `[delegation]`: how far a tree of delegated children may grow.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelegationSection {
+    /// The deepest a child may be (default 2; 0 turns delegation off).
+    pub max_depth: Option<Spanned<u32>>,
+    /// The most children running at once in one tree (default 4, at least 1).
+    pub max_running: Option<Spanned<u32>>,
 }
 
 /// `[tool_output]`: per-stream preview limits, digests and the media size limit.

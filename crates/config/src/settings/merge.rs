@@ -88,6 +88,10 @@ pub struct Settings {
     pub tool_descriptions: Sourced<String>,
     /// `[watchdog] repeat_limit`.
     pub watchdog_repeat_limit: Sourced<u32>,
+    /// `[delegation] max_depth`.
+    pub delegation_max_depth: Sourced<u32>,
+    /// `[delegation] max_running`.
+    pub delegation_max_running: Sourced<u32>,
     /// `[model] default` (or `--model`), unchecked text: [`crate::models`] resolves it.
     pub model_default: Option<Sourced<String>>,
     /// `[model] small`.
@@ -154,6 +158,14 @@ impl Settings {
                 tackle_agent::watchdog::DEFAULT_REPEAT_LIMIT,
                 Origin::BuiltIn,
             ),
+            delegation_max_depth: Sourced::new(
+                tackle_agent::delegate::Limits::default().max_depth,
+                Origin::BuiltIn,
+            ),
+            delegation_max_running: Sourced::new(
+                tackle_agent::delegate::Limits::default().max_running,
+                Origin::BuiltIn,
+            ),
             model_default: None,
             model_small: None,
             providers: Vec::new(),
@@ -190,6 +202,14 @@ impl Settings {
             }
             if let Some(small) = &m.small {
                 self.model_small = Some(f.sourced(small));
+            }
+        }
+        if let Some(d) = &s.delegation {
+            if let Some(n) = &d.max_depth {
+                self.delegation_max_depth = f.sourced(n);
+            }
+            if let Some(n) = &d.max_running {
+                self.delegation_max_running = f.sourced(n);
             }
         }
         if let Some(m) = s.checkpoint.as_ref().and_then(|c| c.mode.as_ref()) {

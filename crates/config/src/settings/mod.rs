@@ -5,9 +5,9 @@ mod merge;
 mod models_file;
 
 pub use file::{
-    AlertSection, BashSection, CheckpointSection, FetchSection, LoadedFile, Origin,
-    PathScopeSection, PermissionsSection, SafetySection, SciontoolStatusSection, SettingsFile,
-    Sourced, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
+    AlertSection, BashSection, CheckpointSection, DelegationSection, FetchSection, LoadedFile,
+    Origin, PathScopeSection, PermissionsSection, SafetySection, SciontoolStatusSection,
+    SettingsFile, Sourced, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
     WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};

@@ -8,6 +8,7 @@
 //! below) is judged the safe way: a malformed value is kept so that its error surfaces, and a
 //! well-formed value whose reach is unclear widens.
 
+mod delegation_keys;
 mod loop_keys;
 
 use tackle_gate::Mode;
@@ -48,7 +49,8 @@ impl Treatment {
 /// One row of the decision table.
 #[derive(Debug)]
 pub struct KeyRule {
-    /// `section.key` as written in `.agents/config.toml`, or `mcp.servers` for `.agents/mcp.json`.
+    /// `section.key` as written in `.agents/config.toml`, `mcp.servers` for `.agents/mcp.json`,
+    /// or `agent_types.*` for the project's agent type files (`crate::agent_types`).
     pub key: &'static str,
     pub treatment: Treatment,
     /// Why, for the reader of the table and of `tackle trust`.
@@ -206,6 +208,46 @@ pub const KEYS: &[KeyRule] = &[
         "chooses which of the user's providers receives compaction and other side work",
     ),
     row(
+        "delegation.max_depth",
+        Treatment::KeptIfNarrower,
+        "a lower depth is kept (0 turns delegation off); a higher one lets a repository grow a deeper tree of model calls than the user allows",
+    ),
+    row(
+        "delegation.max_running",
+        Treatment::KeptIfNarrower,
+        "fewer children at once is kept; more would run more model calls at once than the user allows",
+    ),
+    row(
+        "agent_types.tools",
+        Treatment::Kept,
+        "a project type's tools only narrow: a child is offered the intersection with its parent's catalog",
+    ),
+    row(
+        "agent_types.permissions.ask",
+        Treatment::Kept,
+        "a project type's ask rules join its parent's policy: they only add questions",
+    ),
+    row(
+        "agent_types.permissions.deny",
+        Treatment::Kept,
+        "a project type's deny rules join its parent's policy: they only take away",
+    ),
+    row(
+        "agent_types.model",
+        Treatment::Ignored,
+        "a project type's model sends the child's conversation (and the code in it) to another of the user's models; untrusted, the child runs its parent's",
+    ),
+    row(
+        "agent_types.permissions.allow",
+        Treatment::Ignored,
+        "an allow rule of a project type is the repository's word that calls may run unasked",
+    ),
+    row(
+        "agent_types.replace",
+        Treatment::Ignored,
+        "a project type named as a built-in or user type would change what the parent's model gets when it asks for that type",
+    ),
+    row(
         "mcp.servers",
         Treatment::IgnoredMovesSecret,
         "a server runs a program of the project's choosing, or connects to a URL, and may be handed credentials (env ${NAME}, headers_env)",
@@ -287,6 +329,7 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         checkpoint: s.checkpoint.as_ref().map(|c| out.checkpoint(c)),
         watchdog: s.watchdog.as_ref().map(|w| out.watchdog(w)),
         model: s.model.as_ref().map(|m| out.model(m)),
+        delegation: s.delegation.as_ref().map(|d| out.delegation(d)),
         // Never applied from a project, trusted or not: `config::load_with` refuses a project
         // file that has them before it is split.
         providers: None,
@@ -863,6 +906,12 @@ mod tests {
         split_file(&lower, &file)
     }
 
+    /// Whether `key` is a key of `.agents/config.toml` (the rest are judged by `split_mcp` and
+    /// `agent_types`, and tested there).
+    fn in_settings_file(key: &str) -> bool {
+        key != "mcp.servers" && !key.starts_with("agent_types.")
+    }
+
     /// One case a row: `key | user config | project config | kept or ignored`. `\n` in the
     /// configs is a line break. Every row of [`KEYS`] has at least one case, and a
     /// `KeptIfNarrower` key one of each outcome.
@@ -961,6 +1010,13 @@ tools.sciontool_status | | [tools.sciontool_status]\ncommand = ["./sciontool", "
 model.default | | [model]\ndefault = "openai:gpt-5" | ignored
 model.default | [model]\ndefault = "anthropic:claude-sonnet-4-5" | [model]\ndefault = "anthropic:claude-sonnet-4-5" | ignored
 model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored
+delegation.max_depth | | [delegation]\nmax_depth = 0 | kept
+delegation.max_depth | | [delegation]\nmax_depth = 2 | kept
+delegation.max_depth | | [delegation]\nmax_depth = 3 | ignored
+delegation.max_depth | [delegation]\nmax_depth = 5 | [delegation]\nmax_depth = 4 | kept
+delegation.max_running | | [delegation]\nmax_running = 1 | kept
+delegation.max_running | | [delegation]\nmax_running = 5 | ignored
+delegation.max_running | [delegation]\nmax_running = 1 | [delegation]\nmax_running = 2 | ignored
 "#;
 
     #[test]
@@ -997,7 +1053,7 @@ model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored
             }
             seen.push((key, want));
         }
-        for r in KEYS.iter().filter(|r| r.key != "mcp.servers") {
+        for r in KEYS.iter().filter(|r| in_settings_file(r.key)) {
             for want in ["kept", "ignored"] {
                 let needed = match r.treatment {
                     Treatment::Kept => want == "kept",
@@ -1041,7 +1097,7 @@ model.small | | [model]\nsmall = "openai:gpt-5-mini" | ignored
         for key in &keys {
             assert!(rule(key).is_some(), "{key} has no row in KEYS");
         }
-        for r in KEYS.iter().filter(|r| r.key != "mcp.servers") {
+        for r in KEYS.iter().filter(|r| in_settings_file(r.key)) {
             assert!(keys.iter().any(|k| k == r.key), "{} is not a key", r.key);
         }
     }

@@ -1,7 +1,8 @@
 //! Folder trust: a cloned repository cannot grant itself anything.
 //!
 //! Owns: judging a project layer (`.agents/config.toml`, `.agents/mcp.json`) against the layers
-//! beneath it ([`classify`]), the user's record of trusted roots ([`store`]), the decision for
+//! beneath it ([`classify`]; the project's agent type files are judged by
+//! [`crate::agent_types`], whose widenings join these), the user's record of trusted roots ([`store`]), the decision for
 //! one root ([`evaluate`] → [`ProjectTrust`]), how it is shown (the start-up notice, the trust
 //! listing) and who may consent to it ([`consent`]; the terminal question is the binary's).
 //!
