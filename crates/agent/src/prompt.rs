@@ -119,9 +119,35 @@ pub struct Environment {
     pub posture: String,
 }
 
+/// What every subagent is told after its type's prompt: its last message is its answer.
+pub const SUBAGENT_NOTE: &str = "You are a subagent: another agent gave you this task and \
+will read only your final message, so end with a complete, self-contained answer (what you \
+found or did, with the files and lines it rests on). Ask no questions; nobody will answer.";
+
+/// Both forms of a subagent's system prompt: its type's prompt (tackle's own when the type
+/// has none) with [`SUBAGENT_NOTE`], then the tools, project instructions and environment.
+pub fn subagent_prompts(type_prompt: &str, tools: &[ToolSpec], env: &Environment) -> SystemPrompt {
+    let base = if type_prompt.trim().is_empty() {
+        BASE_PROMPT
+    } else {
+        type_prompt.trim()
+    };
+    let base = format!("{base}\n\n{SUBAGENT_NOTE}");
+    let short = short_system_prompt(env).replacen(SHORT_BASE_PROMPT, &base, 1);
+    SystemPrompt {
+        full: prompt_on(&base, tools, env),
+        short,
+    }
+}
+
 /// The system prompt for a session rooted at `env.root`.
 pub fn system_prompt(tools: &[ToolSpec], env: &Environment) -> String {
-    let mut out = String::from(BASE_PROMPT);
+    prompt_on(BASE_PROMPT, tools, env)
+}
+
+/// `base`, then the tools, the root's instructions and the environment.
+fn prompt_on(base: &str, tools: &[ToolSpec], env: &Environment) -> String {
+    let mut out = String::from(base);
     if !tools.is_empty() {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         out.push_str(&format!("\n\nTools available: {}.", names.join(", ")));

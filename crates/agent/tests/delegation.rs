@@ -227,7 +227,8 @@ impl Family {
         ]
         .map(String::from)
         .to_vec();
-        let tree = Tree::new(root.clone(), limits, types(), names, observer.clone());
+        let tree = Tree::new(limits, types(), observer.clone());
+        tree.add_root(root.clone());
         let tools: Vec<Arc<dyn DynTool>> = vec![
             Arc::new(DelegateSubagent::new(tree.clone())),
             Arc::new(GetSubagentResult::new(tree.clone())),
@@ -244,7 +245,7 @@ impl Family {
             tree: tree.clone(),
             providers: Mutex::new(Vec::new()),
         });
-        tree.set_spawn(spawn.clone());
+        tree.set_spawn(spawn.clone(), names);
         Self {
             _dir: dir,
             root,
@@ -627,4 +628,86 @@ async fn a_reference_to_no_child_of_the_caller_lists_the_children() {
         "{}",
         err.message
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebuilt_tree_keeps_finished_children_and_reports_a_killed_one_interrupted() {
+    use tackle_protocol::{RunFinished, RunStarted, UserInput};
+    use tackle_runtime::ChildOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Session::open(dir.path()).unwrap();
+    let child = |handle: &str| {
+        root.open_subagent(ChildOptions {
+            agent: Some("explore".into()),
+            handle: Some(handle.into()),
+            ..ChildOptions::default()
+        })
+        .unwrap()
+    };
+    let run = |text: &str| {
+        [
+            Event::RunStarted(RunStarted {
+                model: "replay:x".into(),
+                at_ms: 1,
+            }),
+            Event::UserInput(UserInput {
+                text: text.into(),
+                at_ms: 1,
+            }),
+        ]
+    };
+    // One child ran to its end; the other's process was killed mid-turn.
+    let done = child("explore_00000001");
+    for e in run("count the apples") {
+        done.append_event(&e).await.unwrap();
+    }
+    done.append_event(&Event::RunFinished(RunFinished {
+        outcome: RunOutcome::Finished,
+        reason: "finished".into(),
+        at_ms: 2,
+    }))
+    .await
+    .unwrap();
+    let killed = child("explore_00000002");
+    for e in run("read everything") {
+        killed.append_event(&e).await.unwrap();
+    }
+    // A grandchild under the killed one, and an unrelated top-level session.
+    let grand = killed
+        .open_subagent(ChildOptions {
+            agent: Some("explore".into()),
+            handle: Some("explore_00000003".into()),
+            ..ChildOptions::default()
+        })
+        .unwrap();
+    let _other = Session::open(dir.path()).unwrap();
+
+    let tree = Tree::new(
+        Limits::default(),
+        types(),
+        Arc::new(tackle_agent::Unobserved),
+    );
+    tree.add_root(root.clone());
+    tackle_agent::delegate::rebuild::restore(&tree, &root).unwrap();
+    let children = tree.children(root.id());
+    assert_eq!(children.len(), 2);
+    let by = |h: &str| children.iter().find(|c| c.handle == h).unwrap().clone();
+    assert_eq!(by("explore_00000001").status.as_str(), "completed");
+    assert_eq!(by("explore_00000001").description, "count the apples");
+    let interrupted = by("explore_00000002");
+    assert_eq!(interrupted.status.as_str(), "interrupted");
+    assert!(
+        interrupted.output.contains("it was not re-run"),
+        "{}",
+        interrupted.output
+    );
+    let grandchildren = tree.children(killed.id());
+    assert_eq!(grandchildren.len(), 1);
+    assert_eq!(grandchildren[0].session, *grand.id());
+    assert_eq!(grandchildren[0].depth, 2);
+    // Handles and ids resolve for their parent only.
+    assert!(tree.resolve(root.id(), "explore_00000002").is_ok());
+    assert!(tree.resolve(root.id(), &interrupted.session.0).is_ok());
+    assert!(tree.resolve(root.id(), "explore_00000003").is_err());
+    assert!(tree.resolve(root.id(), "explore_0000000").is_err());
 }

@@ -7,6 +7,7 @@ pub mod handle;
 pub mod limits;
 pub mod notice;
 pub mod prompt;
+pub mod rebuild;
 pub mod tools;
 pub mod tree;
 

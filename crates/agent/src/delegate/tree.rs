@@ -120,15 +120,16 @@ impl Refused {
     }
 }
 
-/// A root session's tree of children.
+/// The trees of children of one front end's root sessions (`tackle run` has one root; a chat
+/// has one per conversation).
 pub struct Tree {
-    root: SessionId,
     limits: Limits,
     types: Vec<AgentType>,
-    /// The names of the runtime's catalog, for a type that takes tools out of it.
-    catalog: Vec<String>,
+    /// The names of the runtime's catalog, for a type that takes tools out of it; set with
+    /// the spawner.
+    catalog: OnceLock<Vec<String>>,
     observer: Arc<dyn Observer>,
-    spawn: OnceLock<Arc<dyn Spawn>>,
+    spawn: Mutex<Option<Arc<dyn Spawn>>>,
     state: Mutex<State>,
     /// Bumped whenever a child ends.
     ends: watch::Sender<u64>,
@@ -144,39 +145,31 @@ struct State {
 }
 
 impl Tree {
-    /// The tree of `root`, which may start children of `types` within `limits` from the
-    /// tools `catalog` names; `observer` (the root's front end) hears of each child's start
-    /// and end.
-    pub fn new(
-        root: Session,
-        limits: Limits,
-        types: Vec<AgentType>,
-        catalog: Vec<String>,
-        observer: Arc<dyn Observer>,
-    ) -> Arc<Self> {
-        let mut state = State::default();
-        let root_id = root.id().clone();
-        state.sessions.insert(root_id.clone(), root);
+    /// A tree whose roots may start children of `types` within `limits`; `observer` (the
+    /// front end) hears of each child's start and end.
+    pub fn new(limits: Limits, types: Vec<AgentType>, observer: Arc<dyn Observer>) -> Arc<Self> {
         Arc::new(Self {
-            root: root_id,
             limits,
             types,
-            catalog,
+            catalog: OnceLock::new(),
             observer,
-            spawn: OnceLock::new(),
-            state: Mutex::new(state),
+            spawn: Mutex::new(None),
+            state: Mutex::new(State::default()),
             ends: watch::channel(0).0,
         })
     }
 
-    /// The front end's builder of child loops; set once, after the runtime that holds the
-    /// delegation tools exists.
-    pub fn set_spawn(&self, spawn: Arc<dyn Spawn>) {
-        let _ = self.spawn.set(spawn);
+    /// The front end's builder of child loops (replacing the last one: a chat that switches
+    /// models gives later children the new one) and the names of the runtime's catalog, set
+    /// once the runtime that holds the delegation tools exists.
+    pub fn set_spawn(&self, spawn: Arc<dyn Spawn>, catalog: Vec<String>) {
+        *self.spawn.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawn);
+        let _ = self.catalog.set(catalog);
     }
 
-    pub fn root(&self) -> &SessionId {
-        &self.root
+    /// A session that may start children: a root, at depth 0.
+    pub fn add_root(&self, root: Session) {
+        self.lock().sessions.insert(root.id().clone(), root);
     }
 
     pub fn limits(&self) -> Limits {
@@ -227,8 +220,9 @@ impl Tree {
     pub fn start(self: &Arc<Self>, caller: &SessionId, req: StartRequest) -> Result<Node, Refused> {
         let spawn = self
             .spawn
-            .get()
-            .cloned()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
             .ok_or_else(|| Refused::new("unavailable", "delegation is not set up here"))?;
         let mut state = self.lock();
         let running = state
@@ -307,7 +301,7 @@ impl Tree {
                     .open_subagent(child_options(
                         &ty,
                         &handle,
-                        &self.catalog,
+                        self.catalog.get().map_or(&[][..], Vec::as_slice),
                         depth >= self.limits.max_depth,
                     ))
                     .map_err(|e| Refused::new("unavailable", format!("opening the child: {e}")))?;

@@ -152,6 +152,7 @@ impl Chat {
             &self.config,
             self.runtime.clone(),
             self.boundaries.clone(),
+            self.tree.clone(),
             opened,
             choice.as_ref().unwrap_or(&self.choice),
             self.observer.clone(),

@@ -74,9 +74,10 @@ impl Chat {
             self.prompter.clone(),
             self.observer.clone(),
         )
-        .and_then(|(runtime, boundaries)| {
+        .and_then(|(runtime, boundaries, tree)| {
             self.runtime = runtime;
             self.boundaries = boundaries;
+            self.tree = tree;
             self.rebuild(None, None)
         });
         let text = match rebuilt {

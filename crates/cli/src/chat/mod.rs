@@ -67,6 +67,8 @@ struct Chat {
     config: Config,
     runtime: Arc<Runtime>,
     boundaries: Arc<tackle_agent::TaskBoundaries>,
+    /// The subagents of the chat's sessions.
+    tree: Arc<tackle_agent::delegate::Tree>,
     observer: Arc<dyn Observer>,
     /// Kept to build the runtime again when the goal tools come or go (`goal::goal_tools_follow`).
     approver: Arc<dyn tackle_runtime::Approver>,
@@ -93,7 +95,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     let prompter = Arc::new(question::ChatPrompter {
         questions: questions_tx,
     });
-    let (runtime, boundaries) = setup::runtime(
+    let (runtime, boundaries, tree) = setup::runtime(
         &config,
         approver.clone(),
         prompter.clone(),
@@ -109,6 +111,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         &config,
         runtime.clone(),
         boundaries.clone(),
+        tree.clone(),
         session,
         &choice,
         observer.clone(),
@@ -127,6 +130,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         config,
         runtime,
         boundaries,
+        tree,
         observer,
         approver,
         prompter,

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use tackle_agent::delegate::Tree;
 use tackle_agent::prompt::{Environment, system_prompts};
 use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, Prompter, TaskBoundaries};
 use tackle_config::Config;
@@ -21,15 +22,21 @@ pub fn choose(catalog: &ModelCatalog, flag: Option<&str>) -> anyhow::Result<Mode
 }
 
 /// The runtime every session of this chat runs its calls on (ask_user answered on the input
-/// line), and where its mark_task_done
-/// leaves task boundaries (one store for all of the chat's sessions, keyed by session).
+/// line), where its mark_task_done leaves task boundaries (one store for all of the chat's
+/// sessions, keyed by session), and the tree of the subagents its sessions start.
 pub fn runtime(
     config: &Config,
     approver: Arc<dyn Approver>,
     prompter: Arc<dyn Prompter>,
     observer: Arc<dyn Observer>,
-) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>)> {
-    let (catalog, boundaries) = crate::run::loop_tools::catalog(config, Some(prompter), None)?;
+) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>, Arc<Tree>)> {
+    let tree = Tree::new(
+        config.delegation,
+        config.agent_types.iter().cloned().collect(),
+        observer.clone(),
+    );
+    let (catalog, boundaries) =
+        crate::run::loop_tools::catalog(config, Some(prompter), None, Some(&tree))?;
     let runtime = Runtime::new(
         catalog,
         tackle_config::host::gate(config),
@@ -37,14 +44,16 @@ pub fn runtime(
     )
     .with_approver(approver)
     .with_event_observer(Arc::new(CallEvents(observer)));
-    Ok((Arc::new(runtime), boundaries))
+    Ok((Arc::new(runtime), boundaries, tree))
 }
 
 /// The agent of `session`: a new conversation, or the one its log holds when `resume`.
+#[allow(clippy::too_many_arguments)]
 pub fn agent(
     config: &Config,
     runtime: Arc<Runtime>,
     boundaries: Arc<TaskBoundaries>,
+    tree: Arc<Tree>,
     session: Session,
     choice: &ModelChoice,
     observer: Arc<dyn Observer>,
@@ -64,18 +73,39 @@ pub fn agent(
         date: today(),
         posture: tackle_config::posture::line(config),
     };
+    let provider = choice.connect(answered)?;
+    tree.add_root(session.clone());
+    if resume {
+        tackle_agent::delegate::rebuild::restore(&tree, &session)
+            .map_err(|e| anyhow::anyhow!("rebuilding the session's subagents: {e}"))?;
+    }
+    tree.set_spawn(
+        Arc::new(crate::run::spawn::RunSpawn {
+            runtime: runtime.clone(),
+            provider: provider.clone(),
+            model: choice.setup.clone(),
+            models: config.models.clone(),
+            env: environment.clone(),
+            bounds: Bounds::default(),
+            watchdog: config.agent_loop.watchdog,
+            descriptions: config.agent_loop.descriptions,
+            tree: tree.clone(),
+            root: config.root.clone(),
+        }),
+        runtime.catalog().names().map(str::to_owned).collect(),
+    );
     let setup = AgentSetup {
         system: system_prompts(&runtime.catalog().specs(), &environment),
         runtime,
         session,
-        provider: choice.connect(answered)?,
+        provider,
         model: choice.setup.clone(),
         bounds: Bounds::default(),
         observer,
         boundaries,
         watchdog: config.agent_loop.watchdog,
         descriptions: config.agent_loop.descriptions,
-        delegation: None,
+        delegation: Some(tree),
     };
     if resume {
         Agent::resume(setup).context("resuming the session")

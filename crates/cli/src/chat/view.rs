@@ -203,6 +203,22 @@ impl View {
                 self.notice(NoticeKind::Info, format!("waiting {wake}"))
             }
             AgentEvent::Woken { why } => self.notice(NoticeKind::Info, format!("woken: {why}")),
+            AgentEvent::Subagent {
+                handle,
+                status,
+                usage,
+                ..
+            } => {
+                if status != "running" {
+                    // A child's tokens count toward the conversation's totals.
+                    let t = &mut self.stats.total;
+                    t.input_tokens += usage.input_tokens;
+                    t.output_tokens += usage.output_tokens;
+                    t.cache_read_tokens += usage.cache_read_tokens;
+                    t.cache_write_tokens += usage.cache_write_tokens;
+                }
+                self.notice(NoticeKind::Info, format!("subagent {handle} {status}"))
+            }
             AgentEvent::Watchdog { message, cut, .. } => self.notice(
                 NoticeKind::Warning,
                 if *cut {

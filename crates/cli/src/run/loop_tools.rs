@@ -1,11 +1,13 @@
 //! The catalog of an agent session: the configuration's, plus the tools the loop itself
 //! provides. mark_task_done is offered unless `[checkpoint] mode = "operator"` keeps task
 //! boundaries for the user (chat's /done); the same disabled and advertised rules hold for it
-//! as for every tool. ask_user is offered when the front end has someone to answer it, and
-//! schedule_next_turn in an autonomous run.
+//! as for every tool. ask_user is offered when the front end has someone to answer it,
+//! schedule_next_turn in an autonomous run, and the delegation tools when `[delegation]
+//! max_depth` lets the session start subagents.
 
 use std::sync::Arc;
 
+use tackle_agent::delegate::{CancelSubagent, DelegateSubagent, GetSubagentResult, Tree};
 use tackle_agent::{AskUser, MarkTaskDone, Prompter, ScheduleNextTurn, TaskBoundaries, Wakes};
 use tackle_config::Config;
 use tackle_config::loop_settings::CheckpointMode;
@@ -17,9 +19,15 @@ pub fn catalog(
     config: &Config,
     prompter: Option<Arc<dyn Prompter>>,
     wakes: Option<Arc<Wakes>>,
+    tree: Option<&Arc<Tree>>,
 ) -> anyhow::Result<(Catalog, Arc<TaskBoundaries>)> {
     let boundaries = TaskBoundaries::new();
     let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
+    if let Some(tree) = tree.filter(|t| t.limits().max_depth > 0) {
+        tools.push(Arc::new(DelegateSubagent::new(tree.clone())));
+        tools.push(Arc::new(GetSubagentResult::new(tree.clone())));
+        tools.push(Arc::new(CancelSubagent::new(tree.clone())));
+    }
     if let Some(wakes) = wakes {
         tools.push(Arc::new(ScheduleNextTurn::new(wakes)));
     }

@@ -11,6 +11,7 @@ pub(crate) mod loop_tools;
 pub(crate) mod model;
 mod output;
 mod sessions;
+pub(crate) mod spawn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -189,7 +190,17 @@ pub fn run(
         }),
         _ => None,
     };
-    let (catalog, boundaries) = loop_tools::catalog(config, prompter, wakes.clone())?;
+    let tree = tackle_agent::delegate::Tree::new(
+        config.delegation,
+        config.agent_types.iter().cloned().collect(),
+        observer.clone(),
+    );
+    tree.add_root(session.clone());
+    if resumed {
+        tackle_agent::delegate::rebuild::restore(&tree, &session)
+            .map_err(|e| Failure::Engine(anyhow!("rebuilding the session's subagents: {e}")))?;
+    }
+    let (catalog, boundaries) = loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree))?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
             inner: commands::approver(headless, &config.root),
@@ -211,6 +222,21 @@ pub fn run(
             crate::safe_text::safe_line(&refused.to_string())
         );
     }
+    tree.set_spawn(
+        Arc::new(spawn::RunSpawn {
+            runtime: runtime.clone(),
+            provider: provider.clone(),
+            model: choice.setup.clone(),
+            models: config.models.clone(),
+            env: env.clone(),
+            bounds: bounds.clone(),
+            watchdog: config.agent_loop.watchdog,
+            descriptions: config.agent_loop.descriptions,
+            tree: tree.clone(),
+            root: config.root.clone(),
+        }),
+        runtime.catalog().names().map(str::to_owned).collect(),
+    );
     let setup = AgentSetup {
         runtime,
         session: session.clone(),
@@ -222,7 +248,7 @@ pub fn run(
         boundaries,
         watchdog: config.agent_loop.watchdog,
         descriptions: config.agent_loop.descriptions,
-        delegation: None,
+        delegation: Some(tree),
     };
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()

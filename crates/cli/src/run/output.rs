@@ -104,6 +104,22 @@ impl Observer for Text {
                 printable(reason)
             ),
             AgentEvent::Woken { why } => eprintln!("tackle: woken: {}", printable(why)),
+            AgentEvent::Subagent {
+                handle,
+                status,
+                usage,
+                ..
+            } => {
+                let tokens = usage.input_tokens + usage.output_tokens;
+                if status == "running" {
+                    eprintln!("tackle: subagent {} started", visible(handle));
+                } else {
+                    eprintln!(
+                        "tackle: subagent {} {status} ({tokens} tokens)",
+                        visible(handle)
+                    );
+                }
+            }
             AgentEvent::Window {
                 context,
                 source,
