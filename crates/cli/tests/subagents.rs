@@ -77,6 +77,26 @@ fn a_run_delegates_to_explore_reads_the_notice_and_finds_the_child_again_on_cont
         )
     );
 
+    // `sessions ls` shows the child under its parent, with its handle.
+    let ls = p.tackle(["sessions", "ls"]).run();
+    ls.success();
+    let rows: Vec<&str> = ls.stdout.lines().collect();
+    assert_eq!(rows.len(), 2, "{}", ls.stdout);
+    let root_id = started(root)["session"].as_str().unwrap().to_owned();
+    assert!(rows[0].starts_with(&root_id), "{}", ls.stdout);
+    assert!(
+        rows[1].starts_with(&format!("  └ {handle} ")),
+        "{}",
+        ls.stdout
+    );
+    let ls = p.tackle(["sessions", "ls", "--json"]).run();
+    ls.success();
+    assert!(
+        ls.stdout.contains(&format!("\"parent\":\"{root_id}\"")),
+        "{}",
+        ls.stdout
+    );
+
     // --continue: the tree is rebuilt from the logs, so the handle still resolves.
     let file = script(
         &p,

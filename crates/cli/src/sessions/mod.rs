@@ -40,8 +40,13 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
                 )
                 .context("writing the list")?;
             } else {
-                for s in &list {
-                    writeln!(out, "{}", row(s)).context("writing the list")?;
+                for (depth, s) in tree_order(&list) {
+                    let indent = "  ".repeat(depth);
+                    let handle = match (&s.handle, depth) {
+                        (Some(h), 1..) => format!("└ {} ", tackle_runtime::visible::visible(h)),
+                        _ => String::new(),
+                    };
+                    writeln!(out, "{indent}{handle}{}", row(s)).context("writing the list")?;
                 }
             }
         }
@@ -173,6 +178,39 @@ pub fn summaries(config: &Config) -> anyhow::Result<Vec<Summary>> {
     }
     list.sort_by(|a, b| b.started_at_ms.cmp(&a.started_at_ms).then(b.id.cmp(&a.id)));
     Ok(list)
+}
+
+/// `list` (newest first) with every subagent right under the session it works for, oldest
+/// child first, and its depth in the tree; a child whose parent is not listed stands alone.
+fn tree_order(list: &[Summary]) -> Vec<(usize, &Summary)> {
+    let listed: std::collections::HashSet<&str> = list.iter().map(|s| s.id.as_str()).collect();
+    let mut out = Vec::with_capacity(list.len());
+    let mut stack: Vec<(usize, &Summary)> = list
+        .iter()
+        .filter(|s| s.parent.as_deref().is_none_or(|p| !listed.contains(p)))
+        .rev()
+        .map(|s| (0, s))
+        .collect();
+    let mut shown = std::collections::HashSet::new();
+    while let Some((depth, s)) = stack.pop() {
+        if !shown.insert(s.id.as_str()) {
+            continue;
+        }
+        out.push((depth, s));
+        // Children oldest first: pushed newest first, popped in reverse.
+        stack.extend(
+            list.iter()
+                .filter(|c| c.parent.as_deref() == Some(s.id.as_str()))
+                .map(|c| (depth + 1, c)),
+        );
+    }
+    // Sessions whose parent links go round in a circle (a hand-written log) stand alone.
+    out.extend(
+        list.iter()
+            .filter(|s| !shown.contains(s.id.as_str()))
+            .map(|s| (0, s)),
+    );
+    out
 }
 
 /// The log of session `id`, or a usage error naming how to find one.

@@ -13,6 +13,12 @@ pub struct Summary {
     pub id: String,
     /// Unix milliseconds of `session_started`.
     pub started_at_ms: u64,
+    /// The session a subagent works for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// A subagent's handle in its tree (`explore_1a2b3c4d`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
     /// The first input, as the user wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
@@ -63,7 +69,11 @@ pub fn summarize(
             return ControlFlow::Continue(());
         };
         match event {
-            Event::SessionStarted(e) => s.started_at_ms = e.at_ms,
+            Event::SessionStarted(e) => {
+                s.started_at_ms = e.at_ms;
+                s.parent = e.parent.map(|p| p.0);
+                s.handle = e.handle;
+            }
             Event::CallFinished(_) => s.calls += 1,
             Event::UserInput(e) => {
                 s.agent = true;
