@@ -233,3 +233,77 @@ fn tackle_models_probe_learns_the_real_servers_window() {
         assert_eq!(probe["catalog_window"], 8192, "{probe:#}");
     }
 }
+
+/// The parent is offered delegate_subagent and read_file; the explore child, read_file.
+const DELEGATING_OTHERS: &str = "read_many_files,write_file,edit_file,delete_file,stat,list_dir,\
+glob,grep,view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw,\
+mark_task_done,get_subagent_result,cancel_subagent";
+
+const DELEGATED: &str = "Call the delegate_subagent tool with agent_type \"explore\" and the \
+prompt \"Use the read_file tool to read notes.txt, then tell me the number written in it.\" \
+Then tell me the number the subagent found.";
+
+#[test]
+fn tackle_run_delegates_a_question_to_explore_and_uses_its_answer() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = project(&server.base_url);
+    let started = Instant::now();
+    let out = p
+        .tackle(["--disable-tools", DELEGATING_OTHERS])
+        .args(["--model", "local-chat:local-qwen"])
+        .args(["run", "--json", "--max-turns", "6", DELEGATED])
+        .timeout(Duration::from_secs(900))
+        .run();
+    out.success();
+    let events = json_lines(&out.stdout);
+    let of = |kind: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == kind).collect() };
+    assert!(
+        of("tool_call_finished")
+            .iter()
+            .any(|c| c["tool"] == "delegate_subagent" && c["status"] == "ok"),
+        "no delegate_subagent call that ran ok: {}",
+        out.stdout
+    );
+    let subagents = of("subagent");
+    assert!(
+        subagents
+            .iter()
+            .any(|s| s["agent_type"] == "explore" && s["status"] == "completed"),
+        "no explore subagent completed: {}",
+        out.stdout
+    );
+    // The child read the file in its own session, and its answer reached the parent.
+    let logs = p.sessions();
+    let child = logs
+        .iter()
+        .find(|l| !l[0]["event"]["parent"].is_null())
+        .expect("a child session");
+    assert!(
+        child.iter().any(|r| r["event"]["type"] == "call_finished"
+            && r["event"]["tool"] == "read_file"
+            && r["event"]["status"] == "ok"),
+        "the child read nothing: {child:?}"
+    );
+    let root = logs
+        .iter()
+        .find(|l| l[0]["event"]["parent"].is_null())
+        .unwrap();
+    assert!(
+        root.iter().any(|r| {
+            r["event"]["type"] == "user_input"
+                && r["event"]["text"].as_str().is_some_and(|t| {
+                    t.starts_with("[subagent session explore_") && t.contains("7316")
+                })
+        }),
+        "the child's answer did not reach the parent: {root:?}"
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["outcome"], "finished", "{end}");
+    eprintln!(
+        "delegation: tackle run finished in {:.1?} ({} parent turn(s))",
+        started.elapsed(),
+        of("turn_started").len()
+    );
+}
