@@ -379,3 +379,49 @@ impl Tool for CancelSubagent {
         Ok(ToolCompletion::single(text).with_metadata(node_metadata(&node)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delegate::{Limits, agent_type};
+    use crate::events::Unobserved;
+
+    /// Seed 000's concurrency table and truncation opt-outs, row by row.
+    #[test]
+    fn the_tools_declare_what_the_seed_says() {
+        let tree = Tree::new(
+            Limits::default(),
+            agent_type::built_in(),
+            Arc::new(Unobserved),
+        );
+        let rows: [(&str, Concurrency, Truncation); 3] = [
+            (DELEGATE, Concurrency::Parallel, Truncation::OptOut),
+            (RESULT, Concurrency::Exclusive, Truncation::OptOut),
+            (CANCEL, Concurrency::Exclusive, Truncation::Bounded),
+        ];
+        let declared = [
+            (
+                DelegateSubagent::new(tree.clone()).name().to_owned(),
+                DelegateSubagent::new(tree.clone()).concurrency(),
+                DelegateSubagent::new(tree.clone()).truncation(),
+            ),
+            (
+                GetSubagentResult::new(tree.clone()).name().to_owned(),
+                GetSubagentResult::new(tree.clone()).concurrency(),
+                GetSubagentResult::new(tree.clone()).truncation(),
+            ),
+            (
+                CancelSubagent::new(tree.clone()).name().to_owned(),
+                CancelSubagent::new(tree.clone()).concurrency(),
+                CancelSubagent::new(tree).truncation(),
+            ),
+        ];
+        for ((name, concurrency, truncation), (got_name, got_c, got_t)) in
+            rows.iter().zip(&declared)
+        {
+            assert_eq!(name, got_name);
+            assert_eq!(concurrency, got_c, "{name}");
+            assert_eq!(truncation, got_t, "{name}");
+        }
+    }
+}
