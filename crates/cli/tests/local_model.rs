@@ -23,7 +23,8 @@ use serde_json::Value;
 
 /// Every tool but read_file, so the model sees one.
 const OTHERS: &str = "read_many_files,write_file,edit_file,delete_file,stat,list_dir,glob,grep,\
-view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw,mark_task_done";
+view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw,mark_task_done,\
+delegate_subagent,get_subagent_result,cancel_subagent";
 
 const TASK: &str =
     "Use the read_file tool to read notes.txt, then tell me the number written in it.";

@@ -300,9 +300,10 @@ fn max_tokens(server: &RoutedServer) -> Vec<u64> {
         .collect()
 }
 
-/// Every tool `tackle run` offers but mark_task_done.
+/// Every tool `tackle run` offers but mark_task_done (the delegation tools included).
 const ALL_BUT_MARK_DONE: &str = "read_file,read_many_files,write_file,edit_file,delete_file,stat,\
-list_dir,glob,grep,view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw";
+list_dir,glob,grep,view_file_outline,json_query,todo,wait_and_verify,bash,bash_stdin,retrieve_raw,\
+delegate_subagent,get_subagent_result,cancel_subagent";
 
 #[test]
 fn run_gives_an_unknown_model_the_window_its_server_names() {
