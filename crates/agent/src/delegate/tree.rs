@@ -706,8 +706,18 @@ fn child_options(
         let dropped = ty.disallowed_tools.contains(name) || (at_ceiling && delegating(name));
         !dropped
     };
+    // send_message goes with every child the catalog offers it to: whether a message may
+    // go out is the gate's `message:` rules' to decide, not the type's tool list.
+    let messaging = crate::messaging::send_message::NAME.to_owned();
+    let with_messaging = |names: &Vec<String>| {
+        let mut names: Vec<String> = names.iter().filter(|n| kept(n)).cloned().collect();
+        if catalog.contains(&messaging) && !names.contains(&messaging) && kept(&messaging) {
+            names.push(messaging.clone());
+        }
+        names
+    };
     let tools = match &ty.tools {
-        Some(names) => ToolFilter::only(names.iter().filter(|n| kept(n)).cloned()),
+        Some(names) => ToolFilter::only(with_messaging(names)),
         None if ty.disallowed_tools.is_empty() && !at_ceiling => ToolFilter::All,
         None => ToolFilter::only(catalog.iter().filter(|n| kept(n)).cloned()),
     };
