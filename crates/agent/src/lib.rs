@@ -6,8 +6,8 @@
 //! rebuild of a conversation from them ([`rebuild`]), the turn ([`turn`]) and the loop
 //! ([`run`]), its bounds ([`bounds`]), the system prompt and project instructions
 //! ([`prompt`]), the context window ([`context`], [`checkpoint`]), the loop's own tools
-//! ([`task_done`]), the watchdog over their results ([`watchdog`]) and what front ends observe
-//! ([`events`]).
+//! ([`task_done`]), the watchdog over their results ([`watchdog`]), what front ends observe
+//! ([`events`]), and the delegation tree's children ([`delegate`]) and messages ([`messaging`]).
 //!
 //! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
 //! layers do, through `Runtime::run_batch`), to know a vendor's JSON (`tackle-llm`) or to read
@@ -28,6 +28,7 @@ pub mod conversation;
 pub mod delegate;
 mod error;
 pub mod events;
+pub mod messaging;
 pub mod model;
 pub mod prompt;
 pub mod rebuild;

@@ -109,6 +109,7 @@ fn is_agent_kind(kind: &str) -> bool {
             | "run_finished"
             | "wake_pending"
             | "wake_ended"
+            | "message_consumed"
     )
 }
 
@@ -129,6 +130,10 @@ fn apply(
         }
         Event::WakePending(pending) => out.pending_wake = Some(pending),
         Event::WakeEnded(_) => out.pending_wake = None,
+        Event::MessageConsumed(message) => {
+            out.pending_wake = None;
+            conversation.push_user(&message.text)
+        }
         Event::ModelTurn(turn) => {
             out.task_done = None;
             conversation.push_turn(&turn);

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::call::{CallId, CallStatus, ErrorCode};
+use crate::call::{CallId, CallStatus, ErrorCode, SessionId};
 use crate::conversation::{Message, StopReason, ToolResultPart, Usage};
 
 /// Text the user sent: the task, or input queued while a turn ran (steering).
@@ -204,5 +204,37 @@ pub struct WatchedFile {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WakeEnded {
     pub why: String,
+    pub at_ms: u64,
+}
+
+/// A message another session of the same delegation tree sent this one (`send_message`),
+/// written to the recipient's log before the sender is told it was accepted. It joins the
+/// recipient's conversation at a safe boundary, recorded then as [`MessageConsumed`]; one
+/// accepted and never consumed is still owed after a restart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageAccepted {
+    pub message_id: String,
+    /// The sending session.
+    pub from: SessionId,
+    /// How the recipient's model is told who sent it: `parent`, `root` or the sender's handle.
+    pub sender: String,
+    /// `steer` or `queue`.
+    pub mode: String,
+    pub body: String,
+    /// The message's place in a chain of messages, each sent while handling the one before
+    /// (1 for a message sent outside one). Internal: never shown to a model.
+    pub hop: u32,
+    /// The idempotency key of the call that sent it: sender session, run and tool call.
+    pub key: String,
+    pub at_ms: u64,
+}
+
+/// An accepted message became input to the recipient's model: `text` is what it read (the
+/// envelope naming the sender, then the body). Rebuilding the conversation applies it as
+/// user text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageConsumed {
+    pub message_id: String,
+    pub text: String,
     pub at_ms: u64,
 }

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent_event::{
-    Checkpoint, ModelTurn, ModelTurnCancelled, RunFinished, RunStarted, ToolBatchFinished,
-    ToolBatchStarted, UserInput, WakeEnded, WakePending,
+    Checkpoint, MessageAccepted, MessageConsumed, ModelTurn, ModelTurnCancelled, RunFinished,
+    RunStarted, ToolBatchFinished, ToolBatchStarted, UserInput, WakeEnded, WakePending,
 };
 use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
@@ -30,6 +30,8 @@ pub enum Event {
     RunFinished(RunFinished),
     WakePending(WakePending),
     WakeEnded(WakeEnded),
+    MessageAccepted(MessageAccepted),
+    MessageConsumed(MessageConsumed),
 }
 
 /// Written first in every session's log. `parent`, `agent` and `tools` are absent from the

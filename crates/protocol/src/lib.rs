@@ -21,9 +21,9 @@ mod spec;
 mod stream_name;
 
 pub use agent_event::{
-    BatchResult, Checkpoint, InstructionNote, ModelTurn, ModelTurnCancelled, RunFinished,
-    RunOutcome, RunStarted, ToolBatchFinished, ToolBatchStarted, UserInput, WakeEnded, WakePending,
-    WakeSpec, WatchedFile,
+    BatchResult, Checkpoint, InstructionNote, MessageAccepted, MessageConsumed, ModelTurn,
+    ModelTurnCancelled, RunFinished, RunOutcome, RunStarted, ToolBatchFinished, ToolBatchStarted,
+    UserInput, WakeEnded, WakePending, WakeSpec, WatchedFile,
 };
 pub use artifact_uri::{ArtifactUri, ArtifactUriError, DIGEST_HEX_LEN};
 pub use call::{

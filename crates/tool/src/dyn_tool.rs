@@ -119,7 +119,11 @@ impl<T: Tool> DynTool for T {
         arguments: Value,
         cx: &PrepareContext<'_>,
     ) -> Result<Prepared<ErasedPlan>, ToolError> {
-        let args: T::Args = parse_arguments(Tool::name(self), arguments)?;
+        let args: T::Args =
+            parse_arguments(Tool::name(self), arguments).map_err(|e| ToolError {
+                code: Tool::invalid_arguments_code(self),
+                ..e
+            })?;
         let p = Tool::prepare(self, args, cx)?;
         Ok(Prepared {
             routing: p.routing,

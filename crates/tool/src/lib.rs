@@ -51,7 +51,7 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use serde::de::DeserializeOwned;
-use tackle_protocol::{Concurrency, Label, OutputDeclaration, SessionId, Truncation};
+use tackle_protocol::{Concurrency, ErrorCode, Label, OutputDeclaration, SessionId, Truncation};
 
 /// A tool, written against typed arguments.
 ///
@@ -99,6 +99,12 @@ pub trait Tool: Send + Sync + 'static {
     /// whether any rule could ever allow the tool; one that none could is not advertised.
     fn permission_actions(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// The code a call whose arguments fail the strict parse is refused with. A tool whose
+    /// specification names its own (`send_message:invalid_arguments`) says so here.
+    fn invalid_arguments_code(&self) -> ErrorCode {
+        ErrorCode::INVALID_ARGUMENTS
     }
 
     /// Whether this is a *survey* tool (seed 003, "Digested survey tools"): one that answers

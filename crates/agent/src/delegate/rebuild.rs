@@ -2,7 +2,8 @@
 //! `session_started` names a parent in the tree (and a handle) is a child. A child whose last
 //! run ended keeps its status and final output; one whose log has a run that never ended (its
 //! process was killed mid-turn) is reported `interrupted`, never re-run. Its parent can
-//! continue it with `resume_session_id`.
+//! continue it with `resume_session_id`. The messages each log holds accepted and not consumed
+//! are pending again ([`crate::messaging::restore`]).
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -62,9 +63,11 @@ pub fn restore(tree: &Tree, root: &Session) -> Result<(), String> {
                 output,
                 usage,
             });
+            crate::messaging::restore::restore(tree, &child.id, &path);
             frontier.push((child.id, depth + 1));
         }
     }
+    crate::messaging::restore::restore(tree, root.id(), &log);
     Ok(())
 }
 

@@ -14,7 +14,8 @@
 //! child's model work happens outside it. Rejected: a reservation counter beside the map,
 //! which a failed session open would have to give back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tackle_protocol::{RunOutcome, SessionId, Usage};
@@ -27,6 +28,7 @@ use crate::delegate::handle::new_handle;
 use crate::delegate::limits::Limits;
 use crate::delegate::notice;
 use crate::events::{AgentEvent, Observer};
+use crate::messaging::Mailbox;
 use crate::run::{Agent, AgentSetup, RunEnd};
 
 /// Builds the loop a child runs: its provider and model, prompt, bounds and the rest of an
@@ -112,7 +114,7 @@ pub struct Refused {
 }
 
 impl Refused {
-    fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -131,17 +133,28 @@ pub struct Tree {
     observer: Arc<dyn Observer>,
     spawn: Mutex<Option<Arc<dyn Spawn>>>,
     state: Mutex<State>,
-    /// Bumped whenever a child ends.
-    ends: watch::Sender<u64>,
+    /// Bumped whenever a child ends or a message is accepted.
+    pub(crate) ends: watch::Sender<u64>,
+    /// Held while a message is accepted: checks, the durable record and the mailbox entry
+    /// happen as one step (`crate::messaging::tree_side`).
+    pub(crate) send_lock: tokio::sync::Mutex<()>,
+    /// Set when the front end shuts the tree down: sends fail with `engine_shutdown`.
+    pub(crate) shut: AtomicBool,
 }
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     /// Every session of the tree this process holds: the root and live children.
-    sessions: HashMap<SessionId, Session>,
-    nodes: Vec<Node>,
+    pub(crate) sessions: HashMap<SessionId, Session>,
+    pub(crate) nodes: Vec<Node>,
     /// Completion notices not yet shown, by parent.
     pending: HashMap<SessionId, Vec<String>>,
+    /// Messages between the tree's sessions (`crate::messaging`).
+    pub(crate) mailbox: Mailbox,
+    /// Sessions whose loop is in a run (children: also their node's status).
+    pub(crate) active: HashSet<SessionId>,
+    /// Each session's current run, for the idempotency key of the messages it sends.
+    pub(crate) runs: HashMap<SessionId, String>,
 }
 
 impl Tree {
@@ -156,6 +169,8 @@ impl Tree {
             spawn: Mutex::new(None),
             state: Mutex::new(State::default()),
             ends: watch::channel(0).0,
+            send_lock: tokio::sync::Mutex::new(()),
+            shut: AtomicBool::new(false),
         })
     }
 
@@ -165,6 +180,11 @@ impl Tree {
     pub fn set_spawn(&self, spawn: Arc<dyn Spawn>, catalog: Vec<String>) {
         *self.spawn.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawn);
         let _ = self.catalog.set(catalog);
+    }
+
+    /// The front end's builder of child loops, once set.
+    pub(crate) fn spawner(&self) -> Option<Arc<dyn Spawn>> {
+        self.spawn.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A session that may start children: a root, at depth 0.
@@ -343,19 +363,16 @@ impl Tree {
         drop(state);
         // Building the child's loop reads the tree (its system prompt lists the types it may
         // start), so it happens after the lock is released; a failure gives the slot back.
-        let usage = Arc::new(Mutex::new(Usage::default()));
-        let built = spawn.setup(session, &agent_type).and_then(|mut setup| {
-            setup.observer = Arc::new(ChildObserver {
-                usage: usage.clone(),
-            });
-            if resumed {
-                Agent::resume(setup).map_err(|e| e.to_string())
-            } else {
-                Ok(Agent::new(setup))
-            }
-        });
-        let agent = match built {
-            Ok(agent) => agent,
+        let launched = self.launch(
+            spawn.as_ref(),
+            session,
+            &agent_type,
+            resumed,
+            cancel.clone(),
+            Some(req.prompt),
+        );
+        match launched {
+            Ok(()) => {}
             Err(e) => {
                 let mut state = self.lock();
                 match earlier {
@@ -368,7 +385,7 @@ impl Tree {
                 }
                 return Err(Refused::new("unavailable", e));
             }
-        };
+        }
         let node = match earlier {
             Some(earlier) => Node {
                 status: Status::Running,
@@ -378,15 +395,85 @@ impl Tree {
             None => node,
         };
         self.announce(&node);
+        Ok(node)
+    }
+
+    /// Builds a child's loop for `session` (continuing its conversation when `resumed`) and
+    /// runs it on a task of its own with `input`; its end is [`Tree::finish`]ed.
+    fn launch(
+        self: &Arc<Self>,
+        spawn: &dyn Spawn,
+        session: Session,
+        agent_type: &AgentType,
+        resumed: bool,
+        cancel: CancellationToken,
+        input: Option<String>,
+    ) -> Result<(), String> {
+        let id = session.id().clone();
+        let usage = Arc::new(Mutex::new(Usage::default()));
+        let mut setup = spawn.setup(session, agent_type)?;
+        setup.observer = Arc::new(ChildObserver {
+            usage: usage.clone(),
+        });
+        let mut agent = if resumed {
+            Agent::resume(setup).map_err(|e| e.to_string())?
+        } else {
+            Agent::new(setup)
+        };
         let tree = Arc::clone(self);
-        let prompt = req.prompt;
         tokio::spawn(async move {
-            let mut agent = agent;
-            let end = agent.run(Some(&prompt), cancel).await;
+            let end = agent.run(input.as_deref(), cancel).await;
             let spent = *usage.lock().unwrap_or_else(|p| p.into_inner());
             tree.finish(&id, end, spent);
         });
-        Ok(node)
+        Ok(())
+    }
+
+    /// Starts a new run of the child `id`, which is not running, with no input of its own:
+    /// its pending messages are its input (a message woke it). Its node reports `running`
+    /// until that run ends.
+    pub(crate) fn wake(self: &Arc<Self>, id: &SessionId) -> Result<Node, Refused> {
+        let spawn = self
+            .spawn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Refused::new("unavailable", "delegation is not set up here"))?;
+        let mut state = self.lock();
+        let Some(node) = state.nodes.iter().find(|n| &n.session == id).cloned() else {
+            return Err(Refused::new("unavailable", "no such child in this tree"));
+        };
+        if node.status == Status::Running {
+            return Ok(node);
+        }
+        let ty = self.type_named(&node.agent_type)?;
+        let session = match state.sessions.get(id) {
+            Some(s) => s.clone(),
+            None => spawn
+                .reopen(id)
+                .map_err(|e| Refused::new("unavailable", e))?,
+        };
+        let cancel = CancellationToken::new();
+        if let Some(n) = state.nodes.iter_mut().find(|n| &n.session == id) {
+            n.status = Status::Running;
+            n.cancel = cancel.clone();
+        }
+        state.sessions.insert(id.clone(), session.clone());
+        drop(state);
+        if let Err(e) = self.launch(spawn.as_ref(), session, &ty, true, cancel.clone(), None) {
+            let mut state = self.lock();
+            if let Some(n) = state.nodes.iter_mut().find(|n| &n.session == id) {
+                *n = node;
+            }
+            return Err(Refused::new("unavailable", e));
+        }
+        let woken = Node {
+            status: Status::Running,
+            cancel,
+            ..node
+        };
+        self.announce(&woken);
+        Ok(woken)
     }
 
     /// The caller's child `reference` names (a handle or a session id).
@@ -465,13 +552,12 @@ impl Tree {
     /// Returns at once when a notice for `parent` is already pending.
     pub async fn wait_for_change(&self, parent: &SessionId, cancel: &CancellationToken) -> bool {
         let mut ends = self.ends.subscribe();
-        if self
-            .lock()
-            .pending
-            .get(parent)
-            .is_some_and(|p| !p.is_empty())
-            || self.running_children(parent) == 0
-        {
+        let ready = {
+            let state = self.lock();
+            state.pending.get(parent).is_some_and(|p| !p.is_empty())
+                || state.mailbox.has(parent, true)
+        };
+        if ready || self.running_children(parent) == 0 {
             return true;
         }
         tokio::select! {
@@ -490,7 +576,7 @@ impl Tree {
             .collect()
     }
 
-    fn finish(&self, id: &SessionId, end: RunEnd, usage: Usage) {
+    fn finish(self: &Arc<Self>, id: &SessionId, end: RunEnd, usage: Usage) {
         let mut state = self.lock();
         let Some(node) = state.nodes.iter_mut().find(|n| &n.session == id) else {
             return;
@@ -514,9 +600,14 @@ impl Tree {
                 node.status.as_str(),
                 &node.output,
             ));
+        // A message accepted while its last boundary was already behind it wakes it again.
+        let owed = state.mailbox.has(id, true);
         drop(state);
         self.announce(&node);
         self.ends.send_modify(|n| *n += 1);
+        if owed {
+            let _ = self.wake(id);
+        }
     }
 
     fn announce(&self, node: &Node) {
@@ -529,7 +620,7 @@ impl Tree {
         });
     }
 
-    fn type_named(&self, name: &str) -> Result<AgentType, Refused> {
+    pub(crate) fn type_named(&self, name: &str) -> Result<AgentType, Refused> {
         self.types
             .iter()
             .find(|t| t.name == name)
@@ -546,7 +637,7 @@ impl Tree {
             })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -615,8 +706,18 @@ fn child_options(
         let dropped = ty.disallowed_tools.contains(name) || (at_ceiling && delegating(name));
         !dropped
     };
+    // send_message goes with every child the catalog offers it to: whether a message may
+    // go out is the gate's `message:` rules' to decide, not the type's tool list.
+    let messaging = crate::messaging::send_message::NAME.to_owned();
+    let with_messaging = |names: &Vec<String>| {
+        let mut names: Vec<String> = names.iter().filter(|n| kept(n)).cloned().collect();
+        if catalog.contains(&messaging) && !names.contains(&messaging) && kept(&messaging) {
+            names.push(messaging.clone());
+        }
+        names
+    };
     let tools = match &ty.tools {
-        Some(names) => ToolFilter::only(names.iter().filter(|n| kept(n)).cloned()),
+        Some(names) => ToolFilter::only(with_messaging(names)),
         None if ty.disallowed_tools.is_empty() && !at_ceiling => ToolFilter::All,
         None => ToolFilter::only(catalog.iter().filter(|n| kept(n)).cloned()),
     };

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use tackle_llm::{ErrorKind, Provider, TurnRequest};
 use tackle_protocol::{
-    Event, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted, ToolBatchFinished,
-    ToolSpec, UserInput,
+    Event, MessageConsumed, ModelTurn, ModelTurnCancelled, RunFinished, RunOutcome, RunStarted,
+    ToolBatchFinished, ToolSpec, UserInput,
 };
 use tackle_runtime::{Descriptions, Runtime, Session};
 use tokio::sync::mpsc;
@@ -197,6 +197,7 @@ impl Agent {
         if let Some(tree) = &self.setup.delegation {
             // A run that ends leaves no child of it running (a finished run waited for them).
             tree.cancel_children(self.setup.session.id()).await;
+            tree.run_ended(self.setup.session.id());
         }
         let mut reason = ended.reason;
         let recorded = self
@@ -236,11 +237,15 @@ impl Agent {
     ) -> Result<Ended, AgentError> {
         let started = Instant::now();
         let deadline = self.setup.bounds.max_duration.map(|d| started + d);
-        self.append(Event::RunStarted(RunStarted {
-            model: self.setup.model.id(),
-            at_ms: now_ms(),
-        }))
-        .await?;
+        let run = self
+            .append(Event::RunStarted(RunStarted {
+                model: self.setup.model.id(),
+                at_ms: now_ms(),
+            }))
+            .await?;
+        if let Some(tree) = &self.setup.delegation {
+            tree.run_began(self.setup.session.id(), run);
+        }
         if let Some(batch) = self.interrupted.take() {
             self.append(Event::ToolBatchFinished(batch.clone())).await?;
             self.conversation.push_results(&batch);
@@ -269,17 +274,25 @@ impl Agent {
         // The server's refusal of the last request as too long.
         let mut refused: Option<Refused> = None;
         self.announce_window();
+        // A run's start takes every message waiting, queued ones too.
+        let mut starting = true;
         loop {
             while let Ok(text) = self.steer_rx.try_recv() {
                 self.user_input(&text).await?;
             }
             self.child_notices().await?;
+            self.messages(starting).await?;
+            starting = false;
             if self
                 .conversation
                 .messages
                 .last()
                 .is_some_and(|m| m.role == tackle_protocol::Role::Assistant)
             {
+                // The model ended its turn: queued messages are its next input.
+                if self.messages(true).await? {
+                    continue;
+                }
                 if self.children_running() {
                     // The model ended its turn with children still at work: their ends are
                     // its next input, so wait for one instead of finishing.
@@ -456,7 +469,8 @@ impl Agent {
             if model_turn.message.tool_calls().next().is_none() {
                 match ended_by(&model_turn.stop_reason) {
                     Some(ended)
-                        if ended.outcome == RunOutcome::Finished && self.children_running() =>
+                        if ended.outcome == RunOutcome::Finished
+                            && (self.children_running() || self.messages_waiting()) =>
                     {
                         continue;
                     }
@@ -516,6 +530,39 @@ impl Agent {
             self.user_input(&notice).await?;
         }
         Ok(())
+    }
+
+    /// Whether a message waits for this session.
+    fn messages_waiting(&self) -> bool {
+        self.setup
+            .delegation
+            .as_ref()
+            .is_some_and(|t| t.has_messages(self.setup.session.id(), true))
+    }
+
+    /// The messages other sessions of the tree sent this one, as input at this boundary: its
+    /// steer ones, and its queued ones too when `with_queued`. Each is recorded as consumed
+    /// with the text the model reads, so a rebuild neither loses nor repeats it. True when
+    /// any was delivered.
+    async fn messages(&mut self, with_queued: bool) -> Result<bool, AgentError> {
+        let Some(tree) = self.setup.delegation.clone() else {
+            return Ok(false);
+        };
+        let id = self.setup.session.id().clone();
+        let taken = tree.take_messages(&id, with_queued);
+        let delivered = !taken.is_empty();
+        for message in taken {
+            let text = crate::messaging::envelope::delivered(&message);
+            self.append(Event::MessageConsumed(MessageConsumed {
+                message_id: message.id.clone(),
+                text: text.clone(),
+                at_ms: now_ms(),
+            }))
+            .await?;
+            self.conversation.push_user(&text);
+            tree.handling(&id, message.hop);
+        }
+        Ok(delivered)
     }
 
     fn request(&self, system: String, messages: Vec<tackle_protocol::Message>) -> TurnRequest {
