@@ -56,6 +56,13 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
                 "max_depth": sourced_json(&s.delegation_max_depth),
                 "max_running": sourced_json(&s.delegation_max_running),
             },
+            "messaging": {
+                "enabled": sourced_json(&s.messaging_enabled),
+                "max_body_bytes": sourced_json(&s.messaging_max_body_bytes),
+                "max_pending_per_session": sourced_json(&s.messaging_max_pending),
+                "max_hops": sourced_json(&s.messaging_max_hops),
+                "max_inflight_per_pair": sourced_json(&s.messaging_max_inflight),
+            },
             "rules": s.rules.iter().map(|(e, r)| json!({
                 "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
             })).collect::<Vec<_>>(),
@@ -165,6 +172,35 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         &s.delegation_max_running.value.to_string(),
         &s.delegation_max_running.origin,
     );
+    for (key, value, origin) in [
+        (
+            "messaging.enabled",
+            s.messaging_enabled.value.to_string(),
+            &s.messaging_enabled.origin,
+        ),
+        (
+            "messaging.max_body_bytes",
+            s.messaging_max_body_bytes.value.to_string(),
+            &s.messaging_max_body_bytes.origin,
+        ),
+        (
+            "messaging.max_pending",
+            s.messaging_max_pending.value.to_string(),
+            &s.messaging_max_pending.origin,
+        ),
+        (
+            "messaging.max_hops",
+            s.messaging_max_hops.value.to_string(),
+            &s.messaging_max_hops.origin,
+        ),
+        (
+            "messaging.max_inflight",
+            s.messaging_max_inflight.value.to_string(),
+            &s.messaging_max_inflight.origin,
+        ),
+    ] {
+        row(&mut text, key, &value, origin);
+    }
     if s.rules.is_empty() {
         text.push_str("rules                  (none; each key falls to its tool's default)\n");
     }

@@ -157,3 +157,36 @@ fn max_depth_zero_offers_no_delegation() {
         .unwrap();
     assert_eq!(finished["code"], "unknown_tool", "{finished}");
 }
+
+#[test]
+fn send_message_is_offered_only_under_a_message_rule() {
+    let p = Project::new();
+    let call = json!({"turn": {"tool_calls": [{"id": "m1", "name": "send_message", "arguments": {
+        "to": "explore_deadbeef", "body": "hello"}}]}});
+    let file = script(
+        &p,
+        "s.jsonl",
+        &[call.clone(), json!({"turn": {"text": "Done."}})],
+    );
+    let code_of = |out: &harness::Output| {
+        let events = lines(&out.stdout);
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_call_finished")
+            .map(|e| e["code"].clone())
+            .unwrap()
+    };
+    // No rule: the tool is not in the catalog.
+    let out = p
+        .tackle(["--model", &model(&file), "run", "--json", "say hello"])
+        .run();
+    out.success();
+    assert_eq!(code_of(&out), "unknown_tool", "{}", out.stdout);
+    // An allow rule offers it: a handle that names no child gets the tree's listing.
+    let out = p
+        .tackle(["--allow", "message:*", "--model", &model(&file)])
+        .args(["run", "--json", "say hello"])
+        .run();
+    out.success();
+    assert_eq!(code_of(&out), "unknown_subagent", "{}", out.stdout);
+}

@@ -15,6 +15,7 @@ pub mod load;
 pub mod log_key;
 pub mod loop_settings;
 pub mod mcp_scope;
+pub mod messaging_settings;
 pub mod models;
 pub mod posture;
 pub mod root;

@@ -71,6 +71,8 @@ pub struct Config {
     pub sciontool: Option<tackle_tools::SciontoolCommand>,
     /// `[delegation]`, checked.
     pub delegation: tackle_agent::delegate::Limits,
+    /// `[messaging]`, checked.
+    pub messaging: tackle_agent::messaging::MessagingSettings,
     /// The agent types of the built-ins, the user's files and the project's (as far as trust
     /// lets them apply), with what was noted and refused in those files.
     pub agent_types: crate::agent_types::AgentTypes,
@@ -297,6 +299,7 @@ fn validate(settings: &Settings) -> crate::Result<()> {
     let _ = plan_mode(settings)?;
     let _ = crate::loop_settings::loop_settings(settings)?;
     let _ = crate::delegation_settings::limits(settings)?;
+    let _ = crate::messaging_settings::settings(settings)?;
     let _ = crate::wait_settings::wait_settings(settings, RuntimeConfig::DEFAULT_CALL_TIMEOUT)?;
     let _ = alert_targets(settings, |name| {
         std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -388,6 +391,7 @@ fn compile(
     let plan_mode = plan_mode(&settings)?;
     let agent_loop = crate::loop_settings::loop_settings(&settings)?;
     let delegation = crate::delegation_settings::limits(&settings)?;
+    let messaging = crate::messaging_settings::settings(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let sciontool = crate::sciontool::command(&settings, root)?;
     let models = crate::models::resolve(&settings)?;
@@ -439,6 +443,7 @@ fn compile(
         agent_loop,
         sciontool,
         delegation,
+        messaging,
         // Set by `load_with` once trust is decided and the model catalog resolved.
         agent_types: crate::agent_types::AgentTypes::default(),
     })

@@ -17,14 +17,19 @@ pub struct MessagingSettings {
     pub max_inflight_per_pair: usize,
 }
 
+impl MessagingSettings {
+    /// The built-in values.
+    pub const DEFAULT: Self = Self {
+        enabled: true,
+        max_body_bytes: 64 * 1024,
+        max_pending_per_session: 32,
+        max_hops: 8,
+        max_inflight_per_pair: 4,
+    };
+}
+
 impl Default for MessagingSettings {
     fn default() -> Self {
-        Self {
-            enabled: true,
-            max_body_bytes: 64 * 1024,
-            max_pending_per_session: 32,
-            max_hops: 8,
-            max_inflight_per_pair: 4,
-        }
+        Self::DEFAULT
     }
 }

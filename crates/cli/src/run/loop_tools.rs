@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use tackle_agent::delegate::{CancelSubagent, DelegateSubagent, GetSubagentResult, Tree};
+use tackle_agent::messaging::SendMessage;
 use tackle_agent::{AskUser, MarkTaskDone, Prompter, ScheduleNextTurn, TaskBoundaries, Wakes};
 use tackle_config::Config;
 use tackle_config::loop_settings::CheckpointMode;
@@ -27,6 +28,8 @@ pub fn catalog(
         tools.push(Arc::new(DelegateSubagent::new(tree.clone())));
         tools.push(Arc::new(GetSubagentResult::new(tree.clone())));
         tools.push(Arc::new(CancelSubagent::new(tree.clone())));
+        // Offered only where a `message` allow or ask rule exists (the gate's advertising).
+        tools.push(Arc::new(SendMessage::new(tree.clone(), config.messaging)));
     }
     if let Some(wakes) = wakes {
         tools.push(Arc::new(ScheduleNextTurn::new(wakes)));

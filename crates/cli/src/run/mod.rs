@@ -248,7 +248,7 @@ pub fn run(
         boundaries,
         watchdog: config.agent_loop.watchdog,
         descriptions: config.agent_loop.descriptions,
-        delegation: Some(tree),
+        delegation: Some(tree.clone()),
     };
     crate::leftovers::sweep_writes(&config.root, tackle_fs::SweepMode::Remove);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -290,6 +290,8 @@ pub fn run(
                 .await
             }
         };
+        // A message sent from now on would find no loop to read it.
+        tree.shutdown();
         Ok::<RunEnd, Failure>(end)
     })?;
     if let Some(path) = &args.output_last_message {

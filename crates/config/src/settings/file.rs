@@ -55,6 +55,7 @@ pub struct SettingsFile {
     pub watchdog: Option<WatchdogSection>,
     pub model: Option<ModelSection>,
     pub delegation: Option<DelegationSection>,
+    pub messaging: Option<MessagingSection>,
     /// User config only (a project file with it is refused).
     pub providers: Option<ProviderTables>,
     /// User config only (a project file with it is refused).
@@ -195,6 +196,22 @@ pub struct DelegationSection {
     pub max_depth: Option<Spanned<u32>>,
     /// The most children running at once in one tree (default 4, at least 1).
     pub max_running: Option<Spanned<u32>>,
+}
+
+/// `[messaging]`: what send_message accepts between the sessions of one tree.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessagingSection {
+    /// False: every send fails with `send_message:disabled` (default true).
+    pub enabled: Option<Spanned<bool>>,
+    /// The largest body in bytes (default 65536).
+    pub max_body_bytes: Option<Spanned<usize>>,
+    /// Messages accepted and not yet read, per recipient (default 32).
+    pub max_pending_per_session: Option<Spanned<usize>>,
+    /// The longest chain of messages each sent while handling the last (default 8; <= 0 off).
+    pub max_hops: Option<Spanned<i64>>,
+    /// Unread messages from one sender to one recipient (default 4; 0 off).
+    pub max_inflight_per_pair: Option<Spanned<usize>>,
 }
 
 /// `[tool_output]`: per-stream preview limits, digests and the media size limit.

@@ -4,6 +4,10 @@
 use super::file::{LoadedFile, Origin, Sourced};
 use super::models_file::{ModelEntrySection, ProviderSection};
 
+/// The built-in `[messaging]` settings.
+const MESSAGING: tackle_agent::messaging::MessagingSettings =
+    tackle_agent::messaging::MessagingSettings::DEFAULT;
+
 /// The effect of a permission rule, as written in config (`allow`/`ask`/`deny`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleEffect {
@@ -92,6 +96,16 @@ pub struct Settings {
     pub delegation_max_depth: Sourced<u32>,
     /// `[delegation] max_running`.
     pub delegation_max_running: Sourced<u32>,
+    /// `[messaging] enabled`.
+    pub messaging_enabled: Sourced<bool>,
+    /// `[messaging] max_body_bytes`.
+    pub messaging_max_body_bytes: Sourced<usize>,
+    /// `[messaging] max_pending_per_session`.
+    pub messaging_max_pending: Sourced<usize>,
+    /// `[messaging] max_hops`.
+    pub messaging_max_hops: Sourced<i64>,
+    /// `[messaging] max_inflight_per_pair`.
+    pub messaging_max_inflight: Sourced<usize>,
     /// `[model] default` (or `--model`), unchecked text: [`crate::models`] resolves it.
     pub model_default: Option<Sourced<String>>,
     /// `[model] small`.
@@ -166,6 +180,11 @@ impl Settings {
                 tackle_agent::delegate::Limits::default().max_running,
                 Origin::BuiltIn,
             ),
+            messaging_enabled: Sourced::new(MESSAGING.enabled, Origin::BuiltIn),
+            messaging_max_body_bytes: Sourced::new(MESSAGING.max_body_bytes, Origin::BuiltIn),
+            messaging_max_pending: Sourced::new(MESSAGING.max_pending_per_session, Origin::BuiltIn),
+            messaging_max_hops: Sourced::new(MESSAGING.max_hops, Origin::BuiltIn),
+            messaging_max_inflight: Sourced::new(MESSAGING.max_inflight_per_pair, Origin::BuiltIn),
             model_default: None,
             model_small: None,
             providers: Vec::new(),
@@ -202,6 +221,23 @@ impl Settings {
             }
             if let Some(small) = &m.small {
                 self.model_small = Some(f.sourced(small));
+            }
+        }
+        if let Some(m) = &s.messaging {
+            if let Some(v) = &m.enabled {
+                self.messaging_enabled = f.sourced(v);
+            }
+            if let Some(v) = &m.max_body_bytes {
+                self.messaging_max_body_bytes = f.sourced(v);
+            }
+            if let Some(v) = &m.max_pending_per_session {
+                self.messaging_max_pending = f.sourced(v);
+            }
+            if let Some(v) = &m.max_hops {
+                self.messaging_max_hops = f.sourced(v);
+            }
+            if let Some(v) = &m.max_inflight_per_pair {
+                self.messaging_max_inflight = f.sourced(v);
             }
         }
         if let Some(d) = &s.delegation {

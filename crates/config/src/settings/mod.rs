@@ -6,9 +6,9 @@ mod models_file;
 
 pub use file::{
     AlertSection, BashSection, CheckpointSection, DelegationSection, FetchSection, LoadedFile,
-    Origin, PathScopeSection, PermissionsSection, SafetySection, SciontoolStatusSection,
-    SettingsFile, Sourced, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
-    WatchdogSection, nearest,
+    MessagingSection, Origin, PathScopeSection, PermissionsSection, SafetySection,
+    SciontoolStatusSection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
+    UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};
 pub use models_file::{

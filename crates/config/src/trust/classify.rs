@@ -10,6 +10,7 @@
 
 mod delegation_keys;
 mod loop_keys;
+mod messaging_keys;
 
 use tackle_gate::Mode;
 use tackle_mcp::client::{SecretUse, ServerConfig, Transport};
@@ -218,6 +219,31 @@ pub const KEYS: &[KeyRule] = &[
         "fewer children at once is kept; more would run more model calls at once than the user allows",
     ),
     row(
+        "messaging.enabled",
+        Treatment::KeptIfNarrower,
+        "false is kept; true where the user turned messaging off lets a repository's agents message each other",
+    ),
+    row(
+        "messaging.max_body_bytes",
+        Treatment::KeptIfNarrower,
+        "a smaller body is kept; a larger one is more text one agent may push into another's context",
+    ),
+    row(
+        "messaging.max_pending_per_session",
+        Treatment::KeptIfNarrower,
+        "fewer unread messages is kept; more lets a recipient's inbox grow past what the user allows",
+    ),
+    row(
+        "messaging.max_hops",
+        Treatment::KeptIfNarrower,
+        "a shorter chain is kept; a longer one, or <= 0 (no count), lets agents message each other in longer loops",
+    ),
+    row(
+        "messaging.max_inflight_per_pair",
+        Treatment::KeptIfNarrower,
+        "a smaller window is kept; a larger one, or 0 (no window), lets one agent flood another",
+    ),
+    row(
         "agent_types.tools",
         Treatment::Kept,
         "a project type's tools only narrow: a child is offered the intersection with its parent's catalog",
@@ -330,6 +356,7 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         watchdog: s.watchdog.as_ref().map(|w| out.watchdog(w)),
         model: s.model.as_ref().map(|m| out.model(m)),
         delegation: s.delegation.as_ref().map(|d| out.delegation(d)),
+        messaging: s.messaging.as_ref().map(|m| out.messaging(m)),
         // Never applied from a project, trusted or not: `config::load_with` refuses a project
         // file that has them before it is split.
         providers: None,
@@ -1017,6 +1044,21 @@ delegation.max_depth | [delegation]\nmax_depth = 5 | [delegation]\nmax_depth = 4
 delegation.max_running | | [delegation]\nmax_running = 1 | kept
 delegation.max_running | | [delegation]\nmax_running = 5 | ignored
 delegation.max_running | [delegation]\nmax_running = 1 | [delegation]\nmax_running = 2 | ignored
+messaging.enabled | | [messaging]\nenabled = false | kept
+messaging.enabled | | [messaging]\nenabled = true | kept
+messaging.enabled | [messaging]\nenabled = false | [messaging]\nenabled = true | ignored
+messaging.max_body_bytes | | [messaging]\nmax_body_bytes = 100 | kept
+messaging.max_body_bytes | | [messaging]\nmax_body_bytes = 100000 | ignored
+messaging.max_pending_per_session | | [messaging]\nmax_pending_per_session = 1 | kept
+messaging.max_pending_per_session | | [messaging]\nmax_pending_per_session = 33 | ignored
+messaging.max_hops | | [messaging]\nmax_hops = 3 | kept
+messaging.max_hops | | [messaging]\nmax_hops = 9 | ignored
+messaging.max_hops | | [messaging]\nmax_hops = 0 | ignored
+messaging.max_hops | [messaging]\nmax_hops = 0 | [messaging]\nmax_hops = 100 | kept
+messaging.max_hops | [messaging]\nmax_hops = 0 | [messaging]\nmax_hops = -1 | kept
+messaging.max_inflight_per_pair | | [messaging]\nmax_inflight_per_pair = 2 | kept
+messaging.max_inflight_per_pair | | [messaging]\nmax_inflight_per_pair = 0 | ignored
+messaging.max_inflight_per_pair | [messaging]\nmax_inflight_per_pair = 0 | [messaging]\nmax_inflight_per_pair = 7 | kept
 "#;
 
     #[test]
