@@ -135,9 +135,9 @@ pub struct Tree {
     state: Mutex<State>,
     /// Bumped whenever a child ends or a message is accepted.
     pub(crate) ends: watch::Sender<u64>,
-    /// Held while a message is accepted: checks, the durable record and the mailbox entry
-    /// happen as one step (`crate::messaging::tree_side`).
-    pub(crate) send_lock: tokio::sync::Mutex<()>,
+    /// Woken whenever a message's record has been written (or failed): a repeat of that call
+    /// waits for it (`crate::messaging::tree_side`).
+    pub(crate) accepted: tokio::sync::Notify,
     /// Set when the front end shuts the tree down: sends fail with `engine_shutdown`.
     pub(crate) shut: AtomicBool,
 }
@@ -169,7 +169,7 @@ impl Tree {
             spawn: Mutex::new(None),
             state: Mutex::new(State::default()),
             ends: watch::channel(0).0,
-            send_lock: tokio::sync::Mutex::new(()),
+            accepted: tokio::sync::Notify::new(),
             shut: AtomicBool::new(false),
         })
     }

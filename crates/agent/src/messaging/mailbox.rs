@@ -65,6 +65,9 @@ pub struct Rejected {
 #[derive(Default)]
 pub struct Mailbox {
     pending: HashMap<SessionId, Vec<Pending>>,
+    /// Messages admitted whose `message_accepted` record is being written: they count against
+    /// every guard, are delivered to nobody, and their keys make a repeat of the call wait.
+    reserved: HashMap<String, (SessionId, SessionId)>,
     keys: HashMap<String, Prior>,
     /// The hop of the last message each session consumed in its running run.
     handling: HashMap<SessionId, u32>,
@@ -86,14 +89,21 @@ impl Mailbox {
         hop: u32,
     ) -> Result<(), Rejected> {
         let pending = self.pending.get(to).map_or(&[][..], Vec::as_slice);
-        if pending.len() >= settings.max_pending_per_session {
+        let reserved_for = |pair: Option<&SessionId>| {
+            self.reserved
+                .values()
+                .filter(|(f, t)| t == to && pair.is_none_or(|p| p == f))
+                .count()
+        };
+        let waiting = pending.len() + reserved_for(None);
+        if waiting >= settings.max_pending_per_session {
             return Err(Rejected {
                 code: codes::INBOX_FULL,
                 message: format!(
                     "send_message: the recipient already has {} pending messages, the most \
                      [messaging] max_pending_per_session allows; nothing was admitted: wait \
                      until it has read them",
-                    pending.len()
+                    waiting
                 ),
             });
         }
@@ -108,7 +118,8 @@ impl Mailbox {
                 ),
             });
         }
-        let inflight = pending.iter().filter(|m| &m.from == from).count();
+        let inflight =
+            pending.iter().filter(|m| &m.from == from).count() + reserved_for(Some(from));
         if settings.max_inflight_per_pair > 0 && inflight >= settings.max_inflight_per_pair {
             return Err(Rejected {
                 code: codes::INFLIGHT_FULL,
@@ -120,6 +131,22 @@ impl Mailbox {
             });
         }
         Ok(())
+    }
+
+    /// Holds a place for a message from `from` to `to` under `key` while its record is written.
+    pub fn reserve(&mut self, key: &str, from: &SessionId, to: &SessionId) {
+        self.reserved
+            .insert(key.to_owned(), (from.clone(), to.clone()));
+    }
+
+    /// Gives back the place `key` held (its record was written, or failed).
+    pub fn release(&mut self, key: &str) {
+        self.reserved.remove(key);
+    }
+
+    /// Whether a message under `key` is being recorded now.
+    pub fn in_flight(&self, key: &str) -> bool {
+        self.reserved.contains_key(key)
     }
 
     /// The message a key already produced, if any.
@@ -239,5 +266,30 @@ mod tests {
             m.admit(&on, &sid("other"), &to, 1).map_err(|r| r.code),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_reserved_place_counts_against_every_guard_until_released() {
+        let settings = MessagingSettings {
+            max_pending_per_session: 2,
+            max_inflight_per_pair: 1,
+            ..MessagingSettings::DEFAULT
+        };
+        let mut m = Mailbox::default();
+        m.reserve("k1", &sid("a"), &sid("root"));
+        assert!(m.in_flight("k1"));
+        // The pair's window is taken by the reserved message.
+        let pair = m.admit(&settings, &sid("a"), &sid("root"), 1).unwrap_err();
+        assert_eq!(pair.code, codes::INFLIGHT_FULL);
+        // Another sender still fits, and then the inbox is full.
+        m.admit(&settings, &sid("b"), &sid("root"), 1).unwrap();
+        m.reserve("k2", &sid("b"), &sid("root"));
+        let full = m.admit(&settings, &sid("c"), &sid("root"), 1).unwrap_err();
+        assert_eq!(full.code, codes::INBOX_FULL);
+        // Released (its record failed): the places are free again.
+        m.release("k1");
+        m.release("k2");
+        assert!(!m.in_flight("k1"));
+        m.admit(&settings, &sid("a"), &sid("root"), 1).unwrap();
     }
 }

@@ -2,10 +2,14 @@
 //! sender ([`Tree::locate`]), durable acceptance ([`Tree::send`]), and what a recipient's loop
 //! takes at its boundaries ([`Tree::take_messages`]).
 //!
-//! Acceptance holds the tree's send lock across the checks, the `message_accepted` record in
-//! the recipient's log and the mailbox entry, so parallel sends cannot overshoot a guard and a
-//! retried call finds its first message. Rejected: checking under the state lock and
-//! appending outside it, which lets two sends both pass the last free slot.
+//! Acceptance checks the guards and reserves the message's place under the tree's lock, writes
+//! the `message_accepted` record outside it, then moves the message into the mailbox: sends
+//! to one recipient write concurrently and share the log's group commit (one `fdatasync` for
+//! all of them), a reserved place counts against every guard so parallel sends cannot
+//! overshoot one, and a repeat of a call whose record is being written waits for it. Rejected:
+//! holding one lock across the write, which serializes every send of the tree behind one sync
+//! each; and checking under the lock with no reservation, which lets two sends both pass the
+//! last free slot.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -224,35 +228,103 @@ impl Tree {
         out: Outgoing,
         settings: &MessagingSettings,
     ) -> Result<Sent, ToolError> {
-        let _one_at_a_time = self.send_lock.lock().await;
-        let (session, message) = {
-            let state = self.lock();
-            if let Some(prior) = state.mailbox.prior(&out.key).cloned() {
-                return Ok(Sent {
-                    recipient_state: now_for(&state, &prior.recipient, prior.mode),
-                    message_id: prior.message_id,
-                    mode: prior.mode,
-                    repeated: true,
-                });
+        let (session, message) = loop {
+            // Created before the look, so a write that ends in between is not missed.
+            let written = self.accepted.notified();
+            match self.admit(sender, &out, settings)? {
+                Admission::Repeat(sent) => return Ok(sent),
+                Admission::Wait => written.await,
+                Admission::Reserved { session, message } => break (session, message),
             }
-            if self.shut.load(Ordering::SeqCst) {
-                return Err(shutting_down());
-            }
-            let hop = state.mailbox.next_hop(sender);
-            state
-                .mailbox
-                .admit(settings, sender, &out.to.id, hop)
-                .map_err(|r| fail(r.code, r.message))?;
-            let message = Pending {
-                id: new_message_id(),
-                from: sender.clone(),
-                sender: sender_label(&state, sender, &out.to.id),
-                mode: out.mode,
-                body: out.body,
-                hop,
-            };
-            (state.sessions.get(&out.to.id).cloned(), message)
         };
+        // A send dropped while its record is written gives its place back.
+        let mut held = Held {
+            tree: self,
+            key: &out.key,
+            armed: true,
+        };
+        let written = self.write_accepted(session, &out, &message).await;
+        held.armed = false;
+        let (id, mode) = (message.id.clone(), message.mode);
+        let (state_now, wake) = {
+            let mut state = self.lock();
+            state.mailbox.release(&out.key);
+            if written.is_ok() {
+                state.mailbox.accept(&out.to.id, out.key.clone(), message);
+            }
+            let child = state.nodes.iter().find(|n| n.session == out.to.id);
+            match child {
+                Some(n) if n.status != Status::Running => (RecipientState::WakingFinished, true),
+                _ => (now_for(&state, &out.to.id, mode), false),
+            }
+        };
+        self.accepted.notify_waiters();
+        written?;
+        self.ends.send_modify(|n| *n += 1);
+        let recipient_state = if wake && self.wake(&out.to.id).is_err() {
+            RecipientState::Queued
+        } else {
+            state_now
+        };
+        Ok(Sent {
+            message_id: id,
+            mode,
+            recipient_state,
+            repeated: false,
+        })
+    }
+
+    /// Under the tree's lock: the call's first message if it has one, a wait while its record
+    /// is being written, else the guards and a reserved place for a new message.
+    fn admit(
+        &self,
+        sender: &SessionId,
+        out: &Outgoing,
+        settings: &MessagingSettings,
+    ) -> Result<Admission, ToolError> {
+        let mut state = self.lock();
+        if let Some(prior) = state.mailbox.prior(&out.key).cloned() {
+            return Ok(Admission::Repeat(Sent {
+                recipient_state: now_for(&state, &prior.recipient, prior.mode),
+                message_id: prior.message_id,
+                mode: prior.mode,
+                repeated: true,
+            }));
+        }
+        if state.mailbox.in_flight(&out.key) {
+            return Ok(Admission::Wait);
+        }
+        if self.shut.load(Ordering::SeqCst) {
+            return Err(shutting_down());
+        }
+        let hop = state.mailbox.next_hop(sender);
+        state
+            .mailbox
+            .admit(settings, sender, &out.to.id, hop)
+            .map_err(|r| fail(r.code, r.message))?;
+        state.mailbox.reserve(&out.key, sender, &out.to.id);
+        let message = Pending {
+            id: new_message_id(),
+            from: sender.clone(),
+            sender: sender_label(&state, sender, &out.to.id),
+            mode: out.mode,
+            body: out.body.clone(),
+            hop,
+        };
+        Ok(Admission::Reserved {
+            session: state.sessions.get(&out.to.id).cloned(),
+            message,
+        })
+    }
+
+    /// The `message_accepted` record of `message`, synced in the recipient's log (opened again
+    /// when this process no longer holds it).
+    async fn write_accepted(
+        &self,
+        session: Option<tackle_runtime::Session>,
+        out: &Outgoing,
+        message: &Pending,
+    ) -> Result<(), ToolError> {
         let session = match session {
             Some(s) => s,
             None => {
@@ -291,28 +363,7 @@ impl Tree {
                 ),
             )
         })?;
-        let (id, mode) = (message.id.clone(), message.mode);
-        let (state_now, wake) = {
-            let mut state = self.lock();
-            state.mailbox.accept(&out.to.id, out.key, message);
-            let child = state.nodes.iter().find(|n| n.session == out.to.id);
-            match child {
-                Some(n) if n.status != Status::Running => (RecipientState::WakingFinished, true),
-                _ => (now_for(&state, &out.to.id, mode), false),
-            }
-        };
-        self.ends.send_modify(|n| *n += 1);
-        let recipient_state = if wake && self.wake(&out.to.id).is_err() {
-            RecipientState::Queued
-        } else {
-            state_now
-        };
-        Ok(Sent {
-            message_id: id,
-            mode,
-            recipient_state,
-            repeated: false,
-        })
+        Ok(())
     }
 
     /// The messages `session`'s loop takes now: its steer ones, and its queued ones too when
@@ -388,6 +439,35 @@ impl Tree {
 }
 
 /// Where `to` stands for a message of `mode` that waits in its mailbox.
+/// A reserved place, given back if the send is dropped before its record is written.
+struct Held<'a> {
+    tree: &'a Tree,
+    key: &'a str,
+    armed: bool,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.tree.lock().mailbox.release(self.key);
+            self.tree.accepted.notify_waiters();
+        }
+    }
+}
+
+/// What [`Tree::admit`] found.
+enum Admission {
+    /// The call already produced this message.
+    Repeat(Sent),
+    /// The call's record is being written by another send: wait, then look again.
+    Wait,
+    /// A place is held for `message`; `session` is the recipient's, when this process holds it.
+    Reserved {
+        session: Option<tackle_runtime::Session>,
+        message: Pending,
+    },
+}
+
 fn now_for(state: &State, to: &SessionId, mode: Mode) -> RecipientState {
     let running = match state.nodes.iter().find(|n| &n.session == to) {
         Some(n) => n.status == Status::Running,
