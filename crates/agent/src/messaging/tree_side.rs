@@ -234,7 +234,7 @@ impl Tree {
             match self.admit(sender, &out, settings)? {
                 Admission::Repeat(sent) => return Ok(sent),
                 Admission::Wait => written.await,
-                Admission::Reserved { session, message } => break (session, message),
+                Admission::Reserved { session, message } => break (session, *message),
             }
         };
         // A send dropped while its record is written gives its place back.
@@ -313,7 +313,7 @@ impl Tree {
         };
         Ok(Admission::Reserved {
             session: state.sessions.get(&out.to.id).cloned(),
-            message,
+            message: Box::new(message),
         })
     }
 
@@ -464,7 +464,7 @@ enum Admission {
     /// A place is held for `message`; `session` is the recipient's, when this process holds it.
     Reserved {
         session: Option<tackle_runtime::Session>,
-        message: Pending,
+        message: Box<Pending>,
     },
 }
 
