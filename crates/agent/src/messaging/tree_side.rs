@@ -234,7 +234,7 @@ impl Tree {
             match self.admit(sender, &out, settings)? {
                 Admission::Repeat(sent) => return Ok(sent),
                 Admission::Wait => written.await,
-                Admission::Reserved { session, message } => break (session, *message),
+                Admission::Reserved(reserved) => break *reserved,
             }
         };
         // A send dropped while its record is written gives its place back.
@@ -311,10 +311,10 @@ impl Tree {
             body: out.body.clone(),
             hop,
         };
-        Ok(Admission::Reserved {
-            session: state.sessions.get(&out.to.id).cloned(),
-            message: Box::new(message),
-        })
+        Ok(Admission::Reserved(Box::new((
+            state.sessions.get(&out.to.id).cloned(),
+            message,
+        ))))
     }
 
     /// The `message_accepted` record of `message`, synced in the recipient's log (opened again
@@ -461,11 +461,9 @@ enum Admission {
     Repeat(Sent),
     /// The call's record is being written by another send: wait, then look again.
     Wait,
-    /// A place is held for `message`; `session` is the recipient's, when this process holds it.
-    Reserved {
-        session: Option<tackle_runtime::Session>,
-        message: Box<Pending>,
-    },
+    /// A place is held for the message; the session is the recipient's, when this process
+    /// holds it.
+    Reserved(Box<(Option<tackle_runtime::Session>, Pending)>),
 }
 
 fn now_for(state: &State, to: &SessionId, mode: Mode) -> RecipientState {
