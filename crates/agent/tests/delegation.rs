@@ -335,8 +335,10 @@ async fn two_parallel_children_and_a_grandchild_report_back_before_the_parent_fi
                 {"name": "delegate_subagent", "arguments": {
                     "agent_type": "explore", "prompt": "count the apples",
                     "description": "apples"}},
+                // An empty resume_session_id (small models fill optional fields so) is none.
                 {"name": "delegate_subagent", "arguments": {
-                    "agent_type": "general", "prompt": "organise the pears"}}
+                    "agent_type": "general", "prompt": "organise the pears",
+                    "resume_session_id": "", "description": ""}}
             ]));
         }
         text("Waiting for them.")

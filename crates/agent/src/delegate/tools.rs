@@ -146,7 +146,8 @@ impl Tool for DelegateSubagent {
                 agent_type: args.agent_type.trim().to_owned(),
                 prompt: args.prompt,
                 description: args.description.filter(|d| !d.trim().is_empty()),
-                resume: args.resume_session_id,
+                // Small models fill optional fields with "": that is no resume.
+                resume: args.resume_session_id.filter(|r| !r.trim().is_empty()),
             },
         ))
     }
