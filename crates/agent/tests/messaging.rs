@@ -618,6 +618,9 @@ async fn a_message_a_crash_left_unread_is_delivered_once_by_the_rebuilt_tree() {
         .find(|(_, e)| matches!(e, Event::RunStarted(_)))
         .unwrap()
         .0;
+    // The loop names a turn `<session>-turn-<n>`: the same for the call when it is retried.
+    let turn = tackle_protocol::TurnId(format!("{}-turn-3", child.id()));
+    child.set_turn(turn.clone());
     let first = family
         .send_from(&child, "call-7", json!({"to": "parent", "body": "unread"}))
         .await;
@@ -648,6 +651,7 @@ async fn a_message_a_crash_left_unread_is_delivered_once_by_the_rebuilt_tree() {
     // The same call of the same run again: the first message, nothing appended.
     tree.run_began(child.id(), run);
     tree.run_ended(child.id());
+    child.set_turn(turn);
     let retried = after
         .send_from(&child, "call-7", json!({"to": "parent", "body": "unread"}))
         .await;
@@ -677,4 +681,26 @@ async fn a_message_a_crash_left_unread_is_delivered_once_by_the_rebuilt_tree() {
     let conversation = tackle_agent::rebuild(&family.root.event_log_path()).unwrap();
     let all = serde_json::to_string(&conversation.conversation.messages).unwrap();
     assert_eq!(all.matches("unread").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_id_reused_in_another_turn_is_a_new_message_and_in_the_same_turn_a_retry() {
+    let family = Family::new(MessagingSettings::default());
+    let child = family.finished_child("count the apples").await;
+    family.tree.run_began(child.id(), 7);
+    let send = |body: &str| json!({"to": "parent", "body": body});
+    // A server that sends no call ids gets them by position: `tackle_call_0` in every turn.
+    child.set_turn(tackle_protocol::TurnId("turn-1".into()));
+    let first = family.send_from(&child, "tackle_call_0", send("one")).await;
+    child.set_turn(tackle_protocol::TurnId("turn-2".into()));
+    let second = family.send_from(&child, "tackle_call_0", send("two")).await;
+    assert_eq!((code(&first), code(&second)), ("ok".into(), "ok".into()));
+    assert_ne!(
+        first.metadata["message_id"], second.metadata["message_id"],
+        "a later turn's call is a new message"
+    );
+    // The same call in the same turn again is a retry: the first id, nothing appended.
+    let retry = family.send_from(&child, "tackle_call_0", send("two")).await;
+    assert_eq!(retry.metadata["message_id"], second.metadata["message_id"]);
+    assert_eq!(kinds(&family.root, family.root.id(), "message_accepted"), 2);
 }

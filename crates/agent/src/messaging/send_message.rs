@@ -142,7 +142,7 @@ impl Tool for SendMessage {
                 to,
                 body: args.body,
                 mode,
-                key: self.tree.message_key(cx.session, &cx.call_id.0),
+                key: self.tree.message_key(cx.session, &cx.turn.0, &cx.call_id.0),
             },
         ))
     }

@@ -38,7 +38,7 @@ pub struct Outgoing {
     pub to: Peer,
     pub body: String,
     pub mode: Mode,
-    /// Sender session, run and tool call.
+    /// Sender session, run, turn and tool call.
     pub key: String,
 }
 
@@ -401,11 +401,14 @@ impl Tree {
         state.mailbox.idle(session);
     }
 
-    /// The idempotency key of `call` made by `session` in its current run.
-    pub fn message_key(&self, session: &SessionId, call: &str) -> String {
+    /// The idempotency key of `call` made by `session` in model turn `turn` of its current
+    /// run. The turn is part of it because a call id is unique only within its turn: a server
+    /// that sends none gets ids by position (`tackle_call_0` in every turn), and without the
+    /// turn a second message would be taken for a retry of the first and never sent.
+    pub fn message_key(&self, session: &SessionId, turn: &str, call: &str) -> String {
         let state = self.lock();
         let run = state.runs.get(session).map_or("0", String::as_str);
-        format!("{}/{run}/{call}", session.0)
+        format!("{}/{run}/{turn}/{call}", session.0)
     }
 
     /// Sends from now on fail with `send_message:engine_shutdown`.
