@@ -713,3 +713,45 @@ async fn a_rebuilt_tree_keeps_finished_children_and_reports_a_killed_one_interru
     assert!(tree.resolve(root.id(), "explore_00000003").is_err());
     assert!(tree.resolve(root.id(), "explore_0000000").is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_another_key_wrote_is_never_taken_for_a_child() {
+    use tackle_runtime::{ChildOptions, LogKey, SessionOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let key = LogKey::from_bytes(&[1; 32]);
+    let root = Session::open_sealed(dir.path(), SessionOptions::default(), &key).unwrap();
+    let own = root
+        .open_subagent(ChildOptions {
+            agent: Some("explore".into()),
+            handle: Some("explore_00000001".into()),
+            ..ChildOptions::default()
+        })
+        .unwrap();
+    // A log that came with the repository, naming the root as its parent.
+    let forged = Session::open_sealed(
+        dir.path(),
+        SessionOptions {
+            parent: Some(root.id().clone()),
+            agent: Some("explore".into()),
+            handle: Some("explore_0000dead".into()),
+            ..SessionOptions::default()
+        },
+        &LogKey::from_bytes(&[2; 32]),
+    )
+    .unwrap();
+    let tree = Tree::new(
+        Limits::default(),
+        types(),
+        Arc::new(tackle_agent::Unobserved),
+    );
+    tree.add_root(root.clone());
+    tackle_agent::delegate::rebuild::restore(&tree, &root).unwrap();
+    let children: Vec<SessionId> = tree
+        .children(root.id())
+        .into_iter()
+        .map(|c| c.session)
+        .collect();
+    assert_eq!(children, [own.id().clone()]);
+    assert!(tree.resolve(root.id(), "explore_0000dead").is_err());
+    assert!(tree.resolve(root.id(), &forged.id().0).is_err());
+}

@@ -279,6 +279,20 @@ impl Session {
         tackle_store::session_log_path(&self.store_dir, &self.id().0)
     }
 
+    /// Whether session `id`'s log in this store was written by the same user as this one:
+    /// every line tagged with this session's key for `id`. A session opened without a key
+    /// (tests, `tackle call`) counts every readable log as its own, as it counts its own.
+    pub fn owns_log_of(&self, id: &str) -> bool {
+        let path = tackle_store::session_log_path(&self.store_dir, id);
+        match &self.log_key {
+            None => path.is_file(),
+            Some(key) => matches!(
+                EventLog::origin(&path, &LogSeal::new(key, id)),
+                Ok(LogOrigin::Own)
+            ),
+        }
+    }
+
     /// The arguments a `call_started` of this session's log records: inline, or read back from
     /// the artifact store (verified against their digest) when they were too large for the log
     /// ([`crate::ARGUMENTS_INLINE_LIMIT`]).

@@ -50,6 +50,12 @@ pub fn restore(tree: &Tree, root: &Session) -> Result<(), String> {
         };
         children.sort_by(|a, b| a.id.0.cmp(&b.id.0));
         for child in children {
+            // A log the user's tackle did not write (one that came with the repository,
+            // naming a session of this tree as its parent) is no child of it: its answer is
+            // never read, nor anything below it.
+            if !root.owns_log_of(&child.id.0) {
+                continue;
+            }
             let path = sessions.join(&child.id.0).join("events.jsonl");
             let (status, output, description, usage) = ending(&path);
             tree.restore(RestoredNode {
