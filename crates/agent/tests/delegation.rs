@@ -307,11 +307,19 @@ fn records_of(beside: &Session, id: &SessionId) -> Vec<Event> {
         .collect()
 }
 
+/// The notices a session's model read: recorded as consumed messages, never as user input.
 fn user_inputs(session: &Session) -> Vec<String> {
-    records(session)
+    let records = records(session);
+    assert!(
+        !records
+            .iter()
+            .any(|e| matches!(e, Event::UserInput(u) if u.text.starts_with("[subagent session"))),
+        "a notice was recorded as the user's words"
+    );
+    records
         .into_iter()
         .filter_map(|e| match e {
-            Event::UserInput(u) => Some(u.text),
+            Event::MessageConsumed(m) => Some(m.text),
             _ => None,
         })
         .collect()

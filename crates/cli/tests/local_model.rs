@@ -293,7 +293,7 @@ fn tackle_run_delegates_a_question_to_explore_and_uses_its_answer() {
         .unwrap();
     assert!(
         root.iter().any(|r| {
-            r["event"]["type"] == "user_input"
+            r["event"]["type"] == "message_consumed"
                 && r["event"]["text"].as_str().is_some_and(|t| {
                     t.starts_with("[subagent session explore_") && t.contains("7316")
                 })

@@ -10,6 +10,14 @@ pub const PREVIEW_LINES: usize = 20;
 /// The most bytes a completion notice previews.
 pub const PREVIEW_BYTES: usize = 2048;
 
+/// The id a delivered completion notice is recorded under (`notice_<16 hex>`): a
+/// `message_consumed` that no `message_accepted` names, so a rebuilt mailbox owes nothing.
+pub fn new_id() -> String {
+    use rand::RngExt as _;
+    let n: u64 = rand::rng().random();
+    format!("notice_{n:016x}")
+}
+
 /// What a model reads when a child starts.
 pub fn started(handle: &str) -> String {
     format!("Subagent started. [subagent session {handle}]")

@@ -522,12 +522,22 @@ impl Agent {
     }
 
     /// The completion notices of this session's children, as input at this boundary.
+    ///
+    /// A notice carries a child's words, not the user's: it is recorded as a message the
+    /// session read (`message_consumed`, under a `notice_` id), never as `user_input`, and it
+    /// is not operator input to the watchdog.
     async fn child_notices(&mut self) -> Result<(), AgentError> {
         let Some(tree) = self.setup.delegation.clone() else {
             return Ok(());
         };
         for notice in tree.take_notices(self.setup.session.id()) {
-            self.user_input(&notice).await?;
+            self.append(Event::MessageConsumed(MessageConsumed {
+                message_id: crate::delegate::notice::new_id(),
+                text: notice.clone(),
+                at_ms: now_ms(),
+            }))
+            .await?;
+            self.conversation.push_user(&notice);
         }
         Ok(())
     }
