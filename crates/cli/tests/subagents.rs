@@ -63,8 +63,14 @@ fn a_run_delegates_to_explore_reads_the_notice_and_finds_the_child_again_on_cont
     let offered = started(child)["tools"].as_array().unwrap().clone();
     assert!(offered.iter().any(|t| t == "read_file"));
     assert!(!offered.iter().any(|t| t == "bash" || t == "write_file"));
-    // The completion notice reached the parent as input, in the seed's form.
-    let inputs = record(root, "user_input");
+    // The completion notice reached the parent in the seed's form, as a message it read
+    // (never as the user's words).
+    assert!(
+        !record(root, "user_input")
+            .iter()
+            .any(|i| i["text"].as_str().unwrap().starts_with("[subagent session"))
+    );
+    let inputs = record(root, "message_consumed");
     let notice = inputs
         .iter()
         .map(|i| i["text"].as_str().unwrap())
@@ -102,11 +108,18 @@ fn a_run_delegates_to_explore_reads_the_notice_and_finds_the_child_again_on_cont
         &p,
         "s2.jsonl",
         &[
-            // A resumed replay starts after the turns the session's log already answered.
-            json!({"turn": {"text": "answered"}}),
-            json!({"turn": {"text": "answered"}}),
-            json!({"turn": {"text": "answered"}}),
+            // A resumed replay starts after the turns the session's log already answered,
+            // which depends on whether the child ended before or after the parent's second
+            // request: every turn it may start at asks for the child's result.
+            json!({"turn": {"tool_calls": [{"id": "g0", "name": "get_subagent_result",
+                "arguments": {"session_id": handle}}]}}),
             json!({"turn": {"tool_calls": [{"id": "g1", "name": "get_subagent_result",
+                "arguments": {"session_id": handle}}]}}),
+            json!({"turn": {"tool_calls": [{"id": "g2", "name": "get_subagent_result",
+                "arguments": {"session_id": handle}}]}}),
+            json!({"turn": {"tool_calls": [{"id": "g3", "name": "get_subagent_result",
+                "arguments": {"session_id": handle}}]}}),
+            json!({"turn": {"tool_calls": [{"id": "g4", "name": "get_subagent_result",
                 "arguments": {"session_id": handle}}]}}),
             json!({"turn": {"text": "Still 42."}}),
         ],
@@ -129,7 +142,7 @@ fn a_run_delegates_to_explore_reads_the_notice_and_finds_the_child_again_on_cont
         .unwrap();
     let batches = record(root, "tool_batch_finished");
     let last = serde_json::to_string(batches.last().unwrap()).unwrap();
-    assert!(last.contains("The notes say 42."), "{last}");
+    assert!(last.contains("The notes say 42."), "{last}\n{}", out.stdout);
     assert!(!last.contains("unknown subagent"), "{last}");
 }
 

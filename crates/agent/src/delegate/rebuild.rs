@@ -77,14 +77,28 @@ pub fn restore(tree: &Tree, root: &Session) -> Result<(), String> {
     Ok(())
 }
 
-fn first_record(path: &Path) -> Option<Started> {
+/// The session a log's `session_started` says it works for: `Some` for a subagent's log,
+/// which is continued through its parent, never on its own (`tackle run --continue`).
+pub fn parent_of(path: &Path) -> Option<SessionId> {
+    match session_started(path)? {
+        Event::SessionStarted(s) => s.parent,
+        _ => None,
+    }
+}
+
+/// A log's first record, as an event.
+fn session_started(path: &Path) -> Option<Event> {
     let mut first = None;
     EventLog::visit_records(path, |record| {
         first = Some(record.event);
         ControlFlow::Break(())
     })
     .ok()?;
-    match serde_json::from_value(first?).ok()? {
+    serde_json::from_value(first?).ok()
+}
+
+fn first_record(path: &Path) -> Option<Started> {
+    match session_started(path)? {
         Event::SessionStarted(s) => Some(Started {
             id: s.session,
             parent: s.parent?,

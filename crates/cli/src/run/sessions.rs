@@ -15,8 +15,9 @@ pub fn resume(root: &Path, id: &str, trust_log: bool) -> Result<Session, Failure
     crate::own_sessions::resume(root, id, "--resume", trust_log)
 }
 
-/// The latest session of `root` that holds a conversation and whose log is the user's own.
-/// Foreign logs are skipped, however recent they say they are, and counted on stderr.
+/// The latest session of `root` that holds a conversation, is no subagent's (a child is
+/// continued through its parent) and whose log is the user's own. Foreign logs are skipped,
+/// however recent they say they are, and counted on stderr.
 pub fn latest(root: &Path) -> Result<Session, Failure> {
     let dir = Session::store_dir_for(root).join("sessions");
     let mut ids: Vec<String> = match std::fs::read_dir(&dir) {
@@ -37,6 +38,9 @@ pub fn latest(root: &Path) -> Result<Session, Failure> {
     let mut foreign = 0;
     for id in ids {
         let log = tackle_store::session_log_path(&store_dir, &id);
+        if tackle_agent::delegate::rebuild::parent_of(&log).is_some() {
+            continue;
+        }
         if !tackle_agent::rebuild(&log).is_ok_and(|r| r.is_agent_session) {
             continue;
         }
