@@ -23,47 +23,12 @@ use tackle_agent::{
     Agent, AgentEvent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, Observer,
     TaskBoundaries, WatchdogSettings,
 };
+use tackle_llm::Provider;
 use tackle_llm::media::DeliveryFamily;
-use tackle_llm::replay::ReplayProvider;
-use tackle_llm::{LlmError, Provider, TurnRequest, TurnStream};
 use tackle_protocol::{Event, RunOutcome, SessionId};
 use tackle_runtime::CancellationToken;
 use tackle_runtime::{AllowAll, Catalog, Runtime, RuntimeConfig, Session};
 use tackle_tool::DynTool;
-
-/// A model that answers each request with the turn `script` picks from the request's
-/// messages, serialized as JSON.
-struct Scripted {
-    script: Box<dyn Fn(&str) -> Value + Send + Sync>,
-    requests: Mutex<Vec<String>>,
-}
-
-impl Scripted {
-    fn new(script: impl Fn(&str) -> Value + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(Self {
-            script: Box::new(script),
-            requests: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl Provider for Scripted {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let tools: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
-        let seen = serde_json::to_string(&request.messages).unwrap()
-            + &request.system.clone().unwrap_or_default()
-            + &format!("\ntools offered: {}", tools.join(","));
-        self.requests.lock().unwrap().push(seen.clone());
-        let turn = (self.script)(&seen);
-        let one = ReplayProvider::new("scripted", script(&[turn]));
-        one.stream(request).await
-    }
-}
 
 /// The handles a request's messages mention, in order of first mention.
 fn handles(seen: &str, ty: &str) -> Vec<String> {

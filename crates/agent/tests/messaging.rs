@@ -20,44 +20,13 @@ use tackle_agent::{
     Agent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, Observer, TaskBoundaries,
     WatchdogSettings,
 };
+use tackle_llm::Provider;
 use tackle_llm::media::DeliveryFamily;
-use tackle_llm::replay::ReplayProvider;
-use tackle_llm::{LlmError, Provider, TurnRequest, TurnStream};
 use tackle_protocol::{CallId, Event, RunOutcome, SessionId, ToolCall, ToolResult};
 use tackle_runtime::{
     AllowAll, CancellationToken, Catalog, GateHook, Runtime, RuntimeConfig, Session,
 };
 use tackle_tool::DynTool;
-
-struct Scripted {
-    script: Box<dyn Fn(&str) -> Value + Send + Sync>,
-    requests: Mutex<Vec<String>>,
-}
-
-impl Scripted {
-    fn new(script: impl Fn(&str) -> Value + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(Self {
-            script: Box::new(script),
-            requests: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl Provider for Scripted {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
-        let seen = serde_json::to_string(&request.messages).unwrap();
-        self.requests.lock().unwrap().push(seen.clone());
-        let turn = (self.script)(&seen);
-        ReplayProvider::new("scripted", script(&[turn]))
-            .stream(request)
-            .await
-    }
-}
 
 fn text(t: &str) -> Value {
     json!({"turn": {"text": t}})

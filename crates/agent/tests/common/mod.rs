@@ -2,6 +2,9 @@
 //! test tools, a scripted provider (replay exchanges written inline), and an observer that
 //! keeps every event.
 //!
+//! `Scripted` is a model that answers each request with the turn a function picks from what
+//! the request holds (for sessions whose requests interleave: subagents, messages).
+//!
 //! Test tools: `note` (parallel; counts executions, returns `noted <text>` padded to `size`
 //! bytes, and with `meet` waits at a two-party barrier so two notes prove they overlap),
 //! `hang` (says it started, then waits for its cancellation), and `steer` (sends input to the
@@ -27,6 +30,7 @@ use tackle_agent::{
 use tackle_llm::catalog::{Modality, ModelEntry, Prices};
 use tackle_llm::media::DeliveryFamily;
 use tackle_llm::replay::{ReplayProvider, parse};
+use tackle_llm::{LlmError, Provider, TurnRequest, TurnStream};
 use tackle_protocol::{Concurrency, Event};
 use tackle_runtime::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, Catalog, GateHook, GateRequest,
@@ -385,4 +389,38 @@ pub fn runtime(
                 observer,
             })),
     )
+}
+
+/// A model that answers each request with the turn `script` picks from the request's
+/// messages, serialized as JSON.
+pub struct Scripted {
+    script: Box<dyn Fn(&str) -> Value + Send + Sync>,
+    pub requests: Mutex<Vec<String>>,
+}
+
+impl Scripted {
+    pub fn new(script: impl Fn(&str) -> Value + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self {
+            script: Box::new(script),
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn stream(&self, request: &TurnRequest) -> Result<TurnStream, LlmError> {
+        let tools: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+        let seen = serde_json::to_string(&request.messages).unwrap()
+            + &request.system.clone().unwrap_or_default()
+            + &format!("\ntools offered: {}", tools.join(","));
+        self.requests.lock().unwrap().push(seen.clone());
+        let turn = (self.script)(&seen);
+        let one = ReplayProvider::new("scripted", script(&[turn]));
+        one.stream(request).await
+    }
 }
