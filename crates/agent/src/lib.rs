@@ -35,6 +35,7 @@ pub mod rebuild;
 pub mod record;
 pub mod run;
 pub mod schedule;
+pub mod skills;
 pub mod task_done;
 pub mod text_calls;
 pub mod turn;

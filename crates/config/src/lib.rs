@@ -10,6 +10,7 @@
 pub mod agent_types;
 pub mod delegation_settings;
 pub mod error;
+pub(crate) mod frontmatter;
 pub mod host;
 pub mod load;
 pub mod log_key;
@@ -21,6 +22,7 @@ pub mod posture;
 pub mod root;
 pub mod sciontool;
 pub mod settings;
+pub mod skills;
 pub mod task;
 pub mod trust;
 pub mod wait_settings;

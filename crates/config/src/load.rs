@@ -76,6 +76,9 @@ pub struct Config {
     /// The agent types of the built-ins, the user's files and the project's (as far as trust
     /// lets them apply), with what was noted and refused in those files.
     pub agent_types: crate::agent_types::AgentTypes,
+    /// The skills of the user's and the project's skills directories (the project's as far as
+    /// trust lets them apply), with the warnings and the invalid skills.
+    pub skills: crate::skills::Skills,
 }
 
 impl Config {
@@ -186,6 +189,11 @@ pub fn load_with(
     let agent_files =
         crate::agent_types::Scanned::read(Some(&handle), user_config_dir().as_deref());
     widenings.extend(agent_files.widenings());
+    // Skills likewise: a bad one is listed by `tackle skills`, with the rule it breaks.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
+    let skill_dirs = skill_dirs();
+    let skill_files = crate::skills::Scanned::read(Some((&handle, root, &cwd)), &skill_dirs);
+    widenings.extend(skill_files.widenings());
     let mcp_text = mcp_text.unwrap_or_default();
     let mcp_path = root.join(tackle_mcp::client::config::CONFIG_PATH);
     widenings.extend(classify::split_mcp(&mcp, |name| Origin::File {
@@ -245,7 +253,16 @@ pub fn load_with(
         config.withhold(&var);
     }
     config.agent_types = agent_files.resolve(config.trust.applies(), &config.models);
+    config.skills = skill_files.resolve(config.trust.applies());
     Ok(config)
+}
+
+/// The user's skills directories (`~/.agents/skills`, `$XDG_CONFIG_HOME/tackle/skills`).
+pub fn skill_dirs() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    crate::skills::user_dirs(home.as_deref(), user_config_dir().as_deref())
 }
 
 /// A project file may not say where a credential goes or what the catalog holds, trusted or
@@ -446,6 +463,7 @@ fn compile(
         messaging,
         // Set by `load_with` once trust is decided and the model catalog resolved.
         agent_types: crate::agent_types::AgentTypes::default(),
+        skills: crate::skills::Skills::default(),
     })
 }
 

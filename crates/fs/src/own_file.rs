@@ -78,9 +78,15 @@ impl OwnFile {
     /// An agent type file (`.agents/agents/*.md`, `.claude/agents/*.md`, the user's
     /// `agents/*.md`): a frontmatter and a system prompt, which a few KiB hold.
     pub const AGENT_TYPE: OwnFile = OwnFile::refusing("agent type", 256 * KIB);
+    /// A skill's `SKILL.md`: a frontmatter and instructions the format asks to keep under 500
+    /// lines; four times that is room for any real skill.
+    pub const SKILL: OwnFile = OwnFile::refusing("skill", 256 * KIB);
+    /// A file a skill bundles (`references/x.md`, `scripts/y.py`), read whole by the `skill`
+    /// tool when the model asks for it; longer ones are read with read_file's paging.
+    pub const SKILL_FILE: OwnFile = OwnFile::refusing("skill file", MIB);
 
     /// Every kind, for tables that must cover them all.
-    pub const ALL: [OwnFile; 9] = [
+    pub const ALL: [OwnFile; 11] = [
         OwnFile::SETTINGS,
         OwnFile::MCP_CONFIG,
         OwnFile::TRUST_STORE,
@@ -90,6 +96,8 @@ impl OwnFile {
         OwnFile::REPLAY,
         OwnFile::WINDOW_CACHE,
         OwnFile::AGENT_TYPE,
+        OwnFile::SKILL,
+        OwnFile::SKILL_FILE,
     ];
 
     const fn refusing(what: &'static str, cap: u64) -> OwnFile {

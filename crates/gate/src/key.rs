@@ -75,6 +75,8 @@ pub(crate) fn default_for_action(action: &str) -> Effect {
         "tool" => Effect::Allow,
         // Reads inside the path scope, artifact reads (ids grant by possession) and goal reads.
         "read" => Effect::Allow,
+        // Loading a skill the run listed: instructions, like AGENTS.md, that change nothing.
+        "skill" => Effect::Allow,
         "fetch" | "message" => Effect::Deny,
         // write, tool.bash.cmd, call_peer, and anything the gate does not know yet.
         _ => Effect::Ask,
@@ -160,6 +162,7 @@ mod tests {
             ("fetch:https://docs.rs/", Effect::Deny),
             ("message:parent", Effect::Deny),
             ("message:*", Effect::Deny),
+            ("skill:commit-style", Effect::Allow),
             ("launch:rockets", Effect::Ask),
         ];
         for &(key, want) in cases {

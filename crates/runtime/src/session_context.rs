@@ -153,6 +153,23 @@ impl SessionContext {
         read(&self.grants.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Approve what `pattern` matches until the running run ends (a skill's `allowed-tools`;
+    /// see [`Grants::grant_for_run`]).
+    pub fn grant_for_run(&self, pattern: tackle_gate::Pattern) {
+        self.grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .grant_for_run(pattern);
+    }
+
+    /// Take back every run grant: the agent loop's run ended, or a new one begins.
+    pub fn end_run(&self) {
+        self.grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .end_run();
+    }
+
     /// Remember `key` as approved for the rest of this session (see [`Grants::grant_session`]).
     pub fn grant(&self, key: &str) -> bool {
         self.grants

@@ -196,6 +196,11 @@ impl Tree {
         self.limits
     }
 
+    /// The session `id` of this tree that this process holds (a root or a live child).
+    pub fn session(&self, id: &SessionId) -> Option<Session> {
+        self.lock().sessions.get(id).cloned()
+    }
+
     /// A child the logs say existed, added as it ended (for a tree rebuilt on resume).
     pub fn restore(&self, node: RestoredNode) {
         let mut state = self.lock();

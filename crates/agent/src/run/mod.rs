@@ -187,10 +187,13 @@ impl Agent {
     /// says which.
     pub async fn run(&mut self, input: Option<&str>, cancel: CancellationToken) -> RunEnd {
         self.watchdog_cut = false;
+        // What a skill pre-approved lasts for the run it was loaded in, never into the next.
+        self.setup.session.context().end_run();
         let ended = match self.drive(input, &cancel).await {
             Ok(ended) => ended,
             Err(e) => Ended::new(RunOutcome::Error, e.to_string()),
         };
+        self.setup.session.context().end_run();
         if !self.watchdog_cut {
             self.watchdog.run_ended_uncut();
         }

@@ -9,10 +9,10 @@ use tackle_agent::delegate::agent_type::{
 use tackle_gate::Pattern;
 use tackle_llm::catalog::ModelId;
 
-use super::FileFault;
-use super::frontmatter;
 use super::tool_names::{ToolName, classify};
-use super::yaml::{self, Entry, Node, Value};
+use super::{FileFault, KIND};
+use crate::frontmatter::yaml::{self, Entry, Node, Value};
+use crate::frontmatter::{self};
 
 /// The fields of an agent type file, as Claude Code spells them.
 pub const FIELDS: &[&str] = &[
@@ -43,9 +43,9 @@ pub(super) struct Draft {
 
 /// The type `text` (a whole file) defines, found at `origin`.
 pub(super) fn parse(text: &str, origin: Origin) -> Result<Draft, FileFault> {
-    let parts = frontmatter::split(text)?;
-    frontmatter::check_nesting(parts.yaml, parts.first_line)?;
-    let entries = yaml::parse_fields(parts.yaml, parts.first_line)?;
+    let parts = frontmatter::split(text, KIND)?;
+    frontmatter::check_nesting(parts.yaml, parts.first_line, KIND)?;
+    let entries = yaml::parse_fields(parts.yaml, parts.first_line, KIND)?;
     read(entries, parts.body, origin)
 }
 

@@ -13,8 +13,8 @@
 //! the refusal (file, line, problem and fix) is data for `tackle agents` to show. The bounds
 //! are the same for every file: read through [`tackle_fs::OwnFile::AGENT_TYPE`] (256 KiB),
 //! at most [`files::MAX_FILES_PER_DIR`] a directory, the frontmatter held to
-//! [`frontmatter::MAX_FRONTMATTER_BYTES`] and [`frontmatter::MAX_NESTING`] before the YAML parser
-//! sees it, aliases refused unexpanded ([`yaml`]).
+//! [`crate::frontmatter::MAX_FRONTMATTER_BYTES`] and [`crate::frontmatter::MAX_NESTING`] before
+//! the YAML parser sees it, aliases refused unexpanded ([`crate::frontmatter`]).
 //!
 //! Folder trust: until the project is trusted, its types may only narrow ([`scopes`]), and
 //! what they would widen joins the settings' widenings in the trust decision
@@ -25,10 +25,8 @@
 
 mod fields;
 pub mod files;
-pub mod frontmatter;
 mod scopes;
 mod tool_names;
-mod yaml;
 
 #[cfg(test)]
 mod tests;
@@ -130,30 +128,16 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Why one file is refused, before its path joins the message: the line to blame, if one is,
-/// and the problem with its fix. Without a line the message is a predicate of the file
-/// (`is 300000 bytes, over the cap …`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct FileFault {
-    line: Option<usize>,
-    message: String,
-}
+pub(crate) use crate::frontmatter::FileFault;
 
-impl FileFault {
-    fn at(line: usize, message: impl Into<String>) -> FileFault {
-        FileFault {
-            line: Some(line),
-            message: message.into(),
-        }
-    }
-
-    fn whole(message: impl Into<String>) -> FileFault {
-        FileFault {
-            line: None,
-            message: message.into(),
-        }
-    }
-}
+/// The words an agent type file's frontmatter refusals use.
+pub(crate) const KIND: crate::frontmatter::Kind = crate::frontmatter::Kind {
+    file: "an agent type file",
+    body: "the prompt",
+    fields: "an agent type's fields",
+    flat_example: "tools: [read_file, grep]",
+    field_example: "name: code-reviewer",
+};
 
 /// Notes and refusals as they are found.
 #[derive(Clone, Debug, Default)]

@@ -51,7 +51,8 @@ impl Treatment {
 #[derive(Debug)]
 pub struct KeyRule {
     /// `section.key` as written in `.agents/config.toml`, `mcp.servers` for `.agents/mcp.json`,
-    /// or `agent_types.*` for the project's agent type files (`crate::agent_types`).
+    /// `agent_types.*` for the project's agent type files (`crate::agent_types`), or `skills.*`
+    /// for its skills (`crate::skills`).
     pub key: &'static str,
     pub treatment: Treatment,
     /// Why, for the reader of the table and of `tackle trust`.
@@ -272,6 +273,16 @@ pub const KEYS: &[KeyRule] = &[
         "agent_types.replace",
         Treatment::Ignored,
         "a project type named as a built-in or user type would change what the parent's model gets when it asks for that type",
+    ),
+    row(
+        "skills.allowed_tools",
+        Treatment::Ignored,
+        "a project skill's allowed-tools would let the calls it names run unasked while it is loaded",
+    ),
+    row(
+        "skills.replace",
+        Treatment::Ignored,
+        "a project skill named as a user skill would replace the user's instructions when that name is loaded",
     ),
     row(
         "mcp.servers",
@@ -934,9 +945,9 @@ mod tests {
     }
 
     /// Whether `key` is a key of `.agents/config.toml` (the rest are judged by `split_mcp` and
-    /// `agent_types`, and tested there).
+    /// `agent_types` and `skills`, and tested there).
     fn in_settings_file(key: &str) -> bool {
-        key != "mcp.servers" && !key.starts_with("agent_types.")
+        key != "mcp.servers" && !key.starts_with("agent_types.") && !key.starts_with("skills.")
     }
 
     /// One case a row: `key | user config | project config | kept or ignored`. `\n` in the

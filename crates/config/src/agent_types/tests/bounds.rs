@@ -4,8 +4,9 @@ use tackle_agent::delegate::agent_type::Origin;
 
 use super::nest;
 use crate::agent_types::fields::parse;
-use crate::agent_types::frontmatter::{MAX_FRONTMATTER_BYTES, MAX_NESTING, check_nesting};
-use crate::agent_types::yaml::parse_fields;
+use crate::agent_types::KIND;
+use crate::frontmatter::yaml::parse_fields;
+use crate::frontmatter::{MAX_FRONTMATTER_BYTES, MAX_NESTING, check_nesting};
 
 /// The row of `tackle_tools::parser_bounds::PARSERS` for agent type frontmatter: flow and
 /// block nesting 10, 1,000 and 100,000 deep, through the whole file's parse (where the size
@@ -30,13 +31,13 @@ fn frontmatter_at_every_depth() {
             let yaml = format!("tools: {value}\n");
             let deep = n > MAX_NESTING;
             assert_eq!(
-                check_nesting(&yaml, 2).is_err(),
+                check_nesting(&yaml, 2, KIND).is_err(),
                 deep && shape == "flow",
                 "{shape} {n}"
             );
             // Unbounded by the count, the parse still ends cleanly: the builder refuses the
             // 33rd open list, or saphyr's scanner, which reads ahead, its 256th bracket.
-            match parse_fields(&yaml, 2) {
+            match parse_fields(&yaml, 2, KIND) {
                 Err(e) if deep => assert!(
                     e.message.contains("nest more than")
                         || e.message.contains("recursion limit exceeded"),

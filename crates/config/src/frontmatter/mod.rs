@@ -1,17 +1,60 @@
-//! An agent type file cut into its frontmatter and its body, and the bounds the frontmatter
-//! must keep before the YAML parser reads a byte of it.
+//! A Markdown file with YAML frontmatter (an agent type, a skill's `SKILL.md`) cut into its
+//! frontmatter and its body, and the bounds the frontmatter must keep before the YAML parser
+//! reads a byte of it; the fields themselves are read by [`yaml`] into a small tree with lines.
 //!
-//! A file is a `---` line, the YAML fields, a `---` line, then the prompt. The frontmatter is
+//! A file is a `---` line, the YAML fields, a `---` line, then the body (an agent type's
+//! prompt, a skill's instructions). Messages name the kind of file ([`Kind`]), so one reader
+//! serves both with the words each kind's author knows. The frontmatter is
 //! held to [`MAX_FRONTMATTER_BYTES`] while its closing line is looked for, and its flow brackets
 //! (`[`, `{`) are counted in one pass over its bytes, so `[[[[…` a hundred thousand deep is
 //! refused here, naming its line, whatever the parser would do with it. The count is
 //! conservative: a bracket inside quotes counts too, which can refuse only text no agent type
 //! needs (more than [`MAX_NESTING`] unclosed brackets). Block nesting, which indentation and
-//! `- - -` can build without brackets, is bounded on the parser's events ([`super::yaml`]);
+//! `- - -` can build without brackets, is bounded on the parser's events ([`yaml`]);
 //! the parser itself (saphyr's event parser) keeps its states on the heap and caps flow nesting
 //! at 255, so this pass is the first wall, not the only one.
 
-use super::FileFault;
+pub(crate) mod yaml;
+
+/// Why one file is refused, before its path joins the message: the line to blame, if one is,
+/// and the problem with its fix. Without a line the message is a predicate of the file
+/// (`is 300000 bytes, over the cap …`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FileFault {
+    pub(crate) line: Option<usize>,
+    pub(crate) message: String,
+}
+
+impl FileFault {
+    pub(crate) fn at(line: usize, message: impl Into<String>) -> FileFault {
+        FileFault {
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn whole(message: impl Into<String>) -> FileFault {
+        FileFault {
+            line: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// The kind of file being read, in the words its messages use.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kind {
+    /// `an agent type file`.
+    pub file: &'static str,
+    /// What comes after the closing line: `the prompt`.
+    pub body: &'static str,
+    /// Whose fields: `an agent type's fields`.
+    pub fields: &'static str,
+    /// Flat fields, for the nesting refusal: `tools: [read_file, grep]`.
+    pub flat_example: &'static str,
+    /// One field, for a frontmatter that is not fields: `name: code-reviewer`.
+    pub field_example: &'static str,
+}
 
 /// The most bytes of YAML between the two `---` lines: fields take a few hundred bytes, and a
 /// long description a few KiB; the prompt goes after the closing line.
@@ -23,7 +66,7 @@ pub const MAX_NESTING: usize = 32;
 
 /// The two parts of a file.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Frontmatter<'a> {
+pub(crate) struct Frontmatter<'a> {
     /// The YAML between the `---` lines.
     pub yaml: &'a str,
     /// The file line the YAML starts on (the line after the opening `---`).
@@ -39,15 +82,18 @@ fn bare(line: &str) -> &str {
 
 /// Cuts `text` at its `---` lines, refusing a frontmatter past [`MAX_FRONTMATTER_BYTES`]
 /// before reading further.
-pub(super) fn split(text: &str) -> Result<Frontmatter<'_>, FileFault> {
+pub(crate) fn split(text: &str, kind: Kind) -> Result<Frontmatter<'_>, FileFault> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or_default();
     if bare(first) != "---" {
         return Err(FileFault::at(
             1,
-            "an agent type file opens with a `---` line, then its fields (name: …, description: …), \
-             a closing `---` line and the prompt; add the opening `---`",
+            format!(
+                "{} opens with a `---` line, then its fields (name: …, description: …), a \
+                 closing `---` line and {}; add the opening `---`",
+                kind.file, kind.body
+            ),
         ));
     }
     let start = first.len();
@@ -67,21 +113,25 @@ pub(super) fn split(text: &str) -> Result<Frontmatter<'_>, FileFault> {
                 number,
                 format!(
                     "the frontmatter runs past {MAX_FRONTMATTER_BYTES} bytes without its closing \
-                     `---` line; keep the fields short and put the prompt after a `---` line"
+                     `---` line; keep the fields short and put {} after a `---` line",
+                    kind.body
                 ),
             ));
         }
     }
     Err(FileFault::at(
         1,
-        "the frontmatter opened here has no closing `---` line; end the fields with one, then \
-         write the prompt",
+        format!(
+            "the frontmatter opened here has no closing `---` line; end the fields with one, \
+             then write {}",
+            kind.body
+        ),
     ))
 }
 
 /// Refuses a frontmatter whose brackets open more than [`MAX_NESTING`] deep, naming the line
 /// where they pass it. `first_line` is the file line `yaml` starts on.
-pub(super) fn check_nesting(yaml: &str, first_line: usize) -> Result<(), FileFault> {
+pub(crate) fn check_nesting(yaml: &str, first_line: usize, kind: Kind) -> Result<(), FileFault> {
     let mut depth = 0usize;
     let mut line = first_line;
     for byte in yaml.bytes() {
@@ -89,7 +139,7 @@ pub(super) fn check_nesting(yaml: &str, first_line: usize) -> Result<(), FileFau
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(too_deep(line));
+                    return Err(too_deep(line, kind));
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
@@ -101,12 +151,12 @@ pub(super) fn check_nesting(yaml: &str, first_line: usize) -> Result<(), FileFau
 }
 
 /// The refusal of nesting past [`MAX_NESTING`], from the bracket count or the parser's events.
-pub(super) fn too_deep(line: usize) -> FileFault {
+pub(crate) fn too_deep(line: usize, kind: Kind) -> FileFault {
     FileFault::at(
         line,
         format!(
-            "the fields nest more than {MAX_NESTING} deep; an agent type's fields are a few flat \
-             values, such as tools: [read_file, grep]"
+            "the fields nest more than {MAX_NESTING} deep; {} are a few flat values, such as {}",
+            kind.fields, kind.flat_example
         ),
     )
 }

@@ -6,7 +6,7 @@
 //! [`MAX_NESTING`]: the event that would open a deeper list or mapping is refused with its line.
 //! An alias (`*name`) is refused where it appears, so nothing is ever expanded and an alias bomb
 //! is one error at its first alias; anchors alone are harmless and pass. Tags are ignored: a
-//! field's type is what the field's reader ([`super::fields`]) accepts, not what a tag claims.
+//! field's type is what the field's reader (an agent type's or a skill's) accepts, not what a tag claims.
 //!
 //! Rejected: deserializing into a struct with a serde YAML crate, which expands aliases itself
 //! (serde_yaml's answer to a bomb is a repetition limit, after the expansion began) and reports
@@ -14,18 +14,17 @@
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
-use super::FileFault;
-use super::frontmatter::{MAX_NESTING, too_deep};
+use super::{FileFault, Kind, MAX_NESTING, too_deep};
 
 /// One value and the file line it starts on.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Node {
+pub(crate) struct Node {
     pub line: usize,
     pub value: Value,
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Value {
+pub(crate) enum Value {
     /// Nothing, `~` or `null` (an empty `tools:`).
     Null,
     /// Text as written, quotes taken off; `plain` when it had none (only a plain `10` is a
@@ -40,7 +39,7 @@ pub(super) enum Value {
 
 /// One `key: value` of a mapping.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     pub key: String,
     pub key_line: usize,
     pub value: Node,
@@ -61,7 +60,7 @@ enum Open {
 
 /// The fields of `yaml`, which starts on file line `first_line`: the entries of its one
 /// top-level mapping (none for an empty frontmatter).
-pub(super) fn parse_fields(yaml: &str, first_line: usize) -> Result<Vec<Entry>, FileFault> {
+pub(crate) fn parse_fields(yaml: &str, first_line: usize, kind: Kind) -> Result<Vec<Entry>, FileFault> {
     let at = |line: usize| first_line + line.saturating_sub(1);
     let mut parser = Parser::new_from_str(yaml);
     let mut stack: Vec<Open> = Vec::new();
@@ -88,8 +87,11 @@ pub(super) fn parse_fields(yaml: &str, first_line: usize) -> Result<Vec<Entry>, 
             Event::Alias(_) => {
                 return Err(FileFault::at(
                     line,
-                    "an alias (`*name`) is not allowed in an agent type file; write the value \
-                     out where it is used",
+                    format!(
+                        "an alias (`*name`) is not allowed in {}; write the value out where it \
+                         is used",
+                        kind.file
+                    ),
                 ));
             }
             Event::Scalar(text, style, _, _) => Node {
@@ -98,7 +100,7 @@ pub(super) fn parse_fields(yaml: &str, first_line: usize) -> Result<Vec<Entry>, 
             },
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if stack.len() >= MAX_NESTING {
-                    return Err(too_deep(line));
+                    return Err(too_deep(line, kind));
                 }
                 stack.push(match event {
                     Event::SequenceStart(..) => Open::List {
@@ -142,7 +144,10 @@ pub(super) fn parse_fields(yaml: &str, first_line: usize) -> Result<Vec<Entry>, 
         }) => Ok(entries),
         Some(Node { line, .. }) => Err(FileFault::at(
             line,
-            "the frontmatter must be fields, one `name: value` a line (name: code-reviewer)",
+            format!(
+                "the frontmatter must be fields, one `name: value` a line ({})",
+                kind.field_example
+            ),
         )),
     }
 }
