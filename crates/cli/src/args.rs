@@ -216,6 +216,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the skills a model may load: yours (~/.agents/skills/, $XDG_CONFIG_HOME/tackle/
+    /// skills/) and the project's (.claude/skills/, .agents/skills/ from the root down to the
+    /// working directory), each with where it came from, what it bundles and pre-approves;
+    /// then the shadowed ones and the notes. Invalid skills are named on stderr with the rule
+    /// they break, and the exit status is 1.
+    #[command(after_help = SKILLS_AFTER_HELP)]
+    Skills {
+        /// Print one JSON document: skills, shadowed, notes, invalid.
+        #[arg(long)]
+        json: bool,
+        /// Print only the problems: the invalid skills (stderr) and the warnings, each with
+        /// the format's rule it breaks.
+        #[arg(long, conflicts_with = "json")]
+        check: bool,
+    },
     /// Print the effective configuration, where each value came from, and the posture summary.
     Config {
         #[arg(long)]
@@ -389,6 +404,29 @@ pub enum PlanCommand {
         json: bool,
     },
 }
+const SKILLS_AFTER_HELP: &str = "\
+A skill is a folder holding SKILL.md (the open Agent Skills format other agents read too):
+  .agents/skills/commit-style/
+    SKILL.md
+      ---
+      name: commit-style          # equals the folder's name: a-z, 0-9 and -, at most 64
+      description: Writes commit messages in this repository's style; use when committing.
+      allowed-tools: Bash(git:*)  # optional: pre-approved while the skill is loaded
+      ---
+      (the instructions, in Markdown)
+    references/, scripts/, assets/   # optional files the instructions point to
+
+The model sees each skill's name and description, and loads one with the skill tool when a
+task matches; in chat, /skills lists them and /skill NAME loads one. A project's
+allowed-tools pre-approve nothing until the folder is trusted (tackle trust), and a project
+skill replaces one of yours of the same name only then.
+
+Examples:
+  tackle skills
+  tackle skills --check
+  tackle skills --json | jq '.skills[].name'
+  tackle --disable-tools skill run \"...\"   # no skill tool and no list for the model";
+
 const AGENTS_AFTER_HELP: &str = "\
 An agent type is a Markdown file: YAML fields between --- lines, then the child's prompt.
   ---

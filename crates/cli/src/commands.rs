@@ -93,6 +93,10 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Agents { json } => setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| crate::agents::run(&c.agent_types, json)),
+        Command::Skills { json, check } => {
+            setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk)
+                .and_then(|c| crate::skills::run(&c.skills, json, check))
+        }
         Command::Config { json } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
             let posture = crate::posture::line(&c);
             crate::show_config::print(&c, &posture, json)?;

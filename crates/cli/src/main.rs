@@ -20,6 +20,7 @@ mod safe_text;
 mod serve;
 mod sessions;
 mod show_config;
+mod skills;
 mod trust;
 
 // The configuration crate's modules, under the names the commands use.

@@ -40,7 +40,11 @@ impl Grants {
     /// Approves every key `pattern` matches until [`Grants::end_run`]. Like every grant it
     /// only answers an ask: a deny, a protected path and an unparseable script still stand.
     pub fn grant_for_run(&mut self, pattern: Pattern) {
-        if !self.run_patterns.iter().any(|p| p.as_str() == pattern.as_str()) {
+        if !self
+            .run_patterns
+            .iter()
+            .any(|p| p.as_str() == pattern.as_str())
+        {
             self.run_patterns.push(pattern);
         }
     }
@@ -84,7 +88,11 @@ mod tests {
         for key in ["tool.bash.cmd:git status", "write:docs/a/b.md"] {
             assert!(g.is_granted(key), "{key}");
         }
-        for key in ["tool.bash.cmd:rm -rf /", "write:src/a.rs", "tool.bash.cmd:gitx"] {
+        for key in [
+            "tool.bash.cmd:rm -rf /",
+            "write:src/a.rs",
+            "tool.bash.cmd:gitx",
+        ] {
             assert!(!g.is_granted(key), "{key}");
         }
         assert_eq!(g.len(), 2);

@@ -7,7 +7,10 @@
 //! catalog of a small window keeps one sentence a tool, which would drop the list exactly
 //! where a model needs the instructions most.
 
-use crate::skills::SkillSet;
+use tackle_protocol::ToolSpec;
+
+use crate::prompt::SystemPrompt;
+use crate::skills::{SKILL_TOOL, SkillSet};
 
 /// The most bytes the list of skills takes (about 2,000 tokens): at a typical 150 bytes a
 /// skill, some sixty skills; the spec's "about 100 tokens a skill" at startup.
@@ -48,12 +51,22 @@ pub fn section(skills: &SkillSet) -> Option<String> {
     Some(out)
 }
 
+/// `system` (both forms) with the section added, when `offered` (the session's catalog) holds
+/// the `skill` tool: a session without it (`--disable-tools skill`, a subagent type without
+/// it) is told of no skills.
+pub fn add_to(system: &mut SystemPrompt, offered: &[ToolSpec], skills: &SkillSet) {
+    if !offered.iter().any(|t| t.name == SKILL_TOOL) {
+        return;
+    }
+    if let Some(section) = section(skills) {
+        system.full = format!("{}\n\n{section}", system.full);
+        system.short = format!("{}\n\n{section}", system.short);
+    }
+}
+
 /// A description on one line, cut at [`SHOWN_DESCRIPTION_CHARS`].
 fn shown(description: &str) -> String {
-    let flat: String = description
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat: String = description.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= SHOWN_DESCRIPTION_CHARS {
         return flat;
     }
@@ -90,7 +103,10 @@ mod tests {
             skill("deploy", "Deploys.", false),
         ]);
         let s = section(&set).unwrap();
-        assert!(s.contains("- pdf — Fills PDF forms. Use for forms.\n"), "{s}");
+        assert!(
+            s.contains("- pdf — Fills PDF forms. Use for forms.\n"),
+            "{s}"
+        );
         assert!(!s.contains("deploy"), "{s}");
         let many = SkillSet::new(
             (0..200).map(|i| skill(&format!("skill-{i:03}"), &"d".repeat(1024), true)),

@@ -166,7 +166,11 @@ impl Tool for SkillTool {
         &["skill", "read"]
     }
 
-    fn prepare(&self, args: SkillArgs, _: &PrepareContext<'_>) -> Result<Prepared<Load>, ToolError> {
+    fn prepare(
+        &self,
+        args: SkillArgs,
+        _: &PrepareContext<'_>,
+    ) -> Result<Prepared<Load>, ToolError> {
         let name = args.name.trim();
         if name.is_empty() {
             return Err(refusal(
@@ -177,7 +181,10 @@ impl Tool for SkillTool {
         }
         let skill = self.select(name)?.clone();
         // Small models fill optional fields with "": that is no file.
-        let file = args.file.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
+        let file = args
+            .file
+            .map(|f| f.trim().to_owned())
+            .filter(|f| !f.is_empty());
         if let Some(file) = &file
             && !skill.files.iter().any(|f| f == file)
         {
@@ -188,7 +195,10 @@ impl Tool for SkillTool {
                 format!("the nearest are {}", quoted(&near))
             };
             let message = if skill.files.is_empty() {
-                format!("skill `{}` bundles no files; load it without `file`", skill.name)
+                format!(
+                    "skill `{}` bundles no files; load it without `file`",
+                    skill.name
+                )
             } else {
                 format!("skill `{}` lists no file `{file}`; {hint}", skill.name)
             };

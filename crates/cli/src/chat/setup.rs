@@ -91,11 +91,15 @@ pub fn agent(
             descriptions: config.agent_loop.descriptions,
             tree: tree.clone(),
             root: config.root.clone(),
+            skills: config.skills.set().clone(),
         }),
         runtime.catalog().names().map(str::to_owned).collect(),
     );
+    let specs = runtime.catalog().specs();
+    let mut system = system_prompts(&specs, &environment);
+    tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
     let setup = AgentSetup {
-        system: system_prompts(&runtime.catalog().specs(), &environment),
+        system,
         runtime,
         session,
         provider,

@@ -3,12 +3,13 @@
 //! boundaries for the user (chat's /done); the same disabled and advertised rules hold for it
 //! as for every tool. ask_user is offered when the front end has someone to answer it,
 //! schedule_next_turn in an autonomous run, and the delegation tools when `[delegation]
-//! max_depth` lets the session start subagents.
+//! max_depth` lets the session start subagents, and `skill` when there are skills.
 
 use std::sync::Arc;
 
 use tackle_agent::delegate::{CancelSubagent, DelegateSubagent, GetSubagentResult, Tree};
 use tackle_agent::messaging::SendMessage;
+use tackle_agent::skills::SkillTool;
 use tackle_agent::{AskUser, MarkTaskDone, Prompter, ScheduleNextTurn, TaskBoundaries, Wakes};
 use tackle_config::Config;
 use tackle_config::loop_settings::CheckpointMode;
@@ -30,6 +31,12 @@ pub fn catalog(
         tools.push(Arc::new(CancelSubagent::new(tree.clone())));
         // Offered only where a `message` allow or ask rule exists (the gate's advertising).
         tools.push(Arc::new(SendMessage::new(tree.clone(), config.messaging)));
+    }
+    if !config.skills.set().is_empty() {
+        tools.push(Arc::new(SkillTool::new(
+            config.skills.set().clone(),
+            tree.cloned(),
+        )));
     }
     if let Some(wakes) = wakes {
         tools.push(Arc::new(ScheduleNextTurn::new(wakes)));

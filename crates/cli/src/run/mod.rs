@@ -214,7 +214,9 @@ pub fn run(
         posture: crate::posture::line(config),
     };
     let runtime = Arc::new(runtime);
-    let system = tackle_agent::prompt::system_prompts(&runtime.catalog().specs(), &env);
+    let specs = runtime.catalog().specs();
+    let mut system = tackle_agent::prompt::system_prompts(&specs, &env);
+    tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
     if let Some(refused) = tackle_agent::prompt::root_instructions_refusal(&config.root) {
         // The model is told the file was not read; the person running this is told why.
         eprintln!(
@@ -234,6 +236,7 @@ pub fn run(
             descriptions: config.agent_loop.descriptions,
             tree: tree.clone(),
             root: config.root.clone(),
+            skills: config.skills.set().clone(),
         }),
         runtime.catalog().names().map(str::to_owned).collect(),
     );

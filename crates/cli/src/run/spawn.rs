@@ -32,6 +32,8 @@ pub struct RunSpawn {
     pub descriptions: DescriptionsSetting,
     pub tree: Arc<tackle_agent::delegate::Tree>,
     pub root: PathBuf,
+    /// The run's skills, listed to a child whose catalog keeps the skill tool.
+    pub skills: Arc<tackle_agent::skills::SkillSet>,
 }
 
 impl Spawn for RunSpawn {
@@ -56,7 +58,9 @@ impl Spawn for RunSpawn {
             .offered(&session)
             .into_iter()
             .collect::<Vec<_>>();
-        let system = tackle_agent::prompt::subagent_prompts(&agent_type.prompt, &specs, &self.env);
+        let mut system =
+            tackle_agent::prompt::subagent_prompts(&agent_type.prompt, &specs, &self.env);
+        tackle_agent::skills::listing::add_to(&mut system, &specs, &self.skills);
         let mut bounds = self.bounds.clone();
         if let Some(turns) = agent_type.max_turns {
             bounds.max_turns = Some(turns);

@@ -60,7 +60,11 @@ enum Open {
 
 /// The fields of `yaml`, which starts on file line `first_line`: the entries of its one
 /// top-level mapping (none for an empty frontmatter).
-pub(crate) fn parse_fields(yaml: &str, first_line: usize, kind: Kind) -> Result<Vec<Entry>, FileFault> {
+pub(crate) fn parse_fields(
+    yaml: &str,
+    first_line: usize,
+    kind: Kind,
+) -> Result<Vec<Entry>, FileFault> {
     let at = |line: usize| first_line + line.saturating_sub(1);
     let mut parser = Parser::new_from_str(yaml);
     let mut stack: Vec<Open> = Vec::new();

@@ -146,14 +146,26 @@ mod tests {
     fn entries_map_to_the_gate_patterns_they_pre_approve() {
         let cases: &[(&str, &[&str], usize)] = &[
             ("Read Grep", &["read:**"], 0),
-            ("Bash(git:*) Bash(npm run test:*)", &[
-                "tool.bash.cmd:git",
-                "tool.bash.cmd:git *",
-                "tool.bash.cmd:npm run test",
-                "tool.bash.cmd:npm run test *",
-            ], 0),
-            ("Bash(git status), Edit", &["tool.bash.cmd:git status", "write:**"], 0),
-            ("Edit(docs/**) write_file(./out.txt)", &["write:docs/**", "write:out.txt"], 0),
+            (
+                "Bash(git:*) Bash(npm run test:*)",
+                &[
+                    "tool.bash.cmd:git",
+                    "tool.bash.cmd:git *",
+                    "tool.bash.cmd:npm run test",
+                    "tool.bash.cmd:npm run test *",
+                ],
+                0,
+            ),
+            (
+                "Bash(git status), Edit",
+                &["tool.bash.cmd:git status", "write:**"],
+                0,
+            ),
+            (
+                "Edit(docs/**) write_file(./out.txt)",
+                &["write:docs/**", "write:out.txt"],
+                0,
+            ),
             ("WebFetch(domain:docs.rs)", &["fetch:https://docs.rs/*"], 0),
             ("bash", &["tool.bash.cmd:*"], 0),
             ("Task TodoWrite mcp__github__create_issue", &[], 3),

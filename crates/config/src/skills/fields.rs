@@ -161,14 +161,27 @@ fn read(
     mut warnings: Vec<(Option<usize>, Option<Rule>, String)>,
 ) -> Result<Draft, Broken> {
     let field = |key: &str| entries.iter().find(|e| e.key == key);
-    let name_entry = field("name")
-        .ok_or_else(|| broken(rules::NAME_REQUIRED, Some(1), "there is no `name` field; add name: <the folder's name>"))?;
+    let name_entry = field("name").ok_or_else(|| {
+        broken(
+            rules::NAME_REQUIRED,
+            Some(1),
+            "there is no `name` field; add name: <the folder's name>",
+        )
+    })?;
     let name_line = name_entry.value.line;
     let name = text(&name_entry.value).ok_or_else(|| {
-        broken(rules::NAME_REQUIRED, Some(name_line), "`name` must be text, such as name: pdf-forms")
+        broken(
+            rules::NAME_REQUIRED,
+            Some(name_line),
+            "`name` must be text, such as name: pdf-forms",
+        )
     })?;
     if let Some(rule) = rules::name_fault(name) {
-        return Err(broken(rule, Some(name_line), format!("`name: {}` breaks the rule: {}", shown(name), rule.text)));
+        return Err(broken(
+            rule,
+            Some(name_line),
+            format!("`name: {}` breaks the rule: {}", shown(name), rule.text),
+        ));
     }
     if name != found.folder {
         return Err(broken(
@@ -215,7 +228,11 @@ fn read(
     if let Some(e) = field("license")
         && text(&e.value).is_none()
     {
-        return Err(broken(rules::LICENSE_TEXT, Some(e.value.line), "`license` must be text, such as license: Apache-2.0"));
+        return Err(broken(
+            rules::LICENSE_TEXT,
+            Some(e.value.line),
+            "`license` must be text, such as license: Apache-2.0",
+        ));
     }
     if let Some(e) = field("compatibility") {
         let n = text(&e.value).map(|t| t.chars().count());
@@ -277,14 +294,23 @@ fn read(
     let mut user_invocable = true;
     for e in &entries {
         match e.key.as_str() {
-            "name" | "description" | "license" | "compatibility" | "metadata" | "allowed-tools" => {}
+            "name" | "description" | "license" | "compatibility" | "metadata" | "allowed-tools" => {
+            }
             "disable-model-invocation" => match flag(&e.value) {
                 Some(v) => model_invocable = !v,
-                None => warnings.push((Some(e.value.line), None, "`disable-model-invocation` is true or false; ignored".to_owned())),
+                None => warnings.push((
+                    Some(e.value.line),
+                    None,
+                    "`disable-model-invocation` is true or false; ignored".to_owned(),
+                )),
             },
             "user-invocable" => match flag(&e.value) {
                 Some(v) => user_invocable = v,
-                None => warnings.push((Some(e.value.line), None, "`user-invocable` is true or false; ignored".to_owned())),
+                None => warnings.push((
+                    Some(e.value.line),
+                    None,
+                    "`user-invocable` is true or false; ignored".to_owned(),
+                )),
             },
             key if CLAUDE_FIELDS.contains(&key) => warnings.push((
                 Some(e.key_line),
@@ -294,7 +320,10 @@ fn read(
             key => warnings.push((
                 Some(e.key_line),
                 Some(rules::KNOWN_FIELDS),
-                format!("`{}` is not a field of the format; ignored (put extras under metadata)", shown(key)),
+                format!(
+                    "`{}` is not a field of the format; ignored (put extras under metadata)",
+                    shown(key)
+                ),
             )),
         }
     }

@@ -74,7 +74,12 @@ pub(super) fn read_user(dir: &Path, report: &mut Report) -> Vec<Found> {
         Ok(listing) => listing,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            report.invalid(dir, None, rules::SKILL_FILE, format!("could not be listed ({e})"));
+            report.invalid(
+                dir,
+                None,
+                rules::SKILL_FILE,
+                format!("could not be listed ({e})"),
+            );
             return Vec::new();
         }
     };
@@ -207,7 +212,12 @@ pub(super) fn read_project(root: &Root, dir: &str, report: &mut Report) -> Vec<F
             // A link to a file, not a folder: not a skill, and nothing to say.
             Err(FsError::NotADirectory { .. }) => continue,
             Err(e) => {
-                report.invalid(Path::new(&skill_dir), None, rules::SKILL_FILE, listing_problem(e));
+                report.invalid(
+                    Path::new(&skill_dir),
+                    None,
+                    rules::SKILL_FILE,
+                    listing_problem(e),
+                );
                 continue;
             }
         };
@@ -235,9 +245,12 @@ pub(super) fn read_project(root: &Root, dir: &str, report: &mut Report) -> Vec<F
                 });
             }
             Ok(None) => no_skill_file(Path::new(&skill_dir), report),
-            Err(e) => {
-                report.invalid(Path::new(&rel), None, rules::SKILL_FILE, e.problem.to_string())
-            }
+            Err(e) => report.invalid(
+                Path::new(&rel),
+                None,
+                rules::SKILL_FILE,
+                e.problem.to_string(),
+            ),
         }
     }
     found
@@ -257,7 +270,13 @@ fn listing_problem(e: FsError) -> String {
 
 /// The bundled files under `skill_dir/prefix`, through the root: regular files and links
 /// (a link out is refused when it is read), never FIFOs or devices.
-fn list_project_files(root: &Root, skill_dir: &str, prefix: &str, depth: usize, out: &mut Vec<String>) {
+fn list_project_files(
+    root: &Root,
+    skill_dir: &str,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<String>,
+) {
     let at = join(skill_dir, prefix);
     let Ok(entries) = root.resolve(&at).and_then(|rel| root.read_dir(&rel)) else {
         return;

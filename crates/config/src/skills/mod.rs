@@ -123,7 +123,12 @@ pub struct ProjectSkill {
 }
 
 /// `path:line: message`, `path message` without a line.
-fn located(f: &mut fmt::Formatter<'_>, path: &Path, line: Option<usize>, message: &str) -> fmt::Result {
+fn located(
+    f: &mut fmt::Formatter<'_>,
+    path: &Path,
+    line: Option<usize>,
+    message: &str,
+) -> fmt::Result {
     match line {
         Some(line) => write!(f, "{}:{line}: {message}", path.display()),
         None => write!(f, "{} {message}", path.display()),
@@ -142,7 +147,12 @@ impl fmt::Display for Note {
 
 impl fmt::Display for Invalid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        located(f, &self.path, self.line, &format!("{} [{}]", self.message, self.rule.id))
+        located(
+            f,
+            &self.path,
+            self.line,
+            &format!("{} [{}]", self.message, self.rule.id),
+        )
     }
 }
 

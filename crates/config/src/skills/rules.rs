@@ -72,10 +72,7 @@ pub const COMPATIBILITY: Rule = invalid(
     "compatibility",
     "`compatibility` is text of 1 to 500 characters",
 );
-pub const METADATA: Rule = invalid(
-    "metadata",
-    "`metadata` maps text keys to text values",
-);
+pub const METADATA: Rule = invalid("metadata", "`metadata` maps text keys to text values");
 pub const ALLOWED_TOOLS: Rule = invalid(
     "allowed-tools",
     "`allowed-tools` is a space-separated list of tools, such as `Read Bash(git:*)`",

@@ -65,7 +65,11 @@ impl Scanned {
         if let Some((handle, root, cwd)) = project {
             for dir in project_dirs(root, cwd) {
                 let found = files::read_project(handle, &dir, &mut report);
-                add_all(&mut project_skills, parse_all(found, &mut report), &mut shadowed);
+                add_all(
+                    &mut project_skills,
+                    parse_all(found, &mut report),
+                    &mut shadowed,
+                );
             }
         }
         Scanned {

@@ -3,8 +3,8 @@
 use tackle_agent::delegate::agent_type::Origin;
 
 use super::nest;
-use crate::agent_types::fields::parse;
 use crate::agent_types::KIND;
+use crate::agent_types::fields::parse;
 use crate::frontmatter::yaml::parse_fields;
 use crate::frontmatter::{MAX_FRONTMATTER_BYTES, MAX_NESTING, check_nesting};
 
