@@ -25,7 +25,8 @@ pub mod tmux;
 /// ([`Project::outside`]), without touching anything shared. Every command runs with
 /// `XDG_CONFIG_HOME=<temp>/xdg`: the project's own user config and trust store, empty until a
 /// test writes one ([`Project::user_config`], [`Project::trust`]); and with
-/// `XDG_CACHE_HOME=<temp>/cache`, so no test reads or writes the developer's window cache.
+/// `XDG_CACHE_HOME=<temp>/cache`, so no test reads or writes the developer's window cache; and
+/// `HOME=<temp>/home`, so the developer's own `~/.agents/skills` never joins a test's catalog.
 pub struct Project {
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
@@ -64,6 +65,12 @@ impl Project {
     /// `XDG_CONFIG_HOME` of this project's commands (`<temp>/xdg`, outside the root).
     pub fn xdg(&self) -> &Path {
         &self.xdg
+    }
+
+    /// `HOME` of this project's commands (`<temp>/home`, outside the root; `~/.agents/skills`
+    /// is the user's skills).
+    pub fn home(&self) -> PathBuf {
+        self.outside("home")
     }
 
     /// `XDG_CACHE_HOME` of this project's commands (`<temp>/cache`, outside the root): where
@@ -154,6 +161,7 @@ impl Project {
         let mut cmd = TestCommand::new(&self.root);
         cmd.env("XDG_CONFIG_HOME", &self.xdg);
         cmd.env("XDG_CACHE_HOME", self.cache_home());
+        cmd.env("HOME", self.home());
         cmd.arg("--root").arg(&self.root).args(args);
         cmd
     }
@@ -167,6 +175,7 @@ impl Project {
         let mut cmd = TestCommand::new(&self.join(rel));
         cmd.env("XDG_CONFIG_HOME", &self.xdg);
         cmd.env("XDG_CACHE_HOME", self.cache_home());
+        cmd.env("HOME", self.home());
         cmd.args(args);
         cmd
     }

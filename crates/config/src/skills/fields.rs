@@ -86,6 +86,10 @@ pub(super) fn parse(found: &Found) -> Result<Draft, Broken> {
     let mut warnings = Vec::new();
     let entries = match yaml::parse_fields(parts.yaml, parts.first_line, KIND) {
         Ok(entries) => entries,
+        // Only the one mistake other agents forgive: an alias or a second document is refused.
+        Err(fault) if !fault.message.contains("mapping values are not allowed") => {
+            return Err(from_fault(rules::FRONTMATTER, fault));
+        }
         Err(fault) => match line_by_line(parts.yaml, parts.first_line) {
             Some(entries) => {
                 warnings.push((
