@@ -53,8 +53,9 @@ pub trait PlanRecords: Send + Sync {
 }
 
 /// Tools the plan gate never holds back: recording the plan itself, and loading a skill (seed
-/// 003: the skill namespace is dropped as exempt).
-pub const PLAN_EXEMPT: &[&str] = &["record_plan", "load_skill"];
+/// 003: the skill namespace is dropped as exempt), `skill` in the standard catalog and
+/// `load_skill` in the sealed one.
+pub const PLAN_EXEMPT: &[&str] = &["record_plan", "skill", "load_skill"];
 
 /// Whether a call of a tool waits for a plan under `plan_mode = "required"`: every tool that is
 /// not read-only, and every MCP tool whatever its server claims (a server's `readOnlyHint` is
@@ -79,6 +80,7 @@ mod tests {
             ("read_file", true, false),
             ("record_plan", false, false),
             ("load_skill", false, false),
+            ("skill", false, false),
             ("mcp.gke.apply", false, true),
             ("mcp.gke.get_pods", true, true),
         ];

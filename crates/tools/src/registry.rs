@@ -143,7 +143,7 @@ pub const BUILT_ELSEWHERE: &[&str] = &[
     "get_subagent_result",
     "cancel_subagent",
     "send_message",
-    "load_skill",
+    "skill",
     "call_peer",
     "schedule_next_turn",
 ];
