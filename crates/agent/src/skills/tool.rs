@@ -258,8 +258,9 @@ fn project_path(dir: &std::path::Path, file: &str) -> String {
     format!("{}/{file}", dir.display())
 }
 
-/// The skill's instructions, where it lives, its files and what it pre-approved.
-fn rendered(skill: &Skill, granted: &[String]) -> String {
+/// The skill's instructions, where it lives, its files and what it pre-approved: what the
+/// tool returns, and what a front end sends when the user loads a skill themselves.
+pub fn rendered(skill: &Skill, granted: &[String]) -> String {
     let mut out = format!(
         "<skill_content name=\"{}\">\n{}\n</skill_content>\n",
         skill.name,

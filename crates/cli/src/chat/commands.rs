@@ -75,6 +75,11 @@ impl Chat {
                 }
             }
             Slash::Replan => self.replan(),
+            Slash::Skills => {
+                let text = skills_list(&self.config.skills);
+                view.notice(NoticeKind::Info, text);
+            }
+            Slash::Skill { name, task } => self.load_skill(&name, &task),
             Slash::Goal(command) => self.goal(command),
             Slash::Compact => self.compact(None),
             Slash::Done(None) => view.notice(
@@ -96,6 +101,55 @@ impl Chat {
             }
             Slash::Resume(Some(id)) => self.switch(None, Some(id)),
         }
+    }
+
+    /// `/skill <name> [task]`: the skill's instructions (as the skill tool would return them)
+    /// sent as the user's message, with the task after them. Its `allowed-tools` pre-approve
+    /// only when the model loads it with the skill tool, whose call the gate and the log see.
+    fn load_skill(&mut self, name: &str, task: &str) {
+        let set = self.config.skills.set();
+        let skill = match set.get(name).filter(|s| s.user_invocable) {
+            Some(skill) => skill,
+            None => {
+                let names = set
+                    .iter()
+                    .filter(|s| s.user_invocable)
+                    .map(|s| s.name.as_str());
+                let near = tackle_agent::skills::SkillSet::nearest(name, names);
+                let text = if name.is_empty() {
+                    "say which: /skill <name> [task]; /skills lists them".to_owned()
+                } else if set.get(name).is_some() {
+                    format!(
+                        "`{}` is not for loading by hand (user-invocable: false)",
+                        crate::safe_text::safe_line(name)
+                    )
+                } else if near.is_empty() {
+                    format!(
+                        "no skill is named `{}`; /skills lists them",
+                        crate::safe_text::safe_line(name)
+                    )
+                } else {
+                    format!(
+                        "no skill is named `{}`; did you mean {}?",
+                        crate::safe_text::safe_line(name),
+                        near.join(", ")
+                    )
+                };
+                return self.app.view.notice(NoticeKind::Warning, text);
+            }
+        };
+        let mut message = format!(
+            "I am loading the skill `{}` for this task:\n{}",
+            skill.name,
+            tackle_agent::skills::tool::rendered(skill, &[])
+        );
+        message.push_str(if task.is_empty() {
+            "\nFollow this skill for what comes next."
+        } else {
+            "\n"
+        });
+        message.push_str(task);
+        self.submit_message(message);
     }
 
     /// `/replan`: archives this session's plan (seed 003), falling back to the newest plan
@@ -175,6 +229,30 @@ impl Chat {
         self.app.session = id.clone();
         Ok(format!("session {id} with model {}{notes}", self.app.model))
     }
+}
+
+/// What `/skills` shows: each skill's name, scope and description, then how to load one.
+fn skills_list(skills: &tackle_config::skills::Skills) -> String {
+    use crate::safe_text::{one_line, safe_line};
+    if skills.set().is_empty() {
+        return "no skills: put one in .agents/skills/<name>/SKILL.md; tackle skills --help shows the format".to_owned();
+    }
+    let mut lines = vec!["skills (load one with /skill <name> [task]):".to_owned()];
+    for s in skills.set().iter() {
+        lines.push(format!(
+            "  {} ({}) — {}",
+            safe_line(&s.name),
+            s.origin.scope(),
+            one_line(&s.description, 160)
+        ));
+    }
+    if !skills.invalid().is_empty() {
+        lines.push(format!(
+            "  {} invalid skill(s) not loaded: tackle skills --check names the rule each breaks",
+            skills.invalid().len()
+        ));
+    }
+    lines.join("\n")
 }
 
 /// The ten most recent sessions of the project, newest first.

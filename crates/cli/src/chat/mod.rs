@@ -230,6 +230,11 @@ impl Chat {
             asked.answer(&line);
             return;
         }
+        self.submit_message(line);
+    }
+
+    /// `line` as the user's message: steering the running turn, or the input of a new run.
+    fn submit_message(&mut self, line: String) {
         if self.app.running.is_some() {
             let queued = self.steering.send(line.clone());
             self.app.view.user(&line, queued);

@@ -13,6 +13,14 @@ pub enum Slash {
     Replan,
     Goal(GoalSlash),
     Stats,
+    /// `/skills`: list the skills.
+    Skills,
+    /// `/skill <name> [task]`: load a skill into the conversation, with the rest of the line
+    /// as the task.
+    Skill {
+        name: String,
+        task: String,
+    },
     Resume(Option<String>),
     Quit,
     /// A word after `/` that names no command.
@@ -69,6 +77,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "change the goal /goal last showed (or name it: <goal-id> <revision>)",
     ),
     ("/stats", "tokens used and their cost"),
+    ("/skills", "list the skills the model may load"),
+    (
+        "/skill <name> [task]",
+        "load a skill into the conversation yourself, with an optional task",
+    ),
     ("/resume [id]", "list recent sessions, or continue one"),
     ("/quit", "leave (Ctrl-C when idle does too)"),
 ];
@@ -89,6 +102,15 @@ pub fn parse(line: &str) -> Option<Slash> {
         "replan" => Slash::Replan,
         "goal" => Slash::Goal(goal(rest)),
         "stats" => Slash::Stats,
+        "skills" => Slash::Skills,
+        "skill" => Slash::Skill {
+            name: arg.unwrap_or_default(),
+            task: rest
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, t)| t)
+                .trim()
+                .to_owned(),
+        },
         "resume" => Slash::Resume(arg),
         "quit" | "exit" => Slash::Quit,
         other => Slash::Unknown(other.to_owned()),
@@ -175,6 +197,21 @@ mod tests {
                 Some(Slash::Model(Some("openai:gpt-5".into()))),
             ),
             ("  /compact ", Some(Slash::Compact)),
+            ("/skills", Some(Slash::Skills)),
+            (
+                "/skill pdf-forms fill  in form.pdf ",
+                Some(Slash::Skill {
+                    name: "pdf-forms".into(),
+                    task: "fill  in form.pdf".into(),
+                }),
+            ),
+            (
+                "/skill",
+                Some(Slash::Skill {
+                    name: String::new(),
+                    task: String::new(),
+                }),
+            ),
             ("/todo", Some(Slash::Todo)),
             ("/done", Some(Slash::Done(None))),
             (
