@@ -2,11 +2,12 @@
 //! (shadowing, invalid skills named with their rule, exit 1), and `tackle run` with a scripted
 //! model that loads a skill, reads a bundled file and runs a command the skill pre-approves,
 //! which the next run, without the skill, may not; `--disable-tools skill` offers neither the
-//! tool nor the list.
+//! tool nor the list; `tackle serve` offers the skills as MCP prompts to the Python SDK.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod mcp_venv;
 
 use harness::Project;
 use harness::replay::{json_lines as lines, model, recorded_requests, script};
@@ -241,5 +242,56 @@ fn disable_tools_skill_offers_neither_the_tool_nor_the_list() {
             .as_array()
             .unwrap()
             .contains(&json!("skill"))
+    );
+}
+
+#[test]
+fn serve_offers_the_skills_as_mcp_prompts_to_a_real_client() {
+    let p = Project::new();
+    p.write(".agents/skills/echo-helper/SKILL.md", HELPER);
+    p.write(
+        ".agents/skills/echo-helper/references/greeting.md",
+        "say hello\n",
+    );
+    p.write(
+        ".agents/skills/hidden/SKILL.md",
+        "---\nname: hidden\ndescription: Not for users.\nuser-invocable: false\n---\n",
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_prompts.py");
+    let out = std::process::Command::new(mcp_venv::venv_python())
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_tackle"))
+        .args(["--root", p.path().to_str().unwrap(), "serve"])
+        .env("XDG_CONFIG_HOME", p.xdg())
+        .env("HOME", p.home())
+        .env("TACKLE_HEADLESS", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["capability"], true, "{v:#}");
+    assert_eq!(
+        v["prompts"],
+        json!({"echo-helper": "Greets by running echo. Use when asked to greet."}),
+        "a skill that is not user-invocable is not offered: {v:#}"
+    );
+    assert_eq!(v["get"]["roles"], json!(["user"]));
+    let text = v["get"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Run `echo hello`") && text.contains("- references/greeting.md"),
+        "{text}"
+    );
+    assert!(
+        v["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("unknown prompt `echo-helpr`; did you mean echo-helper?"),
+        "{v:#}"
     );
 }

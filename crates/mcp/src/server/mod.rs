@@ -13,9 +13,11 @@ mod client_confirms;
 mod line_transport;
 mod logging;
 mod progress;
+mod prompts;
 mod render;
 mod startup;
 
+pub use prompts::ServedPrompt;
 pub use render::{LISTING_REQUEST_KEY, RESULT_META_KEY};
 pub mod stdio;
 
@@ -69,6 +71,9 @@ pub struct McpServer {
     order: CallOrder,
     /// The level this client asked its log messages at.
     log: Arc<ClientLog>,
+    /// The prompts offered (`tackle serve`: the skills); none, and no prompts capability,
+    /// unless [`McpServer::with_prompts`] gave some.
+    prompts: Arc<Vec<ServedPrompt>>,
 }
 
 struct Inner {
@@ -129,7 +134,14 @@ impl McpServer {
             client: Arc::new(Mutex::new(Some(session))),
             order: CallOrder::default(),
             log: Arc::default(),
+            prompts: Arc::default(),
         }
+    }
+
+    /// Offer `prompts` through `prompts/list` and `prompts/get`.
+    pub fn with_prompts(mut self, prompts: Vec<ServedPrompt>) -> Self {
+        self.prompts = Arc::new(prompts);
+        self
     }
 
     /// A handler for another client of the same server: same runtime and catalog, and a
@@ -140,6 +152,7 @@ impl McpServer {
             client: Arc::new(Mutex::new(None)),
             order: CallOrder::default(),
             log: Arc::default(),
+            prompts: Arc::clone(&self.prompts),
         }
     }
 
@@ -370,13 +383,15 @@ fn published_tools(runtime: &Runtime) -> Vec<Tool> {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // logging: see `logging`
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_logging()
-                .build(),
-        )
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_logging()
+            .build();
+        if !self.prompts.is_empty() {
+            capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+        }
+        ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("tackle", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "tackle's tools: every call is checked by the project's permission gate, and output \
@@ -414,6 +429,22 @@ impl ServerHandler for McpServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        prompts::list(&self.prompts, request.and_then(|r| r.cursor))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        prompts::get(&self.prompts, &request.name).map(Into::into)
     }
 
     /// A request the SDK decoded as a custom one: a method tackle does not serve (-32601), or,
