@@ -189,6 +189,23 @@ const TARGETS: &[Target] = &[
         refusal: Refusal::Fails,
     },
     Target {
+        // Refused alone: `tackle skills` names it with its rule and exits 1.
+        name: "project skill",
+        place: Place::Project(".agents/skills/x/SKILL.md"),
+        kind: Some(OwnFile::SKILL),
+        valid: |_| b"---\nname: x\ndescription: d\n---\n".to_vec(),
+        command: |p, _| p.tackle(["skills"]),
+        refusal: Refusal::Fails,
+    },
+    Target {
+        name: "user skill",
+        place: Place::User("skills/x/SKILL.md"),
+        kind: Some(OwnFile::SKILL),
+        valid: |_| b"---\nname: x\ndescription: d\n---\n".to_vec(),
+        command: |p, _| p.tackle(["skills"]),
+        refusal: Refusal::Fails,
+    },
+    Target {
         // Read by the plan gate through `Root::read_capped` (the same confined, capped,
         // non-blocking open): a file that is not a readable plan is no one's plan.
         name: "plan file",
@@ -414,8 +431,10 @@ fn every_kind_has_a_row_or_a_reason() {
     // Inbox messages are read by a waiting run (`crates/agent/src/autonomous.rs`, unit-tested
     // there); login tokens only by `tackle mcp` against an HTTP server (`crates/mcp`, unit-tested
     // in `oauth/store.rs`); the window cache only when a local server is asked for a window
-    // (`crates/llm/src/window_probe/cache.rs`, every hostile form unit-tested there).
+    // (`crates/llm/src/window_probe/cache.rs`, every hostile form unit-tested there); a skill's
+    // bundled file only by the skill tool (`crates/agent/src/skills/tool.rs`, tested there).
     let elsewhere = [
+        OwnFile::SKILL_FILE,
         OwnFile::INBOX_MESSAGE,
         OwnFile::LOGIN_TOKEN,
         OwnFile::WINDOW_CACHE,

@@ -154,19 +154,21 @@ pub const PARSERS: &[ParserBound] = &[
         test: "crates/cli/tests/parser_nesting.rs::deep_project_files_are_clean_errors",
     },
     ParserBound {
-        parser: "saphyr-parser (YAML frontmatter of agent type files; tackle-config, which this \
-                 crate cannot reach, so its test lives there)",
-        input: "the repository's .agents/agents/*.md and .claude/agents/*.md, the user's \
-                $XDG_CONFIG_HOME/tackle/agents/*.md",
+        parser: "saphyr-parser (YAML frontmatter of agent type files and skills' SKILL.md; \
+                 tackle-config, which this crate cannot reach, so its test lives there)",
+        input: "the repository's .agents/agents/*.md, .claude/agents/*.md, \
+                .agents/skills/*/SKILL.md and .claude/skills/*/SKILL.md; the user's \
+                $XDG_CONFIG_HOME/tackle/agents/*.md, $XDG_CONFIG_HOME/tackle/skills/*/SKILL.md \
+                and ~/.agents/skills/*/SKILL.md",
         depth: "brackets counted before the parser runs (MAX_NESTING 32); lists and mappings \
                 past MAX_NESTING refused on the parser's events, built with a heap stack from \
                 its event iterator (its `load` recurses and is not used); saphyr's scanner \
                 refuses flow nesting past 255; an alias is refused where it appears, never \
                 expanded",
-        size: "OwnFile::AGENT_TYPE (256 KiB) a file, at most MAX_FILES_PER_DIR (200) a \
-               directory; MAX_FRONTMATTER_BYTES (64 KiB) before the parser runs",
-        enforced: "crates/config/src/agent_types/frontmatter.rs, \
-                   crates/config/src/agent_types/yaml.rs",
+        size: "OwnFile::AGENT_TYPE and OwnFile::SKILL (256 KiB) a file, at most 200 files or \
+               skill folders a directory; MAX_FRONTMATTER_BYTES (64 KiB) before the parser runs",
+        enforced: "crates/config/src/frontmatter/mod.rs, \
+                   crates/config/src/frontmatter/yaml.rs",
         test: "crates/config/src/agent_types/tests/bounds.rs::frontmatter_at_every_depth",
     },
     ParserBound {

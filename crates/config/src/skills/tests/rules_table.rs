@@ -189,6 +189,14 @@ fn expand(text: &str) -> String {
         .replace("DESC1024", &"d".repeat(1024))
         .replace("COMPAT501", &"c".repeat(501))
         .replace("BODY501", &"line\n".repeat(501))
+        .replace(
+            "NEST1K",
+            &format!("{}a{}", "[".repeat(1_000), "]".repeat(1_000)),
+        )
+        .replace(
+            "NEST100K",
+            &format!("{}a{}", "[".repeat(100_000), "]".repeat(100_000)),
+        )
 }
 
 #[test]
