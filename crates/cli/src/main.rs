@@ -20,6 +20,7 @@ mod safe_text;
 mod serve;
 mod sessions;
 mod show_config;
+mod skill_prompts;
 mod skills;
 mod trust;
 

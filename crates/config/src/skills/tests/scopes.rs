@@ -177,9 +177,6 @@ fn an_untrusted_project_neither_pre_approves_nor_replaces_a_user_skill() {
         .widenings()
         .iter()
         .map(|w| (w.key, w.value.clone()))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(k, v)| (k, v))
         .collect();
     assert!(
         keys.contains(&(
