@@ -97,7 +97,15 @@ fn tackle_skills_lists_scopes_shadowing_and_invalid_skills_with_their_rule() {
         json!(["references/greeting.md"])
     );
 
-    p.tackle(["trust"]).run().success();
+    let trusted = p.tackle(["trust"]).run();
+    trusted.success();
+    assert!(
+        trusted.stdout.contains(
+            ".agents/skills/echo-helper/SKILL.md (echo-helper): the `echo-helper` skill pre-approves"
+        ) && trusted.stdout.contains(".agents/skills/notes/SKILL.md (notes): the project's `notes` skill replaces"),
+        "{}",
+        trusted.stdout
+    );
     let v = p.tackle(["skills", "--json"]).run().json();
     let skill = |n: &str| {
         v["skills"]

@@ -74,6 +74,7 @@ pub fn run(
                 text.push_str(&describe(&trust.widenings));
             }
             text.push_str(&agent_type_files(config.agent_types.project_files()));
+            text.push_str(&skill_files(config.skills.project_files()));
             store.record(&trust.root, trust.digests(), super::now())?;
             let secrets: usize = trust.widenings.iter().map(|w| w.secrets.len()).sum();
             text.push_str(&format!(
@@ -106,6 +107,32 @@ fn agent_type_files(files: &[ProjectFile]) -> String {
         );
         if f.trust_would.is_empty() {
             text.push_str(&format!("{head}: nothing; it only narrows\n"));
+        }
+        for change in &f.trust_would {
+            text.push_str(&format!("{head}: {}\n", visible(change)));
+        }
+    }
+    text
+}
+
+/// The project's skills and what trust changes for each: its `allowed-tools` pre-approving,
+/// its replacing a user skill of the same name.
+fn skill_files(files: &[tackle_config::skills::ProjectSkill]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut text =
+        String::from("the project's skills, and what trusting the folder changes in each:\n");
+    for f in files {
+        let head = format!(
+            "  {} ({})",
+            visible(&f.path.display().to_string()),
+            visible(&f.name)
+        );
+        if f.trust_would.is_empty() {
+            text.push_str(&format!(
+                "{head}: nothing; its instructions load either way\n"
+            ));
         }
         for change in &f.trust_would {
             text.push_str(&format!("{head}: {}\n", visible(change)));

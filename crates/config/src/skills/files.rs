@@ -146,7 +146,11 @@ fn list_user_files(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        if skipped(&name) || out.len() > MAX_LISTED_FILES {
+        // One past the bound says "more" to `bounded`; the rest of a huge folder is not read.
+        if out.len() > MAX_LISTED_FILES {
+            break;
+        }
+        if skipped(&name) {
             continue;
         }
         let rel = join(prefix, &name);
@@ -285,7 +289,11 @@ fn list_project_files(
         let Ok(name) = entry.name.into_string() else {
             continue;
         };
-        if skipped(&name) || out.len() > MAX_LISTED_FILES {
+        // One past the bound says "more" to `bounded`; the rest of a huge folder is not read.
+        if out.len() > MAX_LISTED_FILES {
+            break;
+        }
+        if skipped(&name) {
             continue;
         }
         let rel = join(prefix, &name);
