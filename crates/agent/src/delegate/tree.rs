@@ -140,6 +140,9 @@ pub struct Tree {
     pub(crate) accepted: tokio::sync::Notify,
     /// Set when the front end shuts the tree down: sends fail with `engine_shutdown`.
     pub(crate) shut: AtomicBool,
+    /// What the agentic subtasks of the tree's sessions spent, until each session's loop
+    /// takes its own into its run's spend.
+    pub(crate) ledger: crate::agentic::Ledger,
 }
 
 #[derive(Default)]
@@ -171,6 +174,7 @@ impl Tree {
             ends: watch::channel(0).0,
             accepted: tokio::sync::Notify::new(),
             shut: AtomicBool::new(false),
+            ledger: crate::agentic::Ledger::default(),
         })
     }
 
@@ -185,6 +189,12 @@ impl Tree {
     /// The front end's builder of child loops, once set.
     pub(crate) fn spawner(&self) -> Option<Arc<dyn Spawn>> {
         self.spawn.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A session of the tree this process holds (a root or a live child), by id: the parent
+    /// an agentic subtask opens its session under.
+    pub(crate) fn session(&self, id: &SessionId) -> Option<Session> {
+        self.lock().sessions.get(id).cloned()
     }
 
     /// A session that may start children: a root, at depth 0.

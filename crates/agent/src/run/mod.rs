@@ -498,6 +498,16 @@ impl Agent {
             )
             .await;
             let mut finished = finished?;
+            // What the batch's agentic subtasks spent is the run's, cancelled batch or not.
+            if let Some(tree) = &self.setup.delegation {
+                crate::agentic::ledger::settle(
+                    &tree.ledger,
+                    self.setup.session.id(),
+                    &mut spent,
+                    turn_no,
+                    self.setup.observer.as_ref(),
+                );
+            }
             let trips = self.watchdog.observe(&model_turn.message, &mut finished);
             self.append(Event::ToolBatchFinished(finished.clone()))
                 .await?;
@@ -627,8 +637,9 @@ impl Agent {
         self.setup.observer.on_event(&AgentEvent::Usage {
             turn,
             usage: *usage,
-            total: spent.usage,
-            cost_usd: spent.cost_usd,
+            total: spent.total_usage(),
+            cost_usd: spent.total_cost(),
+            subtask: None,
         });
     }
 
