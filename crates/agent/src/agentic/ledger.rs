@@ -1,5 +1,6 @@
 //! What agentic subtasks spent, held by the session whose call ran them until that session's
-//! loop takes it into its run's spend at the end of the batch ([`settle`]).
+//! loop takes it into its run's spend at the end of the batch ([`settle`]); and which of them
+//! still run, so a run ends only after its subtasks have ([`Ledger::settled`]).
 //!
 //! A subtask's tokens are the parent run's tokens: `--max-tokens` and `--max-cost` count
 //! them, the front end's totals (`/stats`) add them, and each is told as a `usage` event
@@ -16,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use tackle_protocol::{SessionId, Usage};
+use tokio::sync::Notify;
 
 use crate::bounds::Spent;
 use crate::conversation::add_usage;
@@ -35,13 +37,62 @@ pub struct SubtaskSpend {
     pub cost_usd: Option<f64>,
 }
 
-/// Spend owed to each session's run.
+/// Spend owed to each session's run, and the subtasks each has running.
 #[derive(Default)]
 pub struct Ledger {
     owed: Mutex<HashMap<SessionId, Vec<SubtaskSpend>>>,
+    running: Mutex<HashMap<SessionId, usize>>,
+    ended: Notify,
+}
+
+/// A subtask of a session, running until dropped.
+pub struct Running<'a> {
+    ledger: &'a Ledger,
+    parent: SessionId,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut running = self.ledger.running();
+        if let Some(n) = running.get_mut(&self.parent) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                running.remove(&self.parent);
+            }
+        }
+        drop(running);
+        self.ledger.ended.notify_waiters();
+    }
 }
 
 impl Ledger {
+    /// Counts a subtask of `parent` as running until the guard is dropped.
+    pub fn start(&self, parent: &SessionId) -> Running<'_> {
+        *self.running().entry(parent.clone()).or_default() += 1;
+        Running {
+            ledger: self,
+            parent: parent.clone(),
+        }
+    }
+
+    /// Waits until no subtask of `parent` runs. A wrapper whose batch was cancelled is
+    /// dropped at once while its subtask, on a task of its own, records its end; the run
+    /// waits for that, so nothing is left writing when the run is over.
+    pub async fn settled(&self, parent: &SessionId) {
+        loop {
+            // Made before the count is read: an end between the two still wakes it.
+            let ended = self.ended.notified();
+            if !self.running().contains_key(parent) {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, usize>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Owes `spend` to `parent`'s run.
     pub fn record(&self, parent: &SessionId, spend: SubtaskSpend) {
         self.lock().entry(parent.clone()).or_default().push(spend);
@@ -120,5 +171,26 @@ mod tests {
         assert_eq!(spent.total_cost(), Some(1.01));
         assert!(ledger.take(&a).is_empty());
         assert_eq!(ledger.take(&b).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn settled_waits_for_the_sessions_own_running_subtasks_only() {
+        let ledger = std::sync::Arc::new(Ledger::default());
+        let (a, b) = (SessionId("a".into()), SessionId("b".into()));
+        ledger.settled(&a).await;
+        let other = ledger.start(&b);
+        ledger.settled(&a).await;
+        let first = ledger.start(&a);
+        let second = ledger.start(&a);
+        let waiting = {
+            let (ledger, a) = (ledger.clone(), a.clone());
+            tokio::spawn(async move { ledger.settled(&a).await })
+        };
+        drop(first);
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(second);
+        waiting.await.unwrap();
+        drop(other);
     }
 }

@@ -110,6 +110,7 @@ impl Subtasks {
         request: Request,
         cancel: &CancellationToken,
     ) -> Outcome {
+        let _running = self.tree.ledger.start(caller);
         let unavailable = |why: String| Outcome {
             reads: ChildReads::default(),
             result: Err(Failure::Unavailable(why)),

@@ -195,8 +195,10 @@ impl Agent {
             self.watchdog.run_ended_uncut();
         }
         if let Some(tree) = &self.setup.delegation {
-            // A run that ends leaves no child of it running (a finished run waited for them).
+            // A run that ends leaves no child of it running (a finished run waited for them),
+            // and no subtask of its calls still writing (a cancelled batch's ends at once).
             tree.cancel_children(self.setup.session.id()).await;
+            tree.ledger.settled(self.setup.session.id()).await;
             tree.run_ended(self.setup.session.id());
         }
         let mut reason = ended.reason;
