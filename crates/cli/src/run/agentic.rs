@@ -9,9 +9,15 @@
 //! tools out with a line on stderr that says why and what to set. `--agentic-small-model
 //! replay:<file>` (not in the help) answers from a replay file, for tests.
 
+use std::sync::Arc;
+
 use anyhow::anyhow;
 use tackle_agent::agentic::SmallModel;
 use tackle_config::settings::Origin;
+use tackle_llm::Provider;
+use tackle_llm::replay::ReplayProvider;
+
+use super::model::ModelSource;
 
 use crate::commands::Failure;
 use crate::config::Config;
@@ -30,7 +36,15 @@ pub fn small_model(config: &Config, replay: Option<&str>) -> Result<Option<Small
         for note in &choice.notes {
             eprintln!("tackle: small model: {}", crate::safe_text::safe_line(note));
         }
-        let provider = choice.connect(0)?;
+        let provider: Arc<dyn Provider> = match &choice.source {
+            // Played, never recorded: `TACKLE_REPLAY_RECORD` holds the run's own model's
+            // requests (a subtask's are in its session's log).
+            ModelSource::Replay(path) => Arc::new(
+                ReplayProvider::from_file("replay", path)
+                    .map_err(|e| anyhow!("--agentic-small-model replay: {e}"))?,
+            ),
+            ModelSource::Provider(_) => choice.connect(0)?,
+        };
         Ok(SmallModel {
             provider,
             model: choice.setup,
