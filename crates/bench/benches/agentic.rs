@@ -54,9 +54,9 @@ const GREP_QUESTION: &str =
 
 /// The scripted small model's answer: a paragraph of the length a useful answer has.
 const FIXED_ANSWER: &str = "The version string is set by `Command::version`, defined on line \
-1523 of the file: it takes `impl IntoResettable<Str>` and stores it in `self.version`, which \
-`--version` prints through `render_version`. `long_version` (line 1545) sets the longer text \
-that `--version` shows when it is given; `disable_version_flag` (line 1210) turns the flag \
+2119 of the file: it takes `impl IntoResettable<Str>` and stores it in `self.version`, which \
+`--version` prints through `render_version`. `long_version` (line 2151) sets the longer text \
+that `--version` shows when it is given; `disable_version_flag` (line 1493) turns the flag \
 off. The builder methods between them only set fields.";
 
 /// A provider that answers every request with the same text.
