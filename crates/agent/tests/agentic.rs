@@ -201,3 +201,35 @@ async fn an_answer_from_remote_text_is_as_untrusted_as_the_text() {
     let wrapper = b.finished(&b.root, "agentic_read_file");
     assert_eq!(wrapper.label.trust, Trust::Untrusted);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_the_small_models_server_refuses_as_too_long_is_read_in_halves() {
+    // The server's window is smaller than the catalog says: parts over 12 KB are refused.
+    let small = Scripted::new(|seen: &str| {
+        if seen.len() > 12_000 {
+            json!({"error": {"kind": "context_too_long", "message": "prompt too long"}})
+        } else {
+            small_model(seen)
+        }
+    });
+    let b = Bench::new(Arc::new(AllowAll), small.clone());
+    let parent = parent_asking(
+        "agentic_read_file",
+        json!({"path": "big.txt", "question": QUESTION}),
+    );
+    let end = guarded(
+        b.parent(parent.clone(), Bounds::default())
+            .run(Some("go"), CancellationToken::new()),
+    )
+    .await;
+    assert_eq!(end.outcome, RunOutcome::Finished, "{end:?}");
+    let seen = parent.requests.lock().unwrap()[1].clone();
+    assert!(seen.contains("NEEDLE holds 4242, on line 3817"), "{seen}");
+    let asked = small.requests.lock().unwrap().clone();
+    let answered = asked.iter().filter(|a| a.len() <= 12_000).count();
+    assert!(
+        answered > asked.len() / 2,
+        "{answered} of {} answered",
+        asked.len()
+    );
+}

@@ -98,6 +98,17 @@ fn the_small_model_reads_the_file_and_the_run_only_the_answer() {
     assert!(input.contains("5000\tfiller line 5000"));
     assert_eq!(records(subtask, "call_started").len(), 3);
     assert_eq!(records(subtask, "model_turn").len(), 1);
+
+    // `sessions ls` lists the subtask under its parent, named by the wrapper it served.
+    let ls = p.tackle(["sessions", "ls"]).run();
+    ls.success();
+    assert!(
+        ls.stdout
+            .lines()
+            .any(|l| l.starts_with("  └ agentic_read_file ")),
+        "{}",
+        ls.stdout
+    );
 }
 
 /// The names of the tools the run's model was offered in its first request.

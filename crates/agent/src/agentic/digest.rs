@@ -5,7 +5,8 @@
 //! prompt's frame, at 4 bytes a token and only [`FILL`] of it: the estimate is a guess (code
 //! runs nearer 3 bytes a token), and a request the server refuses as too long costs a round
 //! trip. One refused all the same is cut in two and asked again, [`MAX_HALVINGS`] times at
-//! most. At most [`MAX_PARTS`] parts are read, [`PARALLEL_PARTS`] at once; what lies beyond is
+//! most. At most [`MAX_PARTS`] parts are read, [`PARALLEL_PARTS`] at once on a hosted API and
+//! one at a time on a server of the user's own ([`SmallModel::parallel`]); what lies beyond is
 //! reported unread, never implied read.
 //!
 //! Each part's exchange is recorded in a session of its own under the subtask's (its
@@ -25,7 +26,7 @@ use crate::conversation::add_usage;
 
 /// The most parts of one output the small model reads.
 pub const MAX_PARTS: usize = 16;
-/// Parts read at once.
+/// Parts read at once, at most (on a hosted API).
 pub const PARALLEL_PARTS: usize = 4;
 /// The share of the estimated room a part fills.
 pub const FILL: f64 = 0.6;
@@ -128,7 +129,7 @@ impl Reader<'_> {
             .map(|p| self.notes(bulk, p, count, 0))
             .collect();
         let noted: Vec<Result<(Vec<String>, Usage), Undigested>> = futures::stream::iter(asked)
-            .buffered(PARALLEL_PARTS)
+            .buffered(self.small.parallel.clamp(1, PARALLEL_PARTS))
             .collect()
             .await;
         let mut notes = Vec::new();

@@ -29,6 +29,11 @@ use crate::turn::{self, Streamed};
 pub struct SmallModel {
     pub provider: Arc<dyn Provider>,
     pub model: ModelSetup,
+    /// How many parts of one output are asked at once: `digest::PARALLEL_PARTS` for a hosted
+    /// API, 1 for a server of the user's own (llama.cpp and the like serve a request per
+    /// slot on the same cores, so parts asked together only queue, each running into the
+    /// transport's deadline while it waits).
+    pub parallel: usize,
 }
 
 impl SmallModel {

@@ -236,15 +236,18 @@ impl Subtasks {
         }
         match reader.digest(&bulk.text).await {
             Ok(d) => {
-                let unread = match (d.covered_bytes < bulk.text.len(), bulk.unread) {
-                    (true, _) => Some(format!(
+                let short = (d.covered_bytes < bulk.text.len()).then(|| {
+                    format!(
                         "the small model read the first {} lines ({} of {} bytes) of what was \
                          gathered; the rest is in the raw output",
                         d.covered_lines,
                         d.covered_bytes,
                         bulk.text.len()
-                    )),
-                    (false, unread) => unread,
+                    )
+                });
+                let unread = match (short, bulk.unread) {
+                    (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                    (a, b) => a.or(b),
                 };
                 let answered = Answered {
                     sources: bulk.sources,

@@ -203,6 +203,7 @@ impl Bench {
         let small = SmallModel {
             provider: small,
             model: model(small_entry()),
+            parallel: 4,
         };
         let subtasks = Subtasks::new(tree.clone(), small);
         let tools: Vec<Arc<dyn DynTool>> = vec![

@@ -13,9 +13,11 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use tackle_agent::agentic::SmallModel;
+use tackle_agent::agentic::digest::PARALLEL_PARTS;
 use tackle_config::settings::Origin;
 use tackle_llm::Provider;
 use tackle_llm::replay::ReplayProvider;
+use tackle_llm::window_probe::ProbeTarget;
 
 use super::model::ModelSource;
 
@@ -36,18 +38,30 @@ pub fn small_model(config: &Config, replay: Option<&str>) -> Result<Option<Small
         for note in &choice.notes {
             eprintln!("tackle: small model: {}", crate::safe_text::safe_line(note));
         }
-        let provider: Arc<dyn Provider> = match &choice.source {
+        let (provider, parallel): (Arc<dyn Provider>, usize) = match &choice.source {
             // Played, never recorded: `TACKLE_REPLAY_RECORD` holds the run's own model's
             // requests (a subtask's are in its session's log).
-            ModelSource::Replay(path) => Arc::new(
-                ReplayProvider::from_file("replay", path)
-                    .map_err(|e| anyhow!("--agentic-small-model replay: {e}"))?,
+            ModelSource::Replay(path) => (
+                Arc::new(
+                    ReplayProvider::from_file("replay", path)
+                        .map_err(|e| anyhow!("--agentic-small-model replay: {e}"))?,
+                ),
+                PARALLEL_PARTS,
             ),
-            ModelSource::Provider(_) => choice.connect(0)?,
+            // A server the window probe would ask is one of the user's own.
+            ModelSource::Provider(spec) => (
+                choice.connect(0)?,
+                if ProbeTarget::for_provider(spec).is_ok() {
+                    1
+                } else {
+                    PARALLEL_PARTS
+                },
+            ),
         };
         Ok(SmallModel {
             provider,
             model: choice.setup,
+            parallel,
         })
     });
     match connected {
