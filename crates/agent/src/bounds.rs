@@ -21,9 +21,31 @@ pub struct Bounds {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Spent {
     pub turns: u32,
+    /// The run's own model turns.
     pub usage: Usage,
+    /// The cost of `usage` at the run's model's prices, when they are known.
     pub cost_usd: Option<f64>,
     pub elapsed: Duration,
+    /// The tokens of the agentic subtasks the run's calls ran (`crate::agentic`) on the small
+    /// model. Kept apart from `usage` because they are priced at another model's prices.
+    pub subtask_usage: Usage,
+    /// Their cost at the small model's prices; a small model without prices (a local server)
+    /// adds tokens and no cost, and `--max-cost` is refused at start for one.
+    pub subtask_cost_usd: f64,
+}
+
+impl Spent {
+    /// Every token the run spent: its own turns and its subtasks'.
+    pub fn total_usage(&self) -> Usage {
+        let mut total = self.usage;
+        crate::conversation::add_usage(&mut total, &self.subtask_usage);
+        total
+    }
+
+    /// The run's cost with its subtasks', when its own model's prices are known.
+    pub fn total_cost(&self) -> Option<f64> {
+        self.cost_usd.map(|c| c + self.subtask_cost_usd)
+    }
 }
 
 impl Bounds {
@@ -36,7 +58,7 @@ impl Bounds {
                 "the run reached its limit of {max} model turn(s) (--max-turns)"
             ));
         }
-        let tokens = tokens(&spent.usage);
+        let tokens = tokens(&spent.total_usage());
         if let Some(max) = self.max_tokens
             && tokens >= max
         {
@@ -44,7 +66,7 @@ impl Bounds {
                 "the run used {tokens} tokens, its budget is {max} (--max-tokens)"
             ));
         }
-        if let (Some(max), Some(cost)) = (self.max_cost_usd, spent.cost_usd)
+        if let (Some(max), Some(cost)) = (self.max_cost_usd, spent.total_cost())
             && cost >= max
         {
             return Some(format!(
@@ -106,6 +128,7 @@ mod tests {
             usage: usage(500, 100),
             cost_usd: Some(0.1),
             elapsed: Duration::from_secs(5),
+            ..Spent::default()
         };
         let cases: &[(Spent, Option<&str>)] = &[
             (within, None),
@@ -120,6 +143,21 @@ mod tests {
             (
                 Spent {
                     cost_usd: Some(0.5),
+                    ..within
+                },
+                Some("--max-cost"),
+            ),
+            // A subtask's tokens and cost count against the run's bounds.
+            (
+                Spent {
+                    subtask_usage: usage(300, 100),
+                    ..within
+                },
+                Some("--max-tokens"),
+            ),
+            (
+                Spent {
+                    subtask_cost_usd: 0.4,
                     ..within
                 },
                 Some("--max-cost"),

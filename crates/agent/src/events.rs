@@ -40,14 +40,18 @@ pub enum AgentEvent {
         keys: Vec<String>,
         message: String,
     },
+    /// Tokens a model turn of the run used, or, with `subtask`, an agentic subtask its calls
+    /// ran on the small model (`crate::agentic`), which is no turn of the run's own.
     Usage {
         turn: u32,
         usage: Usage,
-        /// This run's tokens so far.
+        /// This run's tokens so far, its subtasks' included.
         total: Usage,
-        /// This run's cost so far, when the model's prices are known.
+        /// This run's cost so far, its subtasks' included, when the model's prices are known.
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        subtask: Option<SubtaskUsage>,
     },
     TurnFinished {
         turn: u32,
@@ -104,6 +108,18 @@ pub enum AgentEvent {
         outcome: RunOutcome,
         reason: String,
     },
+}
+
+/// Whose tokens a `usage` event with a subtask counts: the wrapper that ran it, its session
+/// and the small model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SubtaskUsage {
+    pub tool: String,
+    pub session: String,
+    pub model: String,
+    /// The subtask's cost at the small model's prices, when it has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Receives the events of a run, in order.

@@ -7,7 +7,8 @@
 //! ([`run`]), its bounds ([`bounds`]), the system prompt and project instructions
 //! ([`prompt`]), the context window ([`context`], [`checkpoint`]), the loop's own tools
 //! ([`task_done`]), the watchdog over their results ([`watchdog`]), what front ends observe
-//! ([`events`]), and the delegation tree's children ([`delegate`]) and messages ([`messaging`]).
+//! ([`events`]), the delegation tree's children ([`delegate`]) and messages ([`messaging`]),
+//! and the agentic wrappers' subtasks on the small model ([`agentic`]).
 //!
 //! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
 //! layers do, through `Runtime::run_batch`), to know a vendor's JSON (`tackle-llm`) or to read
@@ -18,6 +19,7 @@
 //! same functions the live loop uses; rejected: a separate transcript file, which a crash can
 //! leave disagreeing with the calls the log says ran.
 
+pub mod agentic;
 pub mod ask_user;
 pub mod autonomous;
 pub mod batch;
@@ -48,7 +50,7 @@ pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_auton
 pub use bounds::Bounds;
 pub use conversation::Conversation;
 pub use error::AgentError;
-pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, Unobserved};
+pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, SubtaskUsage, Unobserved};
 pub use model::ModelSetup;
 pub use prompt::SystemPrompt;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};

@@ -23,6 +23,8 @@ const RUNS: usize = 50;
 struct NoArtifacts;
 
 impl ArtifactSource for NoArtifacts {
+    fn derived_from(&self, _: tackle_protocol::Label, _: &[String]) {}
+
     fn open(&self, _: &tackle_protocol::ArtifactUri) -> Result<OpenedArtifact, ToolError> {
         Err(ToolError::new(
             tackle_protocol::ErrorCode::NOT_FOUND,

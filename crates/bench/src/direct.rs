@@ -13,6 +13,8 @@ use tackle_tool::{
 struct NoArtifacts;
 
 impl ArtifactSource for NoArtifacts {
+    fn derived_from(&self, _: tackle_tool::protocol::Label, _: &[String]) {}
+
     fn open(&self, _: &ArtifactUri) -> Result<OpenedArtifact, ToolError> {
         Err(ToolError::new(
             tackle_tool::protocol::ErrorCode::ARTIFACT_MISSING,

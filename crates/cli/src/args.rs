@@ -109,6 +109,11 @@ pub struct PolicyArgs {
     /// `[model] default`. `tackle models` lists the catalog.
     #[arg(long, global = true, value_name = "PROVIDER:MODEL")]
     pub model: Option<String>,
+    /// The small model the agentic tools (agentic_read_file, agentic_grep, agentic_fetch_url,
+    /// agentic_research) hand bulk output to, as provider:model; overrides `[model] small`.
+    /// The tools are offered only when a small model is configured and its key is set.
+    #[arg(long, global = true, value_name = "PROVIDER:MODEL")]
+    pub agentic_small_model: Option<String>,
     /// Who declares a task boundary (also `[checkpoint] mode`): model (default: the model may
     /// call mark_task_done, which writes a checkpoint before its next turn) or operator (the
     /// tool is withheld; only chat's /done declares one).
@@ -135,6 +140,7 @@ impl PolicyArgs {
             plan_mode: self.plan_mode.clone(),
             task: self.task,
             model: self.model.clone(),
+            agentic_small_model: self.agentic_small_model.clone(),
             checkpoint: self.checkpoint.clone(),
             watchdog: self.watchdog.clone(),
         }

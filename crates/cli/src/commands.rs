@@ -74,13 +74,13 @@ pub fn run(cli: Cli) -> ExitCode {
             )
         }),
         Command::Run(args) => {
-            let (flags, model) = crate::run::model_flag(flags.clone());
+            let (flags, models) = crate::run::model_flag(flags.clone());
             setup(
                 cli.root.as_deref(),
                 &flags,
                 consent(cli.policy.headless).as_ref(),
             )
-            .and_then(|c| crate::run::run(&c, args, model, cli.policy.headless))
+            .and_then(|c| crate::run::run(&c, args, models, cli.policy.headless))
         }
         Command::Models { json, probe } => {
             setup_or_defaults(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| match probe {
@@ -135,13 +135,13 @@ pub fn run(cli: Cli) -> ExitCode {
             .and_then(|root| crate::goal::run(&root, command)),
         Command::Chat { resume } => {
             // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
-            let (flags, model) = crate::run::model_flag(flags.clone());
+            let (flags, models) = crate::run::model_flag(flags.clone());
             setup(
                 cli.root.as_deref(),
                 &flags,
                 consent(cli.policy.headless).as_ref(),
             )
-            .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { model, resume }))
+            .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { models, resume }))
         }
         Command::Trust { revoke, list, json } => {
             let action = match (revoke, list) {

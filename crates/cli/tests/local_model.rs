@@ -308,3 +308,84 @@ fn tackle_run_delegates_a_question_to_explore_and_uses_its_answer() {
         of("turn_started").len()
     );
 }
+
+/// agentic_read_file with the real model as the small model (the run's own model scripted, so
+/// the wrapper is called for sure): the model reads the 300-line file in its subtask and the
+/// run's model is shown only its answer and the reference. Structure is asserted; the answer
+/// and the time are printed.
+#[test]
+fn agentic_read_file_answers_with_the_local_model_as_the_small_model() {
+    let Some(server) = local_server::server(16384, 2) else {
+        return;
+    };
+    let p = project(&server.base_url);
+    let mut settings = String::new();
+    for n in 1..=300 {
+        if n == 217 {
+            settings.push_str("server_port = 7316\n");
+        } else {
+            settings.push_str(&format!("option_{n} = \"value {n}\"\n"));
+        }
+    }
+    p.write("settings.toml", settings);
+    let parent = harness::replay::script(
+        &p,
+        "parent.jsonl",
+        &[
+            serde_json::json!({"turn": {"tool_calls": [{"id": "a1", "name": "agentic_read_file",
+                "arguments": {"path": "settings.toml",
+                    "question": "What is server_port set to, and on which line?"}}]}}),
+            serde_json::json!({"turn": {"text": "done"}}),
+        ],
+    );
+    let started = Instant::now();
+    let out = p
+        .tackle(["--model", &harness::replay::model(&parent)])
+        .args(["--agentic-small-model", "local-chat:local-qwen"])
+        .args(["run", "--json", "find the port"])
+        .timeout(Duration::from_secs(600))
+        .run();
+    out.success();
+    let took = started.elapsed();
+    let events = json_lines(&out.stdout);
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_call_finished"
+            && e["tool"] == "agentic_read_file"
+            && e["status"] == "ok"),
+        "{}",
+        out.stdout
+    );
+    let logs = p.sessions();
+    let subtask = logs
+        .iter()
+        .find(|l| l[0]["event"]["agent"] == "agentic_read_file")
+        .expect("the subtask's session");
+    let turn = subtask
+        .iter()
+        .map(|l| &l["event"])
+        .find(|e| e["type"] == "model_turn")
+        .expect("the small model's turn");
+    assert!(
+        turn["usage"]["input_tokens"].as_u64().unwrap() > 1000,
+        "{turn}"
+    );
+    let root = logs
+        .iter()
+        .find(|l| l[0]["event"]["parent"].is_null())
+        .unwrap();
+    let shown = root
+        .iter()
+        .map(|l| &l["event"])
+        .find(|e| e["type"] == "tool_batch_finished")
+        .unwrap()["results"]
+        .to_string();
+    assert!(
+        shown.contains("answered by local-chat:local-qwen"),
+        "{shown}"
+    );
+    assert!(!shown.contains("option_150"), "{shown}");
+    eprintln!(
+        "agentic_read_file on the local model in {took:.1?}: {}",
+        turn["message"]
+    );
+}

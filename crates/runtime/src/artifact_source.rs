@@ -135,6 +135,11 @@ impl StoreArtifacts {
 }
 
 impl ArtifactSource for StoreArtifacts {
+    fn derived_from(&self, label: Label, read_keys: &[String]) {
+        self.fold(label);
+        self.note_reads(read_keys.iter().cloned());
+    }
+
     fn open(&self, uri: &ArtifactUri) -> Result<OpenedArtifact, ToolError> {
         let id = ArtifactId::from_hex(uri.digest_hex()).ok_or_else(|| {
             ToolError::new(

@@ -220,6 +220,8 @@ mod tests {
 
     struct NoArtifacts;
     impl tackle_tool::ArtifactSource for NoArtifacts {
+        fn derived_from(&self, _: tackle_tool::protocol::Label, _: &[String]) {}
+
         fn open(
             &self,
             _: &tackle_tool::protocol::ArtifactUri,

@@ -235,7 +235,8 @@ impl Tool for FetchUrl {
              are followed (at most 10) only while they stay inside that scope. Loopback, \
              private-network and cloud-metadata addresses are refused. Bodies over 16 MiB are \
              cut to their first 16 MiB (truncated: true). HTTP error statuses such as 404 are \
-             returned with their body, not as errors.",
+             returned with their body, not as errors. When the page is long and you need \
+             only an answer from it, call agentic_fetch_url instead.",
             scope.join(", ")
         ))
     }

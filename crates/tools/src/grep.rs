@@ -102,7 +102,9 @@ impl Tool for Grep {
              (the result says when there were more: narrow the pattern or the files searched). \
              RE2 syntax; pass `literal: true` to search for text containing regex characters \
              and `case_insensitive: true` to ignore case. To find files by name use glob. To \
-             read around a match use read_file with an offset.",
+             read around a match use read_file with an offset. When the search may match \
+             hundreds of lines and you need a conclusion from them, call agentic_grep \
+             instead.",
         )
     }
 

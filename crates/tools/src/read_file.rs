@@ -119,7 +119,8 @@ impl Tool for ReadFile {
              content and returned as attachments. Use this \
              instead of `cat`, `head` or `sed -n` in bash. When another tool's output was \
              truncated, pass the `artifact://…` URI from its hint as `path` to page through \
-             the full output.",
+             the full output. When the file might be large and you need an answer about it \
+             rather than its text, call agentic_read_file instead.",
         )
     }
 

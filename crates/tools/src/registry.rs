@@ -131,8 +131,9 @@ pub const REGISTRY: &[Registration] = &[
 ];
 
 /// Names of the standard catalog (DESIGN.md §5) that this crate does not build: tools of other
-/// crates (`retrieve_raw` in the runtime, the goal tools in `tackle-goals`) and tools not
-/// implemented yet.
+/// crates (`retrieve_raw` in the runtime, the goal tools in `tackle-goals`, the loop's tools
+/// and the agentic wrappers in `tackle-agent`) and tools not implemented yet. Listed here so
+/// `--disable-tools` knows them and a description sentence naming one that is absent drops.
 pub const BUILT_ELSEWHERE: &[&str] = &[
     "retrieve_raw",
     "ask_user",
@@ -146,6 +147,10 @@ pub const BUILT_ELSEWHERE: &[&str] = &[
     "skill",
     "call_peer",
     "schedule_next_turn",
+    "agentic_read_file",
+    "agentic_grep",
+    "agentic_fetch_url",
+    "agentic_research",
 ];
 
 /// Every built-in tool name of the standard catalog, implemented or not: [`REGISTRY`]'s names,

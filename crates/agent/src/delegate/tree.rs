@@ -140,6 +140,9 @@ pub struct Tree {
     pub(crate) accepted: tokio::sync::Notify,
     /// Set when the front end shuts the tree down: sends fail with `engine_shutdown`.
     pub(crate) shut: AtomicBool,
+    /// What the agentic subtasks of the tree's sessions spent, until each session's loop
+    /// takes its own into its run's spend.
+    pub(crate) ledger: crate::agentic::Ledger,
 }
 
 #[derive(Default)]
@@ -171,6 +174,7 @@ impl Tree {
             ends: watch::channel(0).0,
             accepted: tokio::sync::Notify::new(),
             shut: AtomicBool::new(false),
+            ledger: crate::agentic::Ledger::default(),
         })
     }
 
@@ -196,7 +200,8 @@ impl Tree {
         self.limits
     }
 
-    /// The session `id` of this tree that this process holds (a root or a live child).
+    /// The session `id` of this tree that this process holds (a root or a live child): the
+    /// parent an agentic subtask opens its session under, the session a skill's grants go to.
     pub fn session(&self, id: &SessionId) -> Option<Session> {
         self.lock().sessions.get(id).cloned()
     }

@@ -198,8 +198,10 @@ impl Agent {
             self.watchdog.run_ended_uncut();
         }
         if let Some(tree) = &self.setup.delegation {
-            // A run that ends leaves no child of it running (a finished run waited for them).
+            // A run that ends leaves no child of it running (a finished run waited for them),
+            // and no subtask of its calls still writing (a cancelled batch's ends at once).
             tree.cancel_children(self.setup.session.id()).await;
+            tree.ledger.settled(self.setup.session.id()).await;
             tree.run_ended(self.setup.session.id());
         }
         let mut reason = ended.reason;
@@ -501,6 +503,16 @@ impl Agent {
             )
             .await;
             let mut finished = finished?;
+            // What the batch's agentic subtasks spent is the run's, cancelled batch or not.
+            if let Some(tree) = &self.setup.delegation {
+                crate::agentic::ledger::settle(
+                    &tree.ledger,
+                    self.setup.session.id(),
+                    &mut spent,
+                    turn_no,
+                    self.setup.observer.as_ref(),
+                );
+            }
             let trips = self.watchdog.observe(&model_turn.message, &mut finished);
             self.append(Event::ToolBatchFinished(finished.clone()))
                 .await?;
@@ -630,8 +642,9 @@ impl Agent {
         self.setup.observer.on_event(&AgentEvent::Usage {
             turn,
             usage: *usage,
-            total: spent.usage,
-            cost_usd: spent.cost_usd,
+            total: spent.total_usage(),
+            cost_usd: spent.total_cost(),
+            subtask: None,
         });
     }
 

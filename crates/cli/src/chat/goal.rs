@@ -73,6 +73,7 @@ impl Chat {
             self.approver.clone(),
             self.prompter.clone(),
             self.observer.clone(),
+            self.small.as_ref(),
         )
         .and_then(|(runtime, boundaries, tree)| {
             self.runtime = runtime;

@@ -40,8 +40,9 @@ use worker::{Done, Update, Work};
 
 /// What the command line asked for.
 pub struct ChatArgs {
-    /// `--model` (`provider:model` or `replay:<file>`); without it `[model] default`.
-    pub model: Option<String>,
+    /// `--model` (`provider:model` or `replay:<file>`; without it `[model] default`) and a
+    /// replayed `--agentic-small-model`.
+    pub models: crate::run::ModelFlags,
     pub resume: Option<String>,
 }
 
@@ -73,6 +74,8 @@ struct Chat {
     /// Kept to build the runtime again when the goal tools come or go (`goal::goal_tools_follow`).
     approver: Arc<dyn tackle_runtime::Approver>,
     prompter: Arc<dyn tackle_agent::Prompter>,
+    /// The agentic tools' small model, connected once: the runtime built again keeps it.
+    small: Option<tackle_agent::agentic::SmallModel>,
     choice: setup::ModelChoice,
     steering: Steering,
     work: mpsc::UnboundedSender<Work>,
@@ -95,13 +98,16 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     let prompter = Arc::new(question::ChatPrompter {
         questions: questions_tx,
     });
+    let small = crate::run::agentic::small_model(&config, args.models.small_replay.as_deref())?;
     let (runtime, boundaries, tree) = setup::runtime(
         &config,
         approver.clone(),
         prompter.clone(),
         observer.clone(),
+        small.as_ref(),
     )?;
-    let choice = setup::choose(&config.models, args.model.as_deref()).map_err(Failure::Usage)?;
+    let choice =
+        setup::choose(&config.models, args.models.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
         Some(id) => crate::own_sessions::resume(&config.root, id, "--resume", false)?,
         None => crate::own_sessions::open(&config.root)?,
@@ -134,6 +140,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         observer,
         approver,
         prompter,
+        small,
         choice,
         steering,
         work: work_tx,

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use tackle_agent::agentic::SmallModel;
 use tackle_agent::delegate::Tree;
 use tackle_agent::prompt::{Environment, system_prompts};
 use tackle_agent::{Agent, AgentSetup, Bounds, CallEvents, Observer, Prompter, TaskBoundaries};
@@ -22,13 +23,15 @@ pub fn choose(catalog: &ModelCatalog, flag: Option<&str>) -> anyhow::Result<Mode
 }
 
 /// The runtime every session of this chat runs its calls on (ask_user answered on the input
-/// line), where its mark_task_done leaves task boundaries (one store for all of the chat's
-/// sessions, keyed by session), and the tree of the subagents its sessions start.
+/// line; the agentic tools when `small` is connected), where its mark_task_done leaves task
+/// boundaries (one store for all of the chat's sessions, keyed by session), and the tree of the
+/// subagents its sessions start.
 pub fn runtime(
     config: &Config,
     approver: Arc<dyn Approver>,
     prompter: Arc<dyn Prompter>,
     observer: Arc<dyn Observer>,
+    small: Option<&SmallModel>,
 ) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>, Arc<Tree>)> {
     let tree = Tree::new(
         config.delegation,
@@ -36,7 +39,7 @@ pub fn runtime(
         observer.clone(),
     );
     let (catalog, boundaries) =
-        crate::run::loop_tools::catalog(config, Some(prompter), None, Some(&tree))?;
+        crate::run::loop_tools::catalog(config, Some(prompter), None, Some(&tree), small)?;
     let runtime = Runtime::new(
         catalog,
         tackle_config::host::gate(config),

@@ -171,7 +171,10 @@ impl View {
                 self.stats.compact = compact;
             }
             AgentEvent::Usage {
-                usage, cost_usd, ..
+                usage,
+                cost_usd,
+                subtask,
+                ..
             } => {
                 let t = &mut self.stats.total;
                 t.input_tokens += usage.input_tokens;
@@ -179,8 +182,12 @@ impl View {
                 t.cache_read_tokens += usage.cache_read_tokens;
                 t.cache_write_tokens += usage.cache_write_tokens;
                 self.stats.cost_run = *cost_usd;
-                self.stats.turns += 1;
-                self.stats.context = usage.prompt_tokens() + usage.output_tokens;
+                // A subtask's tokens count toward the totals; it is no turn of the chat's, and
+                // its request is not the chat's context.
+                if subtask.is_none() {
+                    self.stats.turns += 1;
+                    self.stats.context = usage.prompt_tokens() + usage.output_tokens;
+                }
             }
             AgentEvent::ContextElided { results, .. } => self.notice(
                 NoticeKind::Info,
@@ -375,6 +382,7 @@ mod tests {
             usage,
             total: usage,
             cost_usd: Some(cost),
+            subtask: None,
         };
         v.apply(&event(0.5), None, now);
         v.apply(
@@ -394,5 +402,52 @@ mod tests {
             panic!("no notice")
         };
         assert_eq!((n.kind, n.text.as_str()), (NoticeKind::Info, "done"));
+    }
+
+    #[test]
+    fn a_subtasks_usage_counts_in_the_totals_and_is_no_turn() {
+        let mut v = View::default();
+        let now = Instant::now();
+        let turn = Usage {
+            input_tokens: 100,
+            output_tokens: 20,
+            ..Usage::default()
+        };
+        v.apply(
+            &AgentEvent::Usage {
+                turn: 1,
+                usage: turn,
+                total: turn,
+                cost_usd: Some(0.5),
+                subtask: None,
+            },
+            None,
+            now,
+        );
+        let small = Usage {
+            input_tokens: 5000,
+            output_tokens: 80,
+            ..Usage::default()
+        };
+        v.apply(
+            &AgentEvent::Usage {
+                turn: 1,
+                usage: small,
+                total: turn,
+                cost_usd: Some(0.51),
+                subtask: Some(tackle_agent::SubtaskUsage {
+                    tool: "agentic_read_file".into(),
+                    session: "child".into(),
+                    model: "small:model".into(),
+                    cost_usd: Some(0.01),
+                }),
+            },
+            None,
+            now,
+        );
+        assert_eq!(v.stats.total.input_tokens, 5100);
+        assert_eq!(v.stats.turns, 1);
+        assert_eq!(v.stats.context, 120);
+        assert_eq!(v.stats.cost(), Some(0.51));
     }
 }

@@ -6,6 +6,7 @@
 //! Exit codes: 0 the task finished, 1 the run ended on an error, 2 bad command line, 3 tackle
 //! could not work, 4 a bound was reached, 5 the provider failed, 130 cancelled.
 
+pub(crate) mod agentic;
 mod ask;
 pub(crate) mod loop_tools;
 pub(crate) mod model;
@@ -115,25 +116,48 @@ pub struct RunArgs {
     pub max_total: f64,
 }
 
-/// The global `--model` as `tackle run` takes it: a replay file (`replay:<file>`, for tests)
-/// is taken out of the settings, which know only configured providers.
-pub fn model_flag(mut flags: Flags) -> (Flags, Option<String>) {
-    match flags.model.take() {
-        Some(m) if m.starts_with("replay:") => (flags, Some(m)),
-        other => {
-            flags.model = other.clone();
-            (flags, other)
-        }
-    }
+/// The global `--model` and `--agentic-small-model` as `tackle run` and `tackle chat` take
+/// them.
+pub struct ModelFlags {
+    /// `--model` (already in the settings' `[model] default` unless a replay).
+    pub model: Option<String>,
+    /// `--agentic-small-model replay:<file>`; any other value is in the settings' `[model]
+    /// small`.
+    pub small_replay: Option<String>,
 }
 
-/// `model`: the `--model` flag (already in `config.models.default` unless a replay).
+/// The global `--model` and `--agentic-small-model` as `tackle run` takes them: a replay file
+/// (`replay:<file>`, for tests) is taken out of the settings, which know only configured
+/// providers.
+pub fn model_flag(mut flags: Flags) -> (Flags, ModelFlags) {
+    let model = match flags.model.take() {
+        Some(m) if m.starts_with("replay:") => Some(m),
+        other => {
+            flags.model = other.clone();
+            other
+        }
+    };
+    let small_replay = flags
+        .agentic_small_model
+        .take_if(|m| m.starts_with("replay:"));
+    (
+        flags,
+        ModelFlags {
+            model,
+            small_replay,
+        },
+    )
+}
+
+/// `models`: the `--model` flag (already in `config.models.default` unless a replay) and a
+/// replayed `--agentic-small-model`.
 pub fn run(
     config: &Config,
     args: RunArgs,
-    model: Option<String>,
+    models: ModelFlags,
     headless: bool,
 ) -> Result<u8, Failure> {
+    let model = models.model;
     let bounds = bounds(&args)?;
     if args.prompt.is_none() && args.resume.is_none() && !args.continue_latest {
         return Err(Failure::Usage(anyhow!(
@@ -165,6 +189,8 @@ pub fn run(
     let provider = choice
         .connect(rebuilt.conversation.answered)
         .map_err(Failure::Usage)?;
+    let small = agentic::small_model(config, models.small_replay.as_deref())?;
+    agentic::check_max_cost(small.as_ref(), args.max_cost)?;
 
     let observer: Arc<dyn Observer> = if args.json {
         Arc::new(output::JsonLines::stdout())
@@ -200,7 +226,8 @@ pub fn run(
         tackle_agent::delegate::rebuild::restore(&tree, &session)
             .map_err(|e| Failure::Engine(anyhow!("rebuilding the session's subagents: {e}")))?;
     }
-    let (catalog, boundaries) = loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree))?;
+    let (catalog, boundaries) =
+        loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree), small.as_ref())?;
     let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
         .with_approver(Arc::new(ObservedApprover {
             inner: commands::approver(headless, &config.root),

@@ -42,7 +42,9 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
             } else {
                 for (depth, s) in tree_order(&list) {
                     let indent = "  ".repeat(depth);
-                    let handle = match (&s.handle, depth) {
+                    // A subtask has no handle: it is named by the wrapper it served.
+                    let name = s.handle.as_ref().or(s.agent_type.as_ref());
+                    let handle = match (name, depth) {
                         (Some(h), 1..) => format!("└ {} ", tackle_runtime::visible::visible(h)),
                         _ => String::new(),
                     };

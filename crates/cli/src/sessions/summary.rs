@@ -19,6 +19,10 @@ pub struct Summary {
     /// A subagent's handle in its tree (`explore_1a2b3c4d`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handle: Option<String>,
+    /// What a child session works as: a subagent's type, or the agentic wrapper whose subtask
+    /// it holds (which has no handle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
     /// The first input, as the user wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
@@ -73,6 +77,7 @@ pub fn summarize(
                 s.started_at_ms = e.at_ms;
                 s.parent = e.parent.map(|p| p.0);
                 s.handle = e.handle;
+                s.agent_type = e.agent;
             }
             Event::CallFinished(_) => s.calls += 1,
             Event::UserInput(e) => {

@@ -280,6 +280,12 @@ impl TestCommand {
         self
     }
 
+    /// Unset `key` for the program, whatever the test's own environment holds.
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
     pub fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
         self.cmd.arg(a);
         self

@@ -38,7 +38,7 @@ pub fn resolve(settings: &Settings) -> crate::Result<ModelCatalog> {
     entries.sort_by_key(|e| e.entry.id.to_string());
     let reference = |s: &Option<Sourced<String>>, key: &str| {
         s.as_ref()
-            .map(|s| model_ref(s, &providers, key))
+            .map(|s| model_ref(s, &entries, &providers, key))
             .transpose()
     };
     let default = reference(&settings.model_default, "[model] default")?;
@@ -455,6 +455,7 @@ fn known_provider(id: &ModelId, providers: &[CatalogProvider], what: &str) -> cr
 
 fn model_ref(
     text: &Sourced<String>,
+    entries: &[CatalogEntry],
     providers: &[CatalogProvider],
     key: &str,
 ) -> crate::Result<Sourced<ModelId>> {
@@ -462,7 +463,31 @@ fn model_ref(
     let id: ModelId = text
         .value
         .parse()
-        .map_err(|e| config_error!("{what}: {e}"))?;
-    known_provider(&id, providers, &what)?;
+        .map_err(|e| config_error!("{what}: {e}; {}", configured(entries, providers)))?;
+    known_provider(&id, providers, &what)
+        .map_err(|e| config_error!("{e}; {}", configured(entries, providers)))?;
     Ok(Sourced::new(id, text.origin.clone()))
 }
+
+/// The models a reference may name, for an error about one that names none: the catalog's
+/// entries of the configured providers, the first [`LISTED_MODELS`] of them.
+fn configured(entries: &[CatalogEntry], providers: &[CatalogProvider]) -> String {
+    let names: Vec<String> = entries
+        .iter()
+        .filter(|e| providers.iter().any(|p| p.spec.name == e.entry.id.provider))
+        .map(|e| e.entry.id.to_string())
+        .collect();
+    let mut listed = names
+        .iter()
+        .take(LISTED_MODELS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > LISTED_MODELS {
+        listed.push_str(&format!(" and {} more", names.len() - LISTED_MODELS));
+    }
+    format!("configured models: {listed} (tackle models lists them)")
+}
+
+/// How many models an error about a model reference lists.
+const LISTED_MODELS: usize = 12;

@@ -268,7 +268,7 @@ fn bad_tables_are_refused_naming_the_fix() {
         ),
         (
             "[model]\nsmall = \"opnai:gpt-5-mini\"\n",
-            &["did you mean `openai`"],
+            &["did you mean `openai`", "configured models: anthropic:"],
         ),
         (
             "[model]\ndefualt = \"openai:gpt-5\"\n",
@@ -339,5 +339,36 @@ fn token_keys_that_do_not_apply_are_refused() {
             c.err().unwrap_or_else(|| panic!("accepted: {text}"))
         );
         assert!(e.contains(want), "{text}: {e}");
+    }
+}
+
+#[test]
+fn the_agentic_small_model_flag_is_model_small_and_names_the_models_when_wrong() {
+    let flags = |m: &str| crate::settings::Flags {
+        agentic_small_model: Some(m.into()),
+        ..crate::settings::Flags::default()
+    };
+    let mut s = Settings::defaults(400, 30_000);
+    s.apply_flags(&flags("anthropic:claude-haiku-4-5"));
+    let c = resolve(&s).unwrap();
+    let small = c.small.unwrap();
+    assert_eq!(small.value, id("anthropic:claude-haiku-4-5"));
+    assert_eq!(
+        small.origin,
+        crate::settings::Origin::Flag {
+            flag: "--agentic-small-model"
+        }
+    );
+    for bad in ["haiku", "nowhere:small"] {
+        let mut s = Settings::defaults(400, 30_000);
+        s.apply_flags(&flags(bad));
+        let e = resolve(&s).unwrap_err().to_string();
+        for fragment in [
+            "[model] small (--agentic-small-model)",
+            "configured models: anthropic:claude",
+            "tackle models lists them",
+        ] {
+            assert!(e.contains(fragment), "{bad}: {fragment:?} not in: {e}");
+        }
     }
 }

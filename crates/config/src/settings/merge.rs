@@ -34,6 +34,9 @@ pub struct Flags {
     pub task: Option<crate::task::TaskClass>,
     /// `--model provider:model`.
     pub model: Option<String>,
+    /// `--agentic-small-model provider:model`: `[model] small`, the model of the agentic
+    /// tools' subtasks.
+    pub agentic_small_model: Option<String>,
     /// `--checkpoint`.
     pub checkpoint: Option<String>,
     /// `--watchdog`.
@@ -386,6 +389,14 @@ impl Settings {
         }
         if let Some(m) = &flags.model {
             self.model_default = Some(Sourced::new(m.clone(), Origin::Flag { flag: "--model" }));
+        }
+        if let Some(m) = &flags.agentic_small_model {
+            self.model_small = Some(Sourced::new(
+                m.clone(),
+                Origin::Flag {
+                    flag: "--agentic-small-model",
+                },
+            ));
         }
         if let Some(g) = &flags.bash_search_gate {
             self.bash_search_gate = Sourced::new(

@@ -207,7 +207,7 @@ pub const KEYS: &[KeyRule] = &[
     row(
         "model.small",
         Treatment::Ignored,
-        "chooses which of the user's providers receives compaction and other side work",
+        "chooses which of the user's providers receives side work: compaction, and the agentic tools' subtasks with the files and pages they read",
     ),
     row(
         "delegation.max_depth",
@@ -769,7 +769,11 @@ impl Splitter<'_> {
     fn model(&mut self, m: &ModelSection) -> ModelSection {
         for (key, value, what) in [
             ("model.default", &m.default, "the conversation"),
-            ("model.small", &m.small, "side work (compaction)"),
+            (
+                "model.small",
+                &m.small,
+                "side work (the agentic tools' subtasks, with what they read)",
+            ),
         ] {
             if let Some(v) = value {
                 let lower = match key {
