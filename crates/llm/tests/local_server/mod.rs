@@ -72,8 +72,13 @@ fn start_server(context: u32, slots: u32) -> Option<LocalServer> {
     let mut child = Command::new("sh")
         .arg("-c")
         // The shell lets go of the log pipe once the server has it, so a server that dies
-        // before it is ready ends the read below instead of leaving it waiting.
-        .arg(r#""$0" "$@" 2>&1 & pid=$!; exec >/dev/null 2>&1; cat >/dev/null; kill "$pid""#)
+        // before it is ready ends the read below instead of leaving it waiting. When the
+        // tests' process ends (stdin closes) the server is asked to stop, and killed if it is
+        // still there ten seconds on: llama-server finishes the request it is working on
+        // first, which on two cores can take minutes.
+        .arg(
+            r#""$0" "$@" 2>&1 & pid=$!; exec >/dev/null 2>&1; cat >/dev/null; kill "$pid"; i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done; kill -9 "$pid" 2>/dev/null"#,
+        )
         .arg(dir.join("bin/llama-server"))
         .arg("-m")
         .arg(dir.join("models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
