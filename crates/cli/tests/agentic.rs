@@ -192,3 +192,83 @@ fn a_small_model_without_its_key_is_refused_when_asked_for_by_flag() {
         .stderr_contains("--agentic-small-model anthropic:claude-haiku-4-5")
         .stderr_contains("ANTHROPIC_API_KEY");
 }
+
+/// A loopback server answering every request with `body` as text/plain.
+fn serve(body: &'static str) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn a_fetched_page_is_read_by_the_small_model_and_its_answer_is_untrusted() {
+    let port = serve("Release notes\nversion 9.4.1 removed the legacy flag --frobnicate\n");
+    let p = Project::new();
+    p.config(&format!(
+        "[url_scope]\nallow = [\"http://127.0.0.1:{port}/*\"]\n[permissions]\nallow = \
+         [\"fetch:http://127.0.0.1:{port}/*\"]\n[fetch]\nallow_private_hosts = \
+         [\"127.0.0.1:{port}\"]\n"
+    ));
+    p.trust();
+    let url = format!("http://127.0.0.1:{port}/notes");
+    let parent = script(
+        &p,
+        "parent.jsonl",
+        &[
+            json!({"turn": {"tool_calls": [{"id": "f1", "name": "agentic_fetch_url", "arguments": {
+                "url": url, "question": "Which version removed --frobnicate?"}}]}}),
+            json!({"turn": {"text": "9.4.1"}}),
+        ],
+    );
+    let small = script(
+        &p,
+        "small.jsonl",
+        &[json!({"turn": {"text": "Version 9.4.1 removed --frobnicate."}})],
+    );
+    p.tackle(["--model", &model(&parent)])
+        .args(["--agentic-small-model", &model(&small)])
+        .args(["run", "--json", "which version?"])
+        .run()
+        .success();
+    let logs = p.sessions();
+    let root = logs
+        .iter()
+        .find(|l| l[0]["event"]["parent"].is_null())
+        .unwrap();
+    let subtask = logs
+        .iter()
+        .find(|l| l[0]["event"]["agent"] == "agentic_fetch_url")
+        .unwrap();
+    let input = records(subtask, "user_input")[0]["text"].as_str().unwrap();
+    assert!(
+        input.contains("version 9.4.1 removed the legacy flag"),
+        "{input}"
+    );
+    let finished = records(root, "call_finished")[0];
+    assert_eq!(finished["tool"], "agentic_fetch_url");
+    assert_eq!(finished["status"], "ok", "{finished}");
+    assert_eq!(finished["label"]["trust"], "untrusted", "{finished}");
+    let shown = records(root, "tool_batch_finished")[0]["results"].to_string();
+    assert!(
+        shown.contains("Version 9.4.1 removed --frobnicate."),
+        "{shown}"
+    );
+    assert!(shown.contains("raw output: artifact://"), "{shown}");
+}
