@@ -32,6 +32,8 @@ mod tool_names;
 mod tests;
 
 use std::fmt;
+
+use crate::frontmatter::located;
 use std::path::{Path, PathBuf};
 
 use tackle_agent::delegate::agent_type::AgentType;
@@ -101,19 +103,6 @@ pub struct ProjectFile {
     pub path: PathBuf,
     pub name: String,
     pub trust_would: Vec<String>,
-}
-
-/// `path:line: message`; without a line the message says what the file is (`path is …`).
-fn located(
-    f: &mut fmt::Formatter<'_>,
-    path: &Path,
-    line: Option<usize>,
-    message: &str,
-) -> fmt::Result {
-    match line {
-        Some(line) => write!(f, "{}:{line}: {message}", path.display()),
-        None => write!(f, "{} {message}", path.display()),
-    }
 }
 
 impl fmt::Display for Note {

@@ -16,6 +16,23 @@
 
 pub(crate) mod yaml;
 
+use std::fmt;
+use std::path::Path;
+
+/// `path:line: message`; without a line the message says what the file is (`path is …`): how
+/// a note or refusal about an agent type or skill file is shown.
+pub(crate) fn located(
+    f: &mut fmt::Formatter<'_>,
+    path: &Path,
+    line: Option<usize>,
+    message: &str,
+) -> fmt::Result {
+    match line {
+        Some(line) => write!(f, "{}:{line}: {message}", path.display()),
+        None => write!(f, "{} {message}", path.display()),
+    }
+}
+
 /// Why one file is refused, before its path joins the message: the line to blame, if one is,
 /// and the problem with its fix. Without a line the message is a predicate of the file
 /// (`is 300000 bytes, over the cap …`).

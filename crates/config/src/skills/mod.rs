@@ -30,6 +30,8 @@ mod scopes;
 mod tests;
 
 use std::fmt;
+
+use crate::frontmatter::located;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -120,19 +122,6 @@ pub struct ProjectSkill {
     pub path: PathBuf,
     pub name: String,
     pub trust_would: Vec<String>,
-}
-
-/// `path:line: message`, `path message` without a line.
-fn located(
-    f: &mut fmt::Formatter<'_>,
-    path: &Path,
-    line: Option<usize>,
-    message: &str,
-) -> fmt::Result {
-    match line {
-        Some(line) => write!(f, "{}:{line}: {message}", path.display()),
-        None => write!(f, "{} {message}", path.display()),
-    }
 }
 
 impl fmt::Display for Note {
