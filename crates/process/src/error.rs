@@ -25,6 +25,19 @@ pub enum ProcessError {
         #[source]
         source: std::io::Error,
     },
+    #[error("writing to the input of `{program}`: {source}")]
+    Write {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a pipeline needs at least one stage")]
+    EmptyPipeline,
+    #[error(
+        "`{program}` is not an absolute path; a pipeline stage names its program by absolute \
+         path (look a bare name up with `find_on_path`)"
+    )]
+    RelativeProgram { program: String },
     #[error("waiting for `{program}`: {source}")]
     Wait {
         program: String,

@@ -21,8 +21,10 @@ pub(crate) struct Group {
     /// Used when the group is dropped unreaped (the caller's future was dropped mid-run).
     grace: Duration,
     marker: RunMarker,
-    /// Marked processes outside the group that were sent SIGKILL, to wait for their end.
-    killed: Vec<Marked>,
+    /// Marked processes outside the group that were signalled, to wait for their end. One
+    /// dying of SIGTERM no longer shows its environment once its memory is gone, so the scan
+    /// before SIGKILL would miss it: it is waited for from the first signal on.
+    signalled: Vec<Marked>,
 }
 
 impl Group {
@@ -35,7 +37,7 @@ impl Group {
             reaped: false,
             grace,
             marker,
-            killed: Vec::new(),
+            signalled: Vec::new(),
         }
     }
 
@@ -54,15 +56,13 @@ impl Group {
     pub(crate) fn signal(&mut self, signal: libc::c_int) {
         signal_group(self.pid, signal);
         let marked = self.marker.signal(signal);
-        if signal == libc::SIGKILL {
-            self.killed.extend(marked);
-        }
+        self.signalled.extend(marked);
     }
 
     /// After SIGKILL: wait (bounded by `limit`) until no member of the group and no marked
-    /// process is still running. `kill` returns before its target has died; without this a
-    /// caller could see a process alive for a moment after the call "ended" it. Zombies count
-    /// as gone: they run nothing.
+    /// process that was signalled is still running. `kill` returns before its target has died;
+    /// without this a caller could see a process alive for a moment after the call "ended" it.
+    /// Zombies count as gone: they run nothing.
     pub(crate) async fn wait_until_stopped(&mut self, limit: Duration) {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
@@ -72,14 +72,14 @@ impl Group {
             // group.
             let group_gone = (self.reaped && unsafe { libc::kill(-self.pid, 0) } == -1)
                 || !live_member(self.pid);
-            self.killed.retain(|m| !m.ended());
-            if group_gone && self.killed.is_empty() {
+            self.signalled.retain(|m| !m.ended());
+            if group_gone && self.signalled.is_empty() {
                 // A marked process may have forked while it was being killed.
                 let late = self.marker.signal(libc::SIGKILL);
                 if late.is_empty() {
                     return;
                 }
-                self.killed.extend(late);
+                self.signalled.extend(late);
             }
             if tokio::time::Instant::now() >= deadline {
                 return;

@@ -1,4 +1,4 @@
-//! Child processes for tools that run programs: `bash` now, `run` pipelines later (seed 004).
+//! Child processes for tools that run programs: `bash`, and `run` pipelines (seed 004).
 //!
 //! Owns: spawning a program in a process group of its own, with stdin/stdout/stderr as three
 //! separate pipes, streaming both output streams to a caller's handler as bytes arrive, a
@@ -34,6 +34,8 @@ mod env;
 mod error;
 mod group;
 mod marker;
+mod pipeline;
+mod pipeline_stages;
 mod run;
 mod shell;
 mod shell_env;
@@ -43,6 +45,7 @@ mod stdin;
 pub use allocator::{MMAP_THRESHOLD, TRIM_THRESHOLD, tune_allocator};
 pub use env::{DEFAULT_ENV_DENY, DEFAULT_ENV_KEEP, EnvPolicy};
 pub use error::ProcessError;
+pub use pipeline::{Captured, PipelineOutcome, PipelineSpec, Stage, find_on_path, run_pipeline};
 pub use run::{Ended, ExitStatus, OutputStream, RunOutcome, RunSpec, run};
 pub use shell::{MAX_SCRIPT_BYTES, Shell, ShellRun};
 pub use shell_env::{EXPORTED_FUNCTION_PREFIX, SHELL_ENV_REMOVED, removed_from_shell};

@@ -384,7 +384,7 @@ where
 /// Asks for a [`PIPE_CAPACITY`] pipe, so a program writing a lot of output fills larger reads and
 /// wakes the reader less often. Best effort: past the per-user pipe quota (or on an old kernel) the
 /// pipe keeps its default size, which is only slower.
-fn widen_pipe(pipe: &impl std::os::fd::AsRawFd) {
+pub(crate) fn widen_pipe(pipe: &impl std::os::fd::AsRawFd) {
     // SAFETY: F_SETPIPE_SZ takes an integer argument and touches no memory of ours; the
     // descriptor is open for as long as `pipe` is borrowed.
     unsafe {
