@@ -8,12 +8,15 @@
 //! feeds bytes or EOF to an interactive call's stdin ([`StdinRegistry`]), and [`Shell`], which
 //! runs scripts as `bash -c` would (found at a fixed path, [`ShellProgram`]; `/bin/sh -c` where
 //! there is no bash) with an environment that cannot change what the shell runs
-//! ([`SHELL_ENV_REMOVED`]), in a dash started ahead of the call where that is exact.
+//! ([`SHELL_ENV_REMOVED`]), in a dash started ahead of the call where that is exact. And
+//! [`run_pipeline`]: programs connected stdout to stdin by pipes, without a shell, all in one
+//! process group ended the same way, with both outputs captured up to a limit.
 //!
 //! Also, apart from children: the allocator settings a process that streams model turns
 //! starts with ([`tune_allocator`]).
 //!
-//! Refuses to own: reading scripts, quoting, permission decisions, truncation and retention.
+//! Refuses to own: reading scripts, quoting, permission decisions, retention, and truncation
+//! beyond the capture limit a pipeline's caller sets.
 //! The caller hands over an argv, a working directory and a handler; what the bytes mean is
 //! its business.
 //!

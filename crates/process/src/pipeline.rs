@@ -115,11 +115,13 @@ pub async fn run_pipeline(
         Ok(spawned) => spawned,
         Err(failed) => {
             if let Some(mut stages) = failed.started {
-                // Nothing of theirs is read: end them and report why the pipeline never ran.
+                // Nothing of theirs is read: end them and report why the pipeline never ran
+                // (a failure to watch them ending is not news beside that; dropping them
+                // still reaps them).
                 let mut streams = Streams::closed(spec.capture_limit);
                 let exits = wait_all(stages.pids.clone());
                 tokio::pin!(exits);
-                settle(&mut stages, &mut streams, exits, None, spec.grace).await?;
+                let _ = settle(&mut stages, &mut streams, exits, None, spec.grace).await;
             }
             return Err(failed.error);
         }
