@@ -42,6 +42,9 @@ pub struct ApprovalView {
     pub why: String,
     pub session_grant: bool,
     pub diff: Option<Diff>,
+    /// What the tool says the call will do (a write through a reference, with the file's
+    /// real name; a pipeline's argv), line by line, each made safe.
+    pub effect: Vec<String>,
 }
 
 impl ApprovalView {
@@ -57,7 +60,14 @@ impl ApprovalView {
             keys: request.keys.iter().map(|k| ShownKey::of(k)).collect(),
             why: shown(request.message),
             session_grant: request.session_grant,
-            diff: diff::for_call(root, request.tool, request.arguments),
+            diff: match request.effect {
+                Some(_) => None,
+                None => diff::for_call(root, request.tool, request.arguments),
+            },
+            effect: request
+                .effect
+                .map(|e| e.lines().map(shown).collect())
+                .unwrap_or_default(),
         }
     }
 }

@@ -158,6 +158,11 @@ pub fn prompt(view: &ApprovalView, colour: bool) -> String {
     }
     match &view.diff {
         Some(diff) => text.push_str(&plain::render(diff, "  ", colour)),
+        None if !view.effect.is_empty() => {
+            for line in &view.effect {
+                text.push_str(&format!("  | {line}\n"));
+            }
+        }
         None => text.push_str(&format!("  call: {} {}\n", view.tool, view.call)),
     }
     text.push_str(&format!("  why:  {}\n", view.why));

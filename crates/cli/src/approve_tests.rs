@@ -62,6 +62,7 @@ impl<'a> Ask<'a> {
             keys: &self.keys,
             message: self.message,
             session_grant: self.session_grant,
+            effect: None,
         };
         ApprovalView::of(&request, self.root)
     }
@@ -314,6 +315,7 @@ async fn the_approver_reads_the_file_when_asked() {
         keys: &keys,
         message: "writes ask",
         session_grant: true,
+        effect: None,
     };
     assert_eq!(approver.approve(request).await, Approval::Once);
     let shown = said.lock().unwrap().clone();

@@ -432,8 +432,10 @@ fn every_kind_has_a_row_or_a_reason() {
     // there); login tokens only by `tackle mcp` against an HTTP server (`crates/mcp`, unit-tested
     // in `oauth/store.rs`); the window cache only when a local server is asked for a window
     // (`crates/llm/src/window_probe/cache.rs`, every hostile form unit-tested there); a skill's
-    // bundled file only by the skill tool (`crates/agent/src/skills/tool.rs`, tested there).
+    // bundled file only by the skill tool (`crates/agent/src/skills/tool.rs`, tested there); the
+    // sealed vouches by `tackle trust --sealed` and the sealed posture (`crates/sealed/src/vouches.rs`).
     let elsewhere = [
+        OwnFile::VOUCHES,
         OwnFile::SKILL_FILE,
         OwnFile::INBOX_MESSAGE,
         OwnFile::LOGIN_TOKEN,

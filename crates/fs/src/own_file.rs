@@ -84,9 +84,11 @@ impl OwnFile {
     /// A file a skill bundles (`references/x.md`, `scripts/y.py`), read whole by the `skill`
     /// tool when the model asks for it; longer ones are read with read_file's paging.
     pub const SKILL_FILE: OwnFile = OwnFile::refusing("skill file", MIB);
+    /// What the user vouched for in the sealed posture (`$XDG_CONFIG_HOME/tackle/sealed.json`).
+    pub const VOUCHES: OwnFile = OwnFile::refusing("sealed vouches", MIB);
 
     /// Every kind, for tables that must cover them all.
-    pub const ALL: [OwnFile; 11] = [
+    pub const ALL: [OwnFile; 12] = [
         OwnFile::SETTINGS,
         OwnFile::MCP_CONFIG,
         OwnFile::TRUST_STORE,
@@ -98,6 +100,7 @@ impl OwnFile {
         OwnFile::AGENT_TYPE,
         OwnFile::SKILL,
         OwnFile::SKILL_FILE,
+        OwnFile::VOUCHES,
     ];
 
     const fn refusing(what: &'static str, cap: u64) -> OwnFile {

@@ -9,6 +9,7 @@ use crate::agent_event::{
 use crate::call::{CallId, CallStatus, ErrorCode, RetainedOutput, SessionId};
 use crate::label::Label;
 use crate::posture::Posture;
+use crate::sealed_record::SealedRecord;
 
 /// One event-log record body. The store wraps it with a sequence number and checksum.
 /// Non-exhaustive: readers skip the kinds they do not handle (the agent's conversation
@@ -32,6 +33,8 @@ pub enum Event {
     WakeEnded(WakeEnded),
     MessageAccepted(MessageAccepted),
     MessageConsumed(MessageConsumed),
+    /// The sealed posture's state (`crate::SealedRecord`).
+    Sealed(SealedRecord),
 }
 
 /// Written first in every session's log. `parent`, `agent` and `tools` are absent from the

@@ -17,6 +17,7 @@ mod conversation;
 mod event;
 mod label;
 mod posture;
+mod sealed_record;
 mod spec;
 mod stream_name;
 
@@ -37,5 +38,6 @@ pub use conversation::{
 pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};
 pub use posture::Posture;
+pub use sealed_record::{Quarantined, SealedChange, SealedRecord};
 pub use spec::{Concurrency, OutputDeclaration, OutputDeclarationError, ToolSpec, Truncation};
 pub use stream_name::{StreamName, StreamNameError};

@@ -68,7 +68,8 @@ impl Runtime {
     ) -> Result<Admitted, Refusal> {
         let Gated { admitted, ask } = self.gate_call(session, turn, call, artifacts)?;
         if let Some(ask) = ask {
-            self.ask(session, call, admitted.tool.read_only(), &ask)
+            let effect = admitted.prepared.effect.as_deref();
+            self.ask(session, call, admitted.tool.read_only(), effect, &ask)
                 .await?;
         }
         Ok(admitted)
@@ -164,6 +165,7 @@ impl Runtime {
         session: &Session,
         call: &ToolCall,
         read_only: bool,
+        effect: Option<&str>,
         ask: &Ask,
     ) -> Result<(), Refusal> {
         let Ask { keys, message } = ask;
@@ -177,6 +179,7 @@ impl Runtime {
             keys,
             message,
             session_grant: keys.iter().all(|k| self.gate().session_grantable(k)),
+            effect,
         };
         let key = keys.first().cloned().unwrap_or_default();
         match self.approver().approve(request).await {

@@ -29,6 +29,9 @@ pub struct ApprovalRequest<'a> {
     /// the gate asks about every time (a protected path): a front end then offers only once
     /// or deny.
     pub session_grant: bool,
+    /// What the call will do, when its tool says so beyond the arguments
+    /// (`tackle_tool::Prepared::effect`): to be shown to the person as it is, made safe.
+    pub effect: Option<&'a str>,
 }
 
 /// A person's answer.

@@ -130,6 +130,7 @@ impl<T: Tool> DynTool for T {
             serialization_key: p.serialization_key,
             plan: Box::new(p.plan),
             sources: p.sources,
+            effect: p.effect,
         })
     }
 

@@ -84,6 +84,10 @@ pub struct Prepared<P> {
     /// sources of its retained output, so a later deny on one covers the copy. Never widens
     /// what the call may do.
     pub sources: Vec<PermissionResource>,
+    /// What the call will do, as the person asked to approve it must see it when the
+    /// arguments alone do not say (a write through a reference shown with the file's real name
+    /// and its diff, a pipeline's exact argv): shown beside the arguments, never to the model.
+    pub effect: Option<String>,
 }
 
 impl<P> Prepared<P> {
@@ -93,7 +97,14 @@ impl<P> Prepared<P> {
             serialization_key: None,
             plan,
             sources: Vec::new(),
+            effect: None,
         }
+    }
+
+    /// Says what the call will do for the person asked to approve it (see [`Prepared::effect`]).
+    pub fn with_effect(mut self, effect: impl Into<String>) -> Self {
+        self.effect = Some(effect.into());
+        self
     }
 
     /// Records `sources` as what the call's output may copy (see [`Prepared::sources`]).

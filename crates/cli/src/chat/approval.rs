@@ -123,6 +123,12 @@ impl Pending {
         }
         match &v.diff {
             Some(d) => lines.extend(diff::render(d, "  ")),
+            None if !v.effect.is_empty() => lines.extend(v.effect.iter().map(|l| {
+                Line::from(vec![
+                    Span::styled("  | ", dim),
+                    Span::raw(cut(l.clone(), 300)),
+                ])
+            })),
             None => lines.push(Line::from(vec![
                 Span::styled("  call: ", dim),
                 Span::raw(cut(v.call.clone(), 300)),
@@ -172,6 +178,7 @@ mod tests {
             why: "rule asks".into(),
             session_grant,
             diff: None,
+            effect: Vec::new(),
         };
         (Pending::new(Ask { view, reply }), rx)
     }
@@ -239,6 +246,7 @@ mod tests {
             keys: &keys,
             message: "writes ask",
             session_grant: true,
+            effect: None,
         };
         let answer = approver.approve(request);
         let ask = rx.recv().await.unwrap();

@@ -67,6 +67,7 @@ mod tests {
             keys: &keys,
             message: "write:notes.txt needs approval (default for writes)",
             session_grant,
+            effect: None,
         };
         let approver = ClientConfirmsApprover::new(Arc::new(HeadlessApprover));
         block_on(approver.approve(request))
