@@ -33,6 +33,9 @@ pub enum AgentEvent {
         status: CallStatus,
         #[serde(skip_serializing_if = "Option::is_none")]
         code: Option<ErrorCode>,
+        /// What the tool said for the person only (a processor's remark), never the model.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        display: Option<String>,
     },
     ApprovalRequested {
         call_id: CallId,
@@ -151,6 +154,7 @@ impl EventObserver for CallEvents {
                 tool: finished.tool.clone(),
                 status: finished.status,
                 code: finished.code.clone(),
+                display: finished.display.clone(),
             }),
             _ => {}
         }

@@ -140,6 +140,43 @@ pub fn subagent_prompts(type_prompt: &str, tools: &[ToolSpec], env: &Environment
     }
 }
 
+/// The sealed posture's base prompt: the standard one names tools the sealed surface lacks.
+const SEALED_BASE_PROMPT: &str = "You are tackle, a coding agent working in the user's project. \
+Use the tools to read, search, change and run what the task needs, then end your turn with a \
+short answer saying what you did. Never guess a file's contents.";
+
+/// The sealed posture's system prompt (both forms): the base, the tools, `section` (what the
+/// posture tells the planner), the root's instructions only when `instructions` (the user
+/// vouched for the root), and the environment.
+pub fn sealed_system_prompts(
+    tools: &[ToolSpec],
+    env: &Environment,
+    section: &str,
+    instructions: bool,
+) -> SystemPrompt {
+    let mut full = String::from(SEALED_BASE_PROMPT);
+    if !tools.is_empty() {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        full.push_str(&format!("\n\nTools available: {}.", names.join(", ")));
+    }
+    full.push_str("\n\n");
+    full.push_str(section);
+    if instructions && let Some(note) = root_instructions(&env.root) {
+        full.push_str(&format!(
+            "\n\nProject instructions ({}):\n{}",
+            note.path, note.text
+        ));
+    }
+    full.push_str(&format!(
+        "\n\nEnvironment:\n- project root: {}\n- OS: {}\n- date: {}\n- {}",
+        env.root.display(),
+        env.os,
+        env.date,
+        env.posture
+    ));
+    SystemPrompt::from(full)
+}
+
 /// The system prompt for a session rooted at `env.root`.
 pub fn system_prompt(tools: &[ToolSpec], env: &Environment) -> String {
     prompt_on(BASE_PROMPT, tools, env)
@@ -225,6 +262,9 @@ fn read_beneath(root: &Path, rel: &Path) -> Option<Result<String, OwnFileError>>
 pub struct Instructions {
     root: PathBuf,
     sent: Vec<String>,
+    /// Sent at all: not in the sealed posture, where a directory's instructions are content
+    /// nobody vouched for.
+    on: bool,
 }
 
 impl Instructions {
@@ -233,6 +273,16 @@ impl Instructions {
         Self {
             root: root.to_path_buf(),
             sent,
+            on: true,
+        }
+    }
+
+    /// Instructions that are never sent (the sealed posture).
+    pub fn off(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            sent: Vec::new(),
+            on: false,
         }
     }
 
@@ -241,6 +291,9 @@ impl Instructions {
     /// the system prompt.
     pub fn entered<'a>(&mut self, paths: impl Iterator<Item = &'a str>) -> Vec<InstructionNote> {
         let mut notes = Vec::new();
+        if !self.on {
+            return notes;
+        }
         for path in paths {
             for dir in directories(&self.root, path) {
                 if let Some(note) = read_instructions(&self.root, &dir)

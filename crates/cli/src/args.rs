@@ -124,6 +124,12 @@ pub struct PolicyArgs {
     /// exit 4) or off.
     #[arg(long, global = true, value_name = "MODE", value_parser = ["off", "warn", "enforce"])]
     pub watchdog: Option<String>,
+    /// The agent's posture (also `[posture] mode`): standard (default: the configured tools
+    /// behind the gate) or sealed (seed 004's eleven tools, no shell; files in directories you
+    /// did not vouch for, their names and command output reach the model only as references;
+    /// vouch with `tackle trust --sealed DIR`). For `run` and `chat`.
+    #[arg(long, global = true, value_name = "POSTURE", value_parser = ["standard", "sealed"])]
+    pub posture: Option<String>,
 }
 
 impl PolicyArgs {
@@ -143,6 +149,7 @@ impl PolicyArgs {
             agentic_small_model: self.agentic_small_model.clone(),
             checkpoint: self.checkpoint.clone(),
             watchdog: self.watchdog.clone(),
+            posture: self.posture.clone(),
         }
     }
 }
@@ -283,6 +290,16 @@ pub enum Command {
         /// With --list: print JSON.
         #[arg(long, requires = "list")]
         json: bool,
+        /// For the sealed posture: vouch for DIR (relative to the project root; `.` for all of
+        /// it), so the model sees its files' content and names instead of references. Kept in
+        /// your config directory, never in the project. Repeatable.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["revoke", "list"])]
+        sealed: Vec<String>,
+        /// For the sealed posture: vouch for a command, given as its exact argv split on
+        /// spaces ("git status"): it then runs without asking and the model sees its output.
+        /// Only that exact argv; repeatable.
+        #[arg(long, value_name = "ARGV", conflicts_with_all = ["revoke", "list"])]
+        sealed_command: Vec<String>,
     },
     /// Manage the MCP servers tackle connects to (their tools join the catalog as
     /// mcp__<server>__<tool>): list them with their state, show one, add one, remove one.

@@ -143,7 +143,16 @@ pub fn run(cli: Cli) -> ExitCode {
             )
             .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { models, resume }))
         }
-        Command::Trust { revoke, list, json } => {
+        Command::Trust {
+            sealed,
+            sealed_command,
+            ..
+        } if !sealed.is_empty() || !sealed_command.is_empty() => {
+            crate::trust::vouch::run(cli.root.as_deref(), &sealed, &sealed_command)
+        }
+        Command::Trust {
+            revoke, list, json, ..
+        } => {
             let action = match (revoke, list) {
                 (_, true) => TrustAction::List { json },
                 (true, false) => TrustAction::Revoke,

@@ -21,13 +21,22 @@ pub fn key() -> Result<LogKey, String> {
 
 /// A new session under `root`, its log tagged with the user's key.
 pub fn open(root: &Path) -> anyhow::Result<Session> {
+    open_as(root, tackle_runtime::Posture::Standard)
+}
+
+/// A new session under `root` in `posture`, its log tagged with the user's key.
+pub fn open_as(root: &Path, posture: tackle_runtime::Posture) -> anyhow::Result<Session> {
+    let options = SessionOptions {
+        posture,
+        ..SessionOptions::default()
+    };
     let opened = match key() {
-        Ok(key) => Session::open_sealed(root, SessionOptions::default(), &key),
+        Ok(key) => Session::open_sealed(root, options, &key),
         Err(why) => {
             eprintln!(
                 "tackle: this session's log is not tagged as yours ({why}), so it cannot be resumed without --trust-log"
             );
-            Session::open(root)
+            Session::open_with(root, options)
         }
     };
     opened.map_err(|e| anyhow!("opening the session: {e}"))

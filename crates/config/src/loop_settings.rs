@@ -34,6 +34,9 @@ pub struct LoopSettings {
     pub watchdog: WatchdogSettings,
     /// `[tools] descriptions`.
     pub descriptions: DescriptionsSetting,
+    /// `[posture] mode`: standard or sealed (gated is the standard catalog with every mutating
+    /// call asked, set by `[permissions] mode`, not here).
+    pub posture: tackle_runtime::Posture,
 }
 
 pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
@@ -45,6 +48,17 @@ pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
             "checkpoint mode \"{other}\" ({}): use \"model\" (the model may call mark_task_done) \
              or \"operator\" (only the user's /done declares a task boundary)",
             mode.origin
+        ),
+    };
+    let named_posture = &settings.posture_mode;
+    let posture = match named_posture.value.as_str() {
+        "standard" => tackle_runtime::Posture::Standard,
+        "sealed" => tackle_runtime::Posture::Sealed,
+        other => bail!(
+            "posture mode \"{other}\" ({}): use \"standard\" (the configured tools behind the \
+             gate) or \"sealed\" (seed 004's eleven tools; content nobody vouched for reaches \
+             the model only as references)",
+            named_posture.origin
         ),
     };
     let watchdog = &settings.watchdog_mode;
@@ -64,6 +78,7 @@ pub fn loop_settings(settings: &Settings) -> crate::Result<LoopSettings> {
     Ok(LoopSettings {
         descriptions,
         checkpoint,
+        posture,
         watchdog: WatchdogSettings {
             mode,
             repeat_limit: settings.watchdog_repeat_limit.value,

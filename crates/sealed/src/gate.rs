@@ -14,6 +14,10 @@ use tackle_tool::{Action, PermissionResource, ReadScope};
 use crate::reference::RefId;
 use crate::vouches::Vouches;
 
+/// The prefix of a command's key in the user's rules: they may deny a stage, and never make
+/// one run unasked (only a vouch does).
+const COMMAND_KEY: &str = "tool.bash.cmd:";
+
 /// The prefix of the keys this layer decides.
 pub const PREFIX: &str = "sealed.";
 
@@ -111,7 +115,22 @@ impl GateHook for SealedGate {
             read_only: request.read_only,
             artifacts: request.artifacts,
         };
-        let inner = self.inner.check(&inner_request);
+        let inner = match self.inner.check(&inner_request) {
+            // Whether a command runs unasked is this layer's decision (vouched or not); the
+            // user's command rules still deny.
+            GateVerdict::Ask { keys, message } => {
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|k| !k.starts_with(COMMAND_KEY))
+                    .collect();
+                if keys.is_empty() {
+                    GateVerdict::Allow
+                } else {
+                    GateVerdict::Ask { keys, message }
+                }
+            }
+            other => other,
+        };
         let sealed = self.sealed_asks(&request.keys);
         match (inner, sealed) {
             (GateVerdict::Deny { key, rule, message }, _) => {

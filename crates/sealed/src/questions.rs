@@ -20,6 +20,8 @@ pub enum Answer {
     Wrote(String),
     /// They chose not to answer: an answer to work with, not a reason to ask again.
     Skipped,
+    /// Nobody could be asked after all (the terminal went away): the question is declined.
+    Unavailable(String),
 }
 
 /// A front end that can put a question to a person and wait. `None` where nobody can be asked

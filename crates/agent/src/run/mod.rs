@@ -156,10 +156,11 @@ impl Agent {
             descriptions,
             tools: offered_specs(&setup.runtime, &setup.session, descriptions),
             record: Record::new(setup.session.clone()),
-            instructions: Instructions::new(
-                &setup.session.root,
-                conversation.instructions_sent.clone(),
-            ),
+            instructions: if setup.session.context().posture() == tackle_runtime::Posture::Sealed {
+                Instructions::off(&setup.session.root)
+            } else {
+                Instructions::new(&setup.session.root, conversation.instructions_sent.clone())
+            },
             conversation,
             interrupted,
             calibration: Calibration::default(),

@@ -213,6 +213,7 @@ mod tests {
                 tool: "edit_file".into(),
                 status: CallStatus::Ok,
                 code: None,
+                display: None,
             },
             None,
             t0 + Duration::from_millis(200),

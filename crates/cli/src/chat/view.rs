@@ -352,6 +352,7 @@ mod tests {
             tool: "bash".into(),
             status: CallStatus::Error,
             code: Some(ErrorCode::new("exit_status")),
+            display: None,
         };
         v.apply(&done, None, t0 + Duration::from_millis(1500));
         let Entry::Tool(t) = &v.entries[0] else {

@@ -11,6 +11,7 @@ mod ask;
 pub(crate) mod loop_tools;
 pub(crate) mod model;
 mod output;
+pub(crate) mod sealed;
 mod sessions;
 pub(crate) mod spawn;
 
@@ -168,13 +169,14 @@ pub fn run(
     let session = match (&args.resume, args.continue_latest) {
         (Some(id), _) => sessions::resume(&config.root, id, args.trust_log)?,
         (None, true) => sessions::latest(&config.root)?,
-        (None, false) => crate::own_sessions::open(&config.root)?,
+        (None, false) => crate::own_sessions::open_as(&config.root, config.agent_loop.posture)?,
     };
     let rebuilt = if resumed {
         tackle_agent::rebuild(&session.event_log_path()).map_err(|e| Failure::Engine(e.into()))?
     } else {
         tackle_agent::Rebuilt::default()
     };
+    let is_sealed = sealed::posture_of(config, &session, resumed)?;
     let choice = model::choose(&config.models, model.as_deref(), rebuilt.model.as_deref())
         .map_err(Failure::Usage)?;
     for note in &choice.notes {
@@ -226,13 +228,36 @@ pub fn run(
         tackle_agent::delegate::rebuild::restore(&tree, &session)
             .map_err(|e| Failure::Engine(anyhow!("rebuilding the session's subagents: {e}")))?;
     }
-    let (catalog, boundaries) =
-        loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree), small.as_ref())?;
-    let runtime = Runtime::new(catalog, commands::gate(config), config.runtime.clone())
-        .with_approver(Arc::new(ObservedApprover {
-            inner: commands::approver(headless, &config.root),
-            observer: observer.clone(),
-        }))
+    let approver: Arc<dyn tackle_runtime::Approver> = Arc::new(ObservedApprover {
+        inner: commands::approver(headless, &config.root),
+        observer: observer.clone(),
+    });
+    let (catalog, boundaries, gate, sealed) = if is_sealed {
+        let (catalog, built) = sealed::build(
+            config,
+            &session,
+            resumed,
+            approver.clone(),
+            prompter,
+            sealed::ProcessorModel {
+                small: small.as_ref(),
+                provider: provider.clone(),
+                model: choice.setup.model.clone(),
+            },
+        )?;
+        (
+            catalog,
+            tackle_agent::TaskBoundaries::new(),
+            built.gate.clone(),
+            Some(built),
+        )
+    } else {
+        let (catalog, boundaries) =
+            loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree), small.as_ref())?;
+        (catalog, boundaries, commands::gate(config), None)
+    };
+    let runtime = Runtime::new(catalog, gate, config.runtime.clone())
+        .with_approver(approver)
         .with_event_observer(Arc::new(CallEvents(observer.clone())));
     let env = tackle_agent::prompt::Environment {
         root: config.root.clone(),
@@ -242,8 +267,14 @@ pub fn run(
     };
     let runtime = Arc::new(runtime);
     let specs = runtime.catalog().specs();
-    let mut system = tackle_agent::prompt::system_prompts(&specs, &env);
-    tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
+    let system = match &sealed {
+        Some(sealed) => sealed::system(sealed, &runtime, &env),
+        None => {
+            let mut system = tackle_agent::prompt::system_prompts(&specs, &env);
+            tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
+            system
+        }
+    };
     if let Some(refused) = tackle_agent::prompt::root_instructions_refusal(&config.root) {
         // The model is told the file was not read; the person running this is told why.
         eprintln!(

@@ -81,10 +81,17 @@ impl Observer for Text {
             AgentEvent::TurnFinished { .. } => println!(),
             AgentEvent::ToolCallStarted { tool, .. } => eprintln!("tackle: → {}", visible(tool)),
             AgentEvent::ToolCallFinished {
-                tool, status, code, ..
+                tool,
+                status,
+                code,
+                display,
+                ..
             } => {
                 let code = code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
                 eprintln!("tackle: ← {} {status:?}{code}", visible(tool));
+                if let Some(display) = display {
+                    eprintln!("tackle:   {}", printable(display));
+                }
             }
             AgentEvent::Checkpoint {
                 task_done: Some(note),

@@ -3,3 +3,4 @@
 pub use tackle_config::trust::*;
 pub mod command;
 pub mod prompt;
+pub mod vouch;

@@ -52,6 +52,7 @@ pub struct SettingsFile {
     pub safety: Option<SafetySection>,
     pub bash: Option<BashSection>,
     pub checkpoint: Option<CheckpointSection>,
+    pub posture: Option<PostureSection>,
     pub watchdog: Option<WatchdogSection>,
     pub model: Option<ModelSection>,
     pub delegation: Option<DelegationSection>,
@@ -175,6 +176,15 @@ pub struct WaitAndVerifySection {
 pub struct CheckpointSection {
     /// `"model"` (default: the model may call mark_task_done) or `"operator"` (the tool is
     /// withheld; the user's `/done` still works).
+    pub mode: Option<Spanned<String>>,
+}
+
+/// `[posture]`: how the agent's tools are held to their labels.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostureSection {
+    /// `"standard"` (default: the configured catalog behind the gate) or `"sealed"` (seed 004's
+    /// eleven tools; content nobody vouched for reaches the model only as references).
     pub mode: Option<Spanned<String>>,
 }
 

@@ -39,6 +39,8 @@ pub struct Flags {
     pub agentic_small_model: Option<String>,
     /// `--checkpoint`.
     pub checkpoint: Option<String>,
+    /// `--posture`.
+    pub posture: Option<String>,
     /// `--watchdog`.
     pub watchdog: Option<String>,
 }
@@ -89,6 +91,8 @@ pub struct Settings {
     pub sciontool_command: Sourced<Vec<String>>,
     /// `[checkpoint] mode` (or `--checkpoint`).
     pub checkpoint_mode: Sourced<String>,
+    /// `[posture] mode` (or `--posture`).
+    pub posture_mode: Sourced<String>,
     /// `[watchdog] mode` (or `--watchdog`).
     pub watchdog_mode: Sourced<String>,
     /// `[tools] descriptions`: `auto`, `full` or `compact`.
@@ -169,6 +173,7 @@ impl Settings {
                 Origin::BuiltIn,
             ),
             checkpoint_mode: Sourced::new("model".to_owned(), Origin::BuiltIn),
+            posture_mode: Sourced::new("standard".to_owned(), Origin::BuiltIn),
             watchdog_mode: Sourced::new("warn".to_owned(), Origin::BuiltIn),
             tool_descriptions: Sourced::new("auto".to_owned(), Origin::BuiltIn),
             watchdog_repeat_limit: Sourced::new(
@@ -253,6 +258,9 @@ impl Settings {
         }
         if let Some(m) = s.checkpoint.as_ref().and_then(|c| c.mode.as_ref()) {
             self.checkpoint_mode = f.sourced(m);
+        }
+        if let Some(m) = s.posture.as_ref().and_then(|p| p.mode.as_ref()) {
+            self.posture_mode = f.sourced(m);
         }
         if let Some(w) = &s.watchdog {
             if let Some(m) = &w.mode {
@@ -383,6 +391,9 @@ impl Settings {
                     flag: "--checkpoint",
                 },
             );
+        }
+        if let Some(m) = &flags.posture {
+            self.posture_mode = Sourced::new(m.clone(), Origin::Flag { flag: "--posture" });
         }
         if let Some(m) = &flags.watchdog {
             self.watchdog_mode = Sourced::new(m.clone(), Origin::Flag { flag: "--watchdog" });

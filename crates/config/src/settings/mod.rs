@@ -6,7 +6,7 @@ mod models_file;
 
 pub use file::{
     AlertSection, BashSection, CheckpointSection, DelegationSection, FetchSection, LoadedFile,
-    MessagingSection, Origin, PathScopeSection, PermissionsSection, SafetySection,
+    MessagingSection, Origin, PathScopeSection, PermissionsSection, PostureSection, SafetySection,
     SciontoolStatusSection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
     UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
 };

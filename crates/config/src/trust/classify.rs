@@ -190,6 +190,11 @@ pub const KEYS: &[KeyRule] = &[
         "\"operator\" only withholds mark_task_done; \"model\" over a lower \"operator\" lets the model declare task boundaries the user keeps for /done",
     ),
     row(
+        "posture.mode",
+        Treatment::KeptIfNarrower,
+        "\"sealed\" is kept (fewer tools, content nobody vouched for hidden from the model); \"standard\" over a lower \"sealed\" gives the model the shell and every file back",
+    ),
+    row(
         "watchdog.mode",
         Treatment::KeptIfNarrower,
         "a closer watch is kept (enforce > warn > off); a laxer one lets a loop of calls that change nothing run on",
@@ -364,6 +369,7 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         safety: s.safety.as_ref().map(|x| out.safety(x)),
         bash: s.bash.as_ref().map(|b| out.bash(b)),
         checkpoint: s.checkpoint.as_ref().map(|c| out.checkpoint(c)),
+        posture: s.posture.as_ref().map(|p| out.posture(p)),
         watchdog: s.watchdog.as_ref().map(|w| out.watchdog(w)),
         model: s.model.as_ref().map(|m| out.model(m)),
         delegation: s.delegation.as_ref().map(|d| out.delegation(d)),

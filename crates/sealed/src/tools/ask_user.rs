@@ -119,6 +119,14 @@ impl Tool for AskUser {
                         Answer::Chose(options) => Some(options.join(", ")),
                         Answer::Wrote(words) => Some(words),
                         Answer::Skipped => None,
+                        Answer::Unavailable(why) => {
+                            return Err(ToolError::new(
+                                errors::DECLINED,
+                                format!(
+                                    "the question was declined: {why}; decide yourself, or say what you need in your final answer"
+                                ),
+                            ));
+                        }
                     };
                     shared
                         .state

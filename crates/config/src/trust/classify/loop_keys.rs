@@ -5,7 +5,7 @@
 use tackle_agent::WatchdogMode;
 
 use super::Splitter;
-use crate::settings::{CheckpointSection, WatchdogSection};
+use crate::settings::{CheckpointSection, PostureSection, WatchdogSection};
 
 impl Splitter<'_> {
     pub(super) fn checkpoint(&mut self, c: &CheckpointSection) -> CheckpointSection {
@@ -24,6 +24,24 @@ impl Splitter<'_> {
             None
         });
         CheckpointSection { mode }
+    }
+
+    pub(super) fn posture(&mut self, p: &PostureSection) -> PostureSection {
+        let mode = p.mode.as_ref().and_then(|m| {
+            let lower = &self.lower.posture_mode;
+            // "sealed" only takes away; "standard" over a lower "sealed" gives everything back.
+            // A value that is neither is kept, so its error names the file and line.
+            if m.get_ref() != "standard" || lower.value != "sealed" {
+                return Some(m.clone());
+            }
+            let effect = format!(
+                "runs the agent in the standard posture (shell, every file shown) instead of sealed, set by {}",
+                lower.origin
+            );
+            self.widen("posture.mode", m, effect);
+            None
+        });
+        PostureSection { mode }
     }
 
     pub(super) fn watchdog(&mut self, w: &WatchdogSection) -> WatchdogSection {

@@ -1,0 +1,91 @@
+//! `tackle trust --sealed DIR` and `--sealed-command "ARGV"`: what the user vouches for in the
+//! sealed posture, kept in their own config directory (`tackle_sealed::vouches`).
+
+use std::io::Write;
+
+use anyhow::{Context, anyhow};
+
+use crate::commands::Failure;
+use crate::exit;
+
+use super::prompt::visible;
+
+pub fn run(
+    root: Option<&std::path::Path>,
+    dirs: &[String],
+    commands: &[String],
+) -> Result<u8, Failure> {
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let root = crate::root::find(root, &cwd)?;
+    let handle = tackle_fs::Root::open(&root)
+        .map_err(|e| Failure::Engine(anyhow!("opening the project root: {e}")))?;
+    let mut directories = Vec::new();
+    for dir in dirs {
+        let rel = handle
+            .resolve(dir)
+            .map_err(|e| Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir))))?;
+        let real = handle
+            .real_path(&rel)
+            .map_err(|e| Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir))))?;
+        match handle.metadata(&real) {
+            Ok(Some(meta)) if meta.kind == tackle_fs::EntryKind::Dir => {}
+            _ => {
+                return Err(Failure::Usage(anyhow!(
+                    "--sealed {}: not a directory of the project; give a directory relative to {}",
+                    visible(dir),
+                    visible(&root.display().to_string())
+                )));
+            }
+        }
+        let name = if real.is_root() {
+            ".".to_owned()
+        } else {
+            real.as_str().to_owned()
+        };
+        directories.push(name);
+    }
+    let mut argvs = Vec::new();
+    for command in commands {
+        let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+        if argv.is_empty() {
+            return Err(Failure::Usage(anyhow!(
+                "--sealed-command: give the command, e.g. \"git status\""
+            )));
+        }
+        argvs.push(argv);
+    }
+    let path = tackle_sealed::vouches::file_path().ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "no user config directory to keep vouches in; set XDG_CONFIG_HOME or HOME"
+        ))
+    })?;
+    let vouches = tackle_sealed::vouches::add(&path, &root, &directories, &argvs)
+        .map_err(|e| Failure::Engine(anyhow!("recording the vouches: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    for dir in &directories {
+        writeln!(
+            out,
+            "vouched for {}: in the sealed posture the model sees the content and names of its files",
+            visible(dir)
+        )
+        .context("writing the answer")?;
+    }
+    for argv in &argvs {
+        writeln!(
+            out,
+            "vouched for the command `{}`: in the sealed posture it runs without asking and the model sees its output (that exact argv only)",
+            visible(&argv.join(" "))
+        )
+        .context("writing the answer")?;
+    }
+    writeln!(
+        out,
+        "{} now vouches for {} director(ies) and {} command(s) ({})",
+        visible(&root.display().to_string()),
+        vouches.directories.len(),
+        vouches.commands.len(),
+        visible(&path.display().to_string())
+    )
+    .context("writing the answer")?;
+    Ok(exit::OK)
+}
