@@ -44,8 +44,8 @@ fn a_sealed_run_shows_what_was_vouched_for_and_only_references_of_the_rest() {
         "src/lib.rs",
         "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
     );
-    p.write("notes/todo.md", &format!("# todo\n{INJECTION}\n"));
-    p.write(".env", &format!("API_KEY={SECRET}\n"));
+    p.write("notes/todo.md", format!("# todo\n{INJECTION}\n"));
+    p.write(".env", format!("API_KEY={SECRET}\n"));
 
     let vouch = p
         .tackle(["trust", "--sealed", "src", "--sealed-command", "printf ok"])
