@@ -156,7 +156,9 @@ impl App {
 /// `posture: mode standard · paths: …` → `mode standard`.
 fn short_posture(line: &str) -> String {
     let first = line.split(" · ").next().unwrap_or(line);
-    first.strip_prefix("posture: ").unwrap_or(first).to_owned()
+    let first = first.strip_prefix("posture: ").unwrap_or(first);
+    // `sealed (what it means…)` shows as `sealed`.
+    first.split(" (").next().unwrap_or(first).to_owned()
 }
 
 /// A token count in a few characters: `950`, `12.3k`, `1.2M`.

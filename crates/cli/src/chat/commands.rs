@@ -202,6 +202,36 @@ impl Chat {
         let id = session.unwrap_or(&self.app.session).to_owned();
         let opened = crate::own_sessions::resume(&self.config.root, &id, "/resume", false)
             .map_err(|(Failure::Usage(e) | Failure::Engine(e))| e)?;
+        let sealed = crate::run::sealed::posture_of(&self.config, &opened, true)
+            .map_err(|(Failure::Usage(e) | Failure::Engine(e))| e)?;
+        if sealed {
+            // A sealed session's references are its own: its runtime is built for it.
+            let (runtime, boundaries, tree, parts) = setup::sealed_runtime(
+                &self.config,
+                self.approver.clone(),
+                self.prompter.clone(),
+                self.observer.clone(),
+                self.small.as_ref(),
+                &opened,
+                choice.as_ref().unwrap_or(&self.choice),
+                true,
+            )?;
+            self.runtime = runtime;
+            self.boundaries = boundaries;
+            self.tree = tree;
+            self.sealed = Some(parts);
+        } else if self.sealed.take().is_some() {
+            let (runtime, boundaries, tree) = setup::runtime(
+                &self.config,
+                self.approver.clone(),
+                self.prompter.clone(),
+                self.observer.clone(),
+                self.small.as_ref(),
+            )?;
+            self.runtime = runtime;
+            self.boundaries = boundaries;
+            self.tree = tree;
+        }
         let agent = setup::agent(
             &self.config,
             self.runtime.clone(),
@@ -211,6 +241,7 @@ impl Chat {
             choice.as_ref().unwrap_or(&self.choice),
             self.observer.clone(),
             true,
+            self.sealed.as_ref(),
         )?;
         self.steering = agent.steering();
         self.work

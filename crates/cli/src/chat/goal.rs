@@ -58,6 +58,10 @@ impl Chat {
     /// (goal_get and goal_update are offered while the goal is active or paused, seed 000),
     /// the runtime is built again and the agent goes on in the same session with it.
     pub(super) fn goal_tools_follow(&mut self) {
+        // The sealed surface is its eleven tools; the goal tools never join it.
+        if self.sealed.is_some() {
+            return;
+        }
         let offered = self.runtime.catalog().get("goal_get").is_some();
         let book = GoalBook::new(&Session::store_dir_for(&self.config.root));
         let open = book

@@ -77,6 +77,8 @@ struct Chat {
     /// The agentic tools' small model, connected once: the runtime built again keeps it.
     small: Option<tackle_agent::agentic::SmallModel>,
     choice: setup::ModelChoice,
+    /// The sealed posture's parts, when the session runs sealed.
+    sealed: Option<setup::Sealed>,
     steering: Steering,
     work: mpsc::UnboundedSender<Work>,
 }
@@ -99,18 +101,34 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         questions: questions_tx,
     });
     let small = crate::run::agentic::small_model(&config, args.models.small_replay.as_deref())?;
-    let (runtime, boundaries, tree) = setup::runtime(
-        &config,
-        approver.clone(),
-        prompter.clone(),
-        observer.clone(),
-        small.as_ref(),
-    )?;
     let choice =
         setup::choose(&config.models, args.models.model.as_deref()).map_err(Failure::Usage)?;
     let session = match &args.resume {
         Some(id) => crate::own_sessions::resume(&config.root, id, "--resume", false)?,
-        None => crate::own_sessions::open(&config.root)?,
+        None => crate::own_sessions::open_as(&config.root, config.agent_loop.posture)?,
+    };
+    let is_sealed = crate::run::sealed::posture_of(&config, &session, args.resume.is_some())?;
+    let (runtime, boundaries, tree, sealed) = if is_sealed {
+        let (runtime, boundaries, tree, sealed) = setup::sealed_runtime(
+            &config,
+            approver.clone(),
+            prompter.clone(),
+            observer.clone(),
+            small.as_ref(),
+            &session,
+            &choice,
+            args.resume.is_some(),
+        )?;
+        (runtime, boundaries, tree, Some(sealed))
+    } else {
+        let (runtime, boundaries, tree) = setup::runtime(
+            &config,
+            approver.clone(),
+            prompter.clone(),
+            observer.clone(),
+            small.as_ref(),
+        )?;
+        (runtime, boundaries, tree, None)
     };
     let session_id = session.id().0.clone();
     let agent = setup::agent(
@@ -122,10 +140,11 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         &choice,
         observer.clone(),
         args.resume.is_some(),
+        sealed.as_ref(),
     )?;
     let steering = agent.steering();
     tokio::spawn(worker::work(agent, work_rx, done_tx));
-    let posture = tackle_config::posture::line(&config);
+    let posture = crate::run::sealed::posture_line(&config, sealed.is_some());
     let mut chat = Chat {
         app: App::new(
             choice.setup.id(),
@@ -142,6 +161,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         prompter,
         small,
         choice,
+        sealed,
         steering,
         work: work_tx,
     };

@@ -15,6 +15,7 @@ use tackle_config::models::ModelCatalog;
 use tackle_runtime::{Approver, Runtime, Session};
 
 pub use crate::run::model::ModelChoice;
+pub use crate::run::sealed::Sealed;
 
 /// `flag` (`provider:model` or `replay:<file>`), else what `tackle run` would choose: the
 /// configured default, else a model of a provider key that is set.
@@ -50,6 +51,43 @@ pub fn runtime(
     Ok((Arc::new(runtime), boundaries, tree))
 }
 
+/// The runtime of a sealed chat session: seed 004's eleven tools over `session` (its
+/// references are its own, so each session has its runtime), the sealed gate, no subagents.
+#[allow(clippy::too_many_arguments)]
+pub fn sealed_runtime(
+    config: &Config,
+    approver: Arc<dyn Approver>,
+    prompter: Arc<dyn Prompter>,
+    observer: Arc<dyn Observer>,
+    small: Option<&SmallModel>,
+    session: &Session,
+    choice: &ModelChoice,
+    resumed: bool,
+) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>, Arc<Tree>, Sealed)> {
+    let tree = Tree::new(
+        config.delegation,
+        config.agent_types.iter().cloned().collect(),
+        observer.clone(),
+    );
+    let (catalog, sealed) = crate::run::sealed::build(
+        config,
+        session,
+        resumed,
+        approver.clone(),
+        Some(prompter),
+        crate::run::sealed::ProcessorModel {
+            small,
+            provider: choice.connect(0)?,
+            model: choice.setup.model.clone(),
+        },
+    )
+    .map_err(|(crate::commands::Failure::Usage(e) | crate::commands::Failure::Engine(e))| e)?;
+    let runtime = Runtime::new(catalog, sealed.gate.clone(), config.runtime.clone())
+        .with_approver(approver)
+        .with_event_observer(Arc::new(CallEvents(observer)));
+    Ok((Arc::new(runtime), TaskBoundaries::new(), tree, sealed))
+}
+
 /// The agent of `session`: a new conversation, or the one its log holds when `resume`.
 #[allow(clippy::too_many_arguments)]
 pub fn agent(
@@ -61,6 +99,7 @@ pub fn agent(
     choice: &ModelChoice,
     observer: Arc<dyn Observer>,
     resume: bool,
+    sealed: Option<&Sealed>,
 ) -> anyhow::Result<Agent> {
     let answered = if resume {
         tackle_agent::rebuild(&session.event_log_path())
@@ -74,7 +113,7 @@ pub fn agent(
         root: config.root.clone(),
         os: std::env::consts::OS.to_owned(),
         date: today(),
-        posture: tackle_config::posture::line(config),
+        posture: crate::run::sealed::posture_line(config, sealed.is_some()),
     };
     let provider = choice.connect(answered)?;
     tree.add_root(session.clone());
@@ -99,8 +138,14 @@ pub fn agent(
         runtime.catalog().names().map(str::to_owned).collect(),
     );
     let specs = runtime.catalog().specs();
-    let mut system = system_prompts(&specs, &environment);
-    tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
+    let system = match sealed {
+        Some(sealed) => crate::run::sealed::system(sealed, &runtime, &environment),
+        None => {
+            let mut system = system_prompts(&specs, &environment);
+            tackle_agent::skills::listing::add_to(&mut system, &specs, config.skills.set());
+            system
+        }
+    };
     let setup = AgentSetup {
         system,
         runtime,

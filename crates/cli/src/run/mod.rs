@@ -263,7 +263,7 @@ pub fn run(
         root: config.root.clone(),
         os: std::env::consts::OS.to_owned(),
         date: today(),
-        posture: crate::posture::line(config),
+        posture: sealed::posture_line(config, is_sealed),
     };
     let runtime = Arc::new(runtime);
     let specs = runtime.catalog().specs();

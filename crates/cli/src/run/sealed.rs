@@ -52,6 +52,18 @@ pub fn posture_of(config: &Config, session: &Session, resumed: bool) -> Result<b
     }
 }
 
+/// The posture line of a session, sealed or not.
+pub fn posture_line(config: &Config, sealed: bool) -> String {
+    let line = tackle_config::posture::line(config);
+    if !sealed {
+        return line;
+    }
+    let rest = line.strip_prefix("posture: ").unwrap_or(&line);
+    format!(
+        "posture: sealed (seed 004's eleven tools, no shell; what nobody vouched for reaches the model only as references) · {rest}"
+    )
+}
+
 /// The user's vouches for this project.
 pub fn vouches(config: &Config) -> Result<Vouches, Failure> {
     let Some(path) = tackle_sealed::vouches::file_path() else {
