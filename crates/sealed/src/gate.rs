@@ -3,6 +3,8 @@
 //! The user's rules still hold (a deny is a deny), and on top of them: write_file and edit_file
 //! ask every time (`sealed.write:`), run asks unless every stage is a vouched command and its
 //! input is not private (`sealed.run:`, `sealed.stdin:`), read_output asks (`sealed.show:`).
+//! A vouch for a command's exact argv also answers the user's gate's ask about it (its default
+//! for commands is to ask); a deny rule still refuses it.
 //! None of these asks can be granted for the session. A call that names a file by reference
 //! carries `sealed.ref:N`, and then no message the planner gets names the file.
 
@@ -16,6 +18,9 @@ use crate::vouches::Vouches;
 
 /// The prefix of the keys this layer decides.
 pub const PREFIX: &str = "sealed.";
+
+/// The prefix of the user's gate's keys for a command.
+const COMMAND_PREFIX: &str = "tool.bash.cmd:";
 
 /// The key that marks a call naming a file by reference.
 pub fn reference_key(id: RefId) -> PermissionResource {
@@ -34,6 +39,19 @@ pub struct SealedGate {
 impl SealedGate {
     pub fn new(inner: Arc<dyn GateHook>, vouches: Vouches) -> Self {
         Self { inner, vouches }
+    }
+
+    /// Whether the call is a run whose every stage is a vouched command.
+    fn run_vouched(&self, keys: &[String]) -> bool {
+        let mut runs = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("sealed.run:"))
+            .peekable();
+        runs.peek().is_some()
+            && runs.all(|argv| {
+                serde_json::from_str::<Vec<String>>(argv)
+                    .is_ok_and(|argv| self.vouches.command_vouched(&argv))
+            })
     }
 
     /// What this layer asks about, beyond the user's gate.
@@ -111,7 +129,22 @@ impl GateHook for SealedGate {
             read_only: request.read_only,
             artifacts: request.artifacts,
         };
-        let inner = self.inner.check(&inner_request);
+        let inner = match self.inner.check(&inner_request) {
+            // A vouched command runs without asking: the user's vouch for that exact argv
+            // answers their gate's ask about it (a deny still holds).
+            GateVerdict::Ask { keys, message } if self.run_vouched(&request.keys) => {
+                let keys: Vec<String> = keys
+                    .into_iter()
+                    .filter(|k| !k.starts_with(COMMAND_PREFIX))
+                    .collect();
+                if keys.is_empty() {
+                    GateVerdict::Allow
+                } else {
+                    GateVerdict::Ask { keys, message }
+                }
+            }
+            verdict => verdict,
+        };
         let sealed = self.sealed_asks(&request.keys);
         match (inner, sealed) {
             (GateVerdict::Deny { key, rule, message }, _) => {
