@@ -91,6 +91,13 @@ async fn the_asks_column_is_what_reaches_the_person() {
             false,
             "",
         ),
+        (
+            "ask_user",
+            json!({"questions": [{"header": "Scope", "question": "Touch tests too?"}]}),
+            false,
+            "",
+        ),
+        // Last: once the planner has seen untrusted output, ask_user is closed.
         ("read_output", json!({"ref": out}), true, "hello"),
         (
             "spawn_processor",
@@ -99,12 +106,6 @@ async fn the_asks_column_is_what_reaches_the_person() {
             "",
         ),
         ("load_skill", json!({"name": "commit-style"}), false, ""),
-        (
-            "ask_user",
-            json!({"questions": [{"header": "Scope", "question": "Touch tests too?"}]}),
-            false,
-            "",
-        ),
         (
             "todo_write",
             json!({"todos": [{"content": "a", "status": "pending"}]}),
@@ -183,6 +184,7 @@ async fn routing_decides_and_content_is_carried() {
         Config {
             directories: vec![".".to_owned()],
             rules: vec![
+                rule(Effect::Deny, "read:private"),
                 rule(Effect::Deny, "read:private/**"),
                 rule(Effect::Deny, "write:private/**"),
                 rule(Effect::Deny, "tool.bash.cmd:touch *"),
