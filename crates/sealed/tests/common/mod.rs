@@ -115,7 +115,10 @@ impl ScriptedProcessor {
         })
     }
 
-    pub fn replies(&self, reply: impl Fn(&str, &[ProcessorInput]) -> String + Send + Sync + 'static) {
+    pub fn replies(
+        &self,
+        reply: impl Fn(&str, &[ProcessorInput]) -> String + Send + Sync + 'static,
+    ) {
         *self.reply.lock().unwrap() = Box::new(reply);
     }
 }
