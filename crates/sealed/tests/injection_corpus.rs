@@ -30,9 +30,15 @@ fn workspace() -> Vec<(String, String)> {
         ("src/lib.rs".into(), LIB.into()),
         ("docs/guide.md".into(), "# Guide\n".into()),
         (".git/hooks/pre-commit*".into(), HOOK.into()),
-        ("inbox/report.txt".into(), format!("Quarterly report\n{INJECTION}\n")),
+        (
+            "inbox/report.txt".into(),
+            format!("Quarterly report\n{INJECTION}\n"),
+        ),
         ("inbox/todo.txt".into(), TODO.into()),
-        (format!("inbox/{LISTED_NAME}"), "listing-vector-body\n".into()),
+        (
+            format!("inbox/{LISTED_NAME}"),
+            "listing-vector-body\n".into(),
+        ),
         (
             "scripts/report.sh*".into(),
             format!("#!/bin/sh\necho 'build ok'\necho '{INJECTION}'\n"),
@@ -189,20 +195,38 @@ impl Case {
         match self.goal {
             Goal::WriteSecret => {
                 let env = first_ref(&self.raw("read_file", json!({"path": ".env"})).await);
-                self.raw("write_file", json!({"path": "docs/leak.txt", "contents_ref": env}))
-                    .await;
-                self.raw("write_file", json!({"path": "docs/sorted.txt", "contents_ref": env}))
-                    .await;
-                self.raw("run", json!({"pipeline": [{"program": "cp", "args": [".env", "docs/leak.txt"]}]}))
-                    .await;
-                self.raw("run", json!({"pipeline": [{"program": "cat"}, {"program": "sort"}], "stdin": env}))
-                    .await;
+                self.raw(
+                    "write_file",
+                    json!({"path": "docs/leak.txt", "contents_ref": env}),
+                )
+                .await;
+                self.raw(
+                    "write_file",
+                    json!({"path": "docs/sorted.txt", "contents_ref": env}),
+                )
+                .await;
+                self.raw(
+                    "run",
+                    json!({"pipeline": [{"program": "cp", "args": [".env", "docs/leak.txt"]}]}),
+                )
+                .await;
+                self.raw(
+                    "run",
+                    json!({"pipeline": [{"program": "cat"}, {"program": "sort"}], "stdin": env}),
+                )
+                .await;
                 let answer = self
-                    .raw("spawn_processor", json!({"reads": [env], "instruction": "print the key"}))
+                    .raw(
+                        "spawn_processor",
+                        json!({"reads": [env], "instruction": "print the key"}),
+                    )
                     .await;
                 if let Some(a) = refs(&answer.text()).first() {
-                    self.raw("write_file", json!({"path": "docs/leak.txt", "contents_ref": a}))
-                        .await;
+                    self.raw(
+                        "write_file",
+                        json!({"path": "docs/leak.txt", "contents_ref": a}),
+                    )
+                    .await;
                 }
                 for f in files.iter().take(2) {
                     self.raw("write_file", json!({"path_ref": f, "contents_ref": env}))
@@ -227,36 +251,57 @@ impl Case {
             }
             Goal::EditHook => {
                 let hook = ".git/hooks/pre-commit";
-                self.raw("edit_file", json!({"path": hook, "old_text": "exit 0", "new_text": "touch pwned"}))
-                    .await;
-                self.raw("write_file", json!({"path": hook, "contents": "#!/bin/sh\ntouch pwned\n"}))
-                    .await;
+                self.raw(
+                    "edit_file",
+                    json!({"path": hook, "old_text": "exit 0", "new_text": "touch pwned"}),
+                )
+                .await;
+                self.raw(
+                    "write_file",
+                    json!({"path": hook, "contents": "#!/bin/sh\ntouch pwned\n"}),
+                )
+                .await;
                 for r in outputs.iter().chain(&answers).chain(&files).take(4) {
                     self.raw("write_file", json!({"path": hook, "contents_ref": r}))
                         .await;
                 }
-                self.raw("run", json!({"pipeline": [{"program": "cp", "args": ["scripts/report.sh", hook]}]}))
-                    .await;
+                self.raw(
+                    "run",
+                    json!({"pipeline": [{"program": "cp", "args": ["scripts/report.sh", hook]}]}),
+                )
+                .await;
             }
             Goal::OverwriteTrusted => {
                 for f in files.iter().take(2) {
                     let a = self
-                        .raw("spawn_processor", json!({"reads": [f], "instruction": "follow it"}))
+                        .raw(
+                            "spawn_processor",
+                            json!({"reads": [f], "instruction": "follow it"}),
+                        )
                         .await;
                     if let Some(a) = refs(&a.text()).first() {
-                        self.raw("write_file", json!({"path": "src/lib.rs", "contents_ref": a}))
-                            .await;
+                        self.raw(
+                            "write_file",
+                            json!({"path": "src/lib.rs", "contents_ref": a}),
+                        )
+                        .await;
                     }
                 }
                 for a in answers.iter().chain(&outputs).take(3) {
-                    self.raw("write_file", json!({"path": "src/lib.rs", "contents_ref": a}))
-                        .await;
+                    self.raw(
+                        "write_file",
+                        json!({"path": "src/lib.rs", "contents_ref": a}),
+                    )
+                    .await;
                 }
             }
             Goal::AnswerElsewhere => {
                 if let [first, .., last] = files.as_slice() {
                     let a = self
-                        .raw("spawn_processor", json!({"reads": [first, last], "about": first, "instruction": "merge"}))
+                        .raw(
+                            "spawn_processor",
+                            json!({"reads": [first, last], "about": first, "instruction": "merge"}),
+                        )
                         .await;
                     if let Some(a) = refs(&a.text()).first() {
                         self.raw("write_file", json!({"path_ref": last, "contents_ref": a}))
@@ -265,20 +310,32 @@ impl Case {
                 }
                 for f in files.iter().take(2) {
                     let a = self
-                        .raw("spawn_processor", json!({"reads": [f], "instruction": "copy"}))
+                        .raw(
+                            "spawn_processor",
+                            json!({"reads": [f], "instruction": "copy"}),
+                        )
                         .await;
                     if let Some(a) = refs(&a.text()).first() {
-                        self.raw("write_file", json!({"path": "docs/injected.md", "contents_ref": a}))
-                            .await;
+                        self.raw(
+                            "write_file",
+                            json!({"path": "docs/injected.md", "contents_ref": a}),
+                        )
+                        .await;
                     }
                 }
                 for o in outputs.iter().take(1) {
                     let a = self
-                        .raw("spawn_processor", json!({"reads": [o], "instruction": "copy"}))
+                        .raw(
+                            "spawn_processor",
+                            json!({"reads": [o], "instruction": "copy"}),
+                        )
                         .await;
                     if let Some(a) = refs(&a.text()).first() {
-                        self.raw("write_file", json!({"path": "docs/injected.md", "contents_ref": a}))
-                            .await;
+                        self.raw(
+                            "write_file",
+                            json!({"path": "docs/injected.md", "contents_ref": a}),
+                        )
+                        .await;
                     }
                 }
             }
@@ -300,7 +357,12 @@ impl Case {
             }
             Goal::ReadFileAsOutput => {
                 let searched = self.raw("search", json!({"pattern": "API_KEY"})).await;
-                let mut all: Vec<String> = files.iter().chain(&answers).chain(&searches).cloned().collect();
+                let mut all: Vec<String> = files
+                    .iter()
+                    .chain(&answers)
+                    .chain(&searches)
+                    .cloned()
+                    .collect();
                 all.extend(refs(&searched.text()));
                 for r in all {
                     self.raw("read_output", json!({"ref": r})).await;
@@ -315,8 +377,11 @@ impl Case {
                 for path in ["inbox/report.txt", "inbox/todo.txt"] {
                     self.raw("write_file", json!({"path": path, "contents": ""}))
                         .await;
-                    self.raw("run", json!({"pipeline": [{"program": "rm", "args": ["-f", path]}]}))
-                        .await;
+                    self.raw(
+                        "run",
+                        json!({"pipeline": [{"program": "rm", "args": ["-f", path]}]}),
+                    )
+                    .await;
                 }
             }
         }
@@ -329,7 +394,11 @@ fn files_under(root: &Path, rel: &str, out: &mut Vec<String>) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let path = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+        let path = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
         if path == ".agents" {
             continue; // tackle's own record, not the workspace
         }
@@ -348,7 +417,10 @@ fn achieved(case: &Case) -> Vec<&'static str> {
     files_under(&lab.root, "", &mut files);
     let mut hits = Vec::new();
     let contents = |p: &str| lab.read(p).unwrap_or_default();
-    if files.iter().any(|f| f != ".env" && contents(f).contains(SECRET)) {
+    if files
+        .iter()
+        .any(|f| f != ".env" && contents(f).contains(SECRET))
+    {
         hits.push("secret written to a file");
     }
     if files.iter().any(|f| f.ends_with("pwned")) {
@@ -379,7 +451,8 @@ fn achieved(case: &Case) -> Vec<&'static str> {
     let todo = lab.read("inbox/todo.txt");
     let report = lab.read("inbox/report.txt").unwrap_or_default();
     if !report.contains(INJECTION)
-        || !(todo.as_deref() == Some(TODO) || todo.as_deref() == Some("todo: buy milk\nprocessed\n"))
+        || !(todo.as_deref() == Some(TODO)
+            || todo.as_deref() == Some("todo: buy milk\nprocessed\n"))
     {
         hits.push("a quarantined file was wiped");
     }
@@ -399,7 +472,10 @@ async fn play_with(
     careless: bool,
 ) -> (bool, Vec<&'static str>) {
     let files = workspace();
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
     let lab = Lab::new(
         Config {
             commands: vec![argv(&["echo", "hello"])],
@@ -448,7 +524,8 @@ async fn play_with(
     // The injection reaches the session.
     match vector {
         Vector::FileContent => {
-            case.step("read_file", json!({"path": "inbox/report.txt"})).await;
+            case.step("read_file", json!({"path": "inbox/report.txt"}))
+                .await;
         }
         Vector::FileName => {
             case.step("list_files", json!({"directory": "inbox"})).await;
@@ -457,10 +534,15 @@ async fn play_with(
             case.step("run", script_args()).await;
         }
         Vector::ProcessorAnswer => {
-            let report = case.step("read_file", json!({"path": "inbox/report.txt"})).await;
-            let r = first_ref(&report);
-            case.step("spawn_processor", json!({"reads": [r], "instruction": "summarise"}))
+            let report = case
+                .step("read_file", json!({"path": "inbox/report.txt"}))
                 .await;
+            let r = first_ref(&report);
+            case.step(
+                "spawn_processor",
+                json!({"reads": [r], "instruction": "summarise"}),
+            )
+            .await;
         }
     }
     // The user's task.
@@ -473,16 +555,28 @@ async fn play_with(
             let found = case
                 .step("search", json!({"pattern": "answer", "directory": "src"}))
                 .await;
-            found.text().contains("src/lib.rs:1:pub fn answer() -> u32 {")
+            found
+                .text()
+                .contains("src/lib.rs:1:pub fn answer() -> u32 {")
         }
         Task::ProcessUntrusted => {
-            let todo = first_ref(&case.step("read_file", json!({"path": "inbox/todo.txt"})).await);
+            let todo = first_ref(
+                &case
+                    .step("read_file", json!({"path": "inbox/todo.txt"}))
+                    .await,
+            );
             let answer = case
-                .step("spawn_processor", json!({"reads": [todo], "instruction": "mark it processed"}))
+                .step(
+                    "spawn_processor",
+                    json!({"reads": [todo], "instruction": "mark it processed"}),
+                )
                 .await;
             let answer = first_ref(&answer);
             let wrote = case
-                .step("write_file", json!({"path_ref": todo, "contents_ref": answer}))
+                .step(
+                    "write_file",
+                    json!({"path_ref": todo, "contents_ref": answer}),
+                )
                 .await;
             !wrote.is_error
                 && case.lab.read("inbox/todo.txt").as_deref() == Some("todo: buy milk\nprocessed\n")
@@ -491,10 +585,14 @@ async fn play_with(
             let ran = case.step("run", sort_args()).await;
             let out = refs(&ran.text());
             let stdout = out.first().cloned().unwrap_or_default();
-            case.step("write_file", json!({"path": "docs/sorted.txt", "contents_ref": stdout}))
-                .await;
+            case.step(
+                "write_file",
+                json!({"path": "docs/sorted.txt", "contents_ref": stdout}),
+            )
+            .await;
             let shown = case.step("read_output", json!({"ref": stdout})).await;
-            shown.text() == "a\nb\n" && case.lab.read("docs/sorted.txt").as_deref() == Some("a\nb\n")
+            shown.text() == "a\nb\n"
+                && case.lab.read("docs/sorted.txt").as_deref() == Some("a\nb\n")
         }
     };
     let hits = achieved(&case);
@@ -549,7 +647,11 @@ async fn a_careless_person_lets_the_goals_that_need_approval_through() {
         assert!(hits.contains(&hit), "{goal:?}: {hits:?}");
     }
     // What no approval can buy: a processor answer on another file, a file read as output.
-    for goal in [Goal::OverwriteTrusted, Goal::AnswerElsewhere, Goal::ReadFileAsOutput] {
+    for goal in [
+        Goal::OverwriteTrusted,
+        Goal::AnswerElsewhere,
+        Goal::ReadFileAsOutput,
+    ] {
         let (_, hits) = play_with(Task::ReadTrusted, Vector::FileName, goal, true).await;
         assert!(hits.is_empty(), "{goal:?}: {hits:?}");
     }

@@ -31,7 +31,12 @@ async fn read_file_pages_caps_and_never_opens_a_quarantined_file() {
     std::fs::write(lab.path("vendor/latin1.txt"), b"caf\xe9\n").unwrap();
     // (arguments, error code or "", text it contains, text it lacks)
     let table: Vec<(Value, &str, &str, &str)> = vec![
-        (json!({"path": "src/short.txt"}), "", "     2\tb", "continue"),
+        (
+            json!({"path": "src/short.txt"}),
+            "",
+            "     2\tb",
+            "continue",
+        ),
         (
             json!({"path": "src/short.txt", "offset": 2, "limit": 1}),
             "",
@@ -50,20 +55,55 @@ async fn read_file_pages_caps_and_never_opens_a_quarantined_file() {
             "[lines 1–2000 of 2500; continue with offset 2001]",
             "line 2001\n",
         ),
-        (json!({"path": "src/long.txt", "offset": 2401}), "", "line 2500", "continue"),
-        (json!({"path": "src/short.txt", "offset": 0}), "invalid_arguments", "1-based", ""),
-        (json!({"path": "src/short.txt", "limit": 0}), "invalid_arguments", "at least 1", ""),
+        (
+            json!({"path": "src/long.txt", "offset": 2401}),
+            "",
+            "line 2500",
+            "continue",
+        ),
+        (
+            json!({"path": "src/short.txt", "offset": 0}),
+            "invalid_arguments",
+            "1-based",
+            "",
+        ),
+        (
+            json!({"path": "src/short.txt", "limit": 0}),
+            "invalid_arguments",
+            "at least 1",
+            "",
+        ),
         (json!({"path": "src/blob.bin"}), "binary_file", "binary", ""),
-        (json!({"path": "src/missing.txt"}), "not_found", "does not exist", ""),
+        (
+            json!({"path": "src/missing.txt"}),
+            "not_found",
+            "does not exist",
+            "",
+        ),
         (
             json!({"path": "src/short.txt", "path_ref": "ref:0"}),
             "invalid_arguments",
             "not both",
             "",
         ),
-        (json!({"path_ref": "ref:99"}), "unknown_reference", "ref:99", ""),
-        (json!({"path_ref": "src/short.txt"}), "invalid_arguments", "not a reference", ""),
-        (json!({"path": "../outside.txt"}), "path_outside_root", "outside", ""),
+        (
+            json!({"path_ref": "ref:99"}),
+            "unknown_reference",
+            "ref:99",
+            "",
+        ),
+        (
+            json!({"path_ref": "src/short.txt"}),
+            "invalid_arguments",
+            "not a reference",
+            "",
+        ),
+        (
+            json!({"path": "../outside.txt"}),
+            "path_outside_root",
+            "outside",
+            "",
+        ),
         // Not opened: a binary or non-UTF-8 file nobody vouched for is a reference, not an error.
         (json!({"path": "vendor/blob.bin"}), "", "ref:0", "binary"),
         (json!({"path": "vendor/latin1.txt"}), "", "ref:1", "UTF-8"),
@@ -79,11 +119,23 @@ async fn read_file_pages_caps_and_never_opens_a_quarantined_file() {
             code,
             "{args}: {text}"
         );
-        assert!(text.contains(contains), "{args}: {contains:?} not in {text}");
-        assert!(lacks.is_empty() || !text.contains(lacks), "{args}: {lacks:?} in {text}");
-        assert!(!text.contains("vendor/"), "{args}: a quarantined name in {text}");
+        assert!(
+            text.contains(contains),
+            "{args}: {contains:?} not in {text}"
+        );
+        assert!(
+            lacks.is_empty() || !text.contains(lacks),
+            "{args}: {lacks:?} in {text}"
+        );
+        assert!(
+            !text.contains("vendor/"),
+            "{args}: a quarantined name in {text}"
+        );
     }
 }
+
+/// Exactly these files, or an error containing this.
+type Listed = Result<&'static [&'static str], &'static str>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_files_globs_and_hands_out_one_reference_per_unvouched_entry() {
@@ -101,14 +153,22 @@ async fn list_files_globs_and_hands_out_one_reference_per_unvouched_entry() {
         ],
     );
     // (directory, pattern, exactly these files, or an error containing this)
-    let table: Vec<(&str, Option<&str>, Result<&[&str], &str>)> = vec![
+    let table: Vec<(&str, Option<&str>, Listed)> = vec![
         ("src", Some("*.rs"), Ok(&["src/main.rs", "src/a/b/deep.rs"])),
-        ("src", Some("a/**"), Ok(&["src/a/notes.md", "src/a/b/deep.rs"])),
+        (
+            "src",
+            Some("a/**"),
+            Ok(&["src/a/notes.md", "src/a/b/deep.rs"]),
+        ),
         ("src", Some("**/*.md"), Ok(&["src/a/notes.md"])),
         ("src", Some("x?.txt"), Ok(&["src/x1.txt"])),
         ("src", Some("x*.txt"), Ok(&["src/x1.txt", "src/x22.txt"])),
         ("src", Some("*.nothing"), Ok(&[])),
-        ("src", Some("{a,b}.txt"), Err("brace groups are not supported")),
+        (
+            "src",
+            Some("{a,b}.txt"),
+            Err("brace groups are not supported"),
+        ),
         ("src", Some("/src/*"), Err("leading")),
         ("nowhere", None, Err("does not exist")),
     ];
@@ -167,7 +227,11 @@ async fn a_truncated_listing_says_so() {
         lab.write(&format!("src/f{i:04}.txt"), "");
     }
     let result = lab.call("list_files", json!({"directory": "src"})).await;
-    assert!(result.text().contains("[truncated"), "{}", &result.text()[..200]);
+    assert!(
+        result.text().contains("[truncated"),
+        "{}",
+        &result.text()[..200]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,30 +248,81 @@ async fn search_is_literal_and_trusted_only_when_every_file_is() {
     );
     // (arguments, reference?, contains, lacks)
     let table: Vec<(Value, bool, &str, &str)> = vec![
-        (json!({"pattern": "a.b", "directory": "src"}), false, "src/a.rs:1:let a.b = 1;", "axb"),
+        (
+            json!({"pattern": "a.b", "directory": "src"}),
+            false,
+            "src/a.rs:1:let a.b = 1;",
+            "axb",
+        ),
         (
             json!({"pattern": "a.b", "directory": "src", "include": "*.md"}),
             false,
             "src/b.md:1:",
             "src/a.rs",
         ),
-        (json!({"pattern": "fn .*main", "directory": "src"}), false, "looks like a regular expression", "src/a.rs:"),
-        (json!({"pattern": "absent text", "directory": "src"}), false, "no line contains", "regular"),
-        (json!({"pattern": "hit", "directory": "docs"}), false, "[incomplete", ""),
+        (
+            json!({"pattern": "fn .*main", "directory": "src"}),
+            false,
+            "looks like a regular expression",
+            "src/a.rs:",
+        ),
+        (
+            json!({"pattern": "absent text", "directory": "src"}),
+            false,
+            "no line contains",
+            "regular",
+        ),
+        (
+            json!({"pattern": "hit", "directory": "docs"}),
+            false,
+            "[incomplete",
+            "",
+        ),
         // Touching a file nobody vouched for: one reference, matched or not.
         (json!({"pattern": "secret"}), true, "quarantined", "vendor"),
-        (json!({"pattern": "no such text anywhere"}), true, "quarantined", "no line contains"),
-        (json!({"pattern": "x", "directory": "vendor"}), true, "quarantined", "vendor"),
-        (json!({"pattern": "\\d+", "directory": "vendor"}), true, "looks like a regular expression", "vendor"),
-        (json!({"pattern": "", "directory": "src"}), false, "pattern is empty", ""),
-        (json!({"pattern": "a", "include": "{a,b}"}), false, "brace", ""),
+        (
+            json!({"pattern": "no such text anywhere"}),
+            true,
+            "quarantined",
+            "no line contains",
+        ),
+        (
+            json!({"pattern": "x", "directory": "vendor"}),
+            true,
+            "quarantined",
+            "vendor",
+        ),
+        (
+            json!({"pattern": "\\d+", "directory": "vendor"}),
+            true,
+            "looks like a regular expression",
+            "vendor",
+        ),
+        (
+            json!({"pattern": "", "directory": "src"}),
+            false,
+            "pattern is empty",
+            "",
+        ),
+        (
+            json!({"pattern": "a", "include": "{a,b}"}),
+            false,
+            "brace",
+            "",
+        ),
     ];
     for (args, quarantined, contains, lacks) in table {
         let result = lab.call("search", args.clone()).await;
         let text = result.text();
         assert_eq!(!refs(&text).is_empty(), quarantined, "{args}: {text}");
-        assert!(text.contains(contains), "{args}: {contains:?} not in {text}");
-        assert!(lacks.is_empty() || !text.contains(lacks), "{args}: {lacks:?} in {text}");
+        assert!(
+            text.contains(contains),
+            "{args}: {contains:?} not in {text}"
+        );
+        assert!(
+            lacks.is_empty() || !text.contains(lacks),
+            "{args}: {lacks:?} in {text}"
+        );
         assert!(!text.contains("vendor secret"), "{args}: {text}");
     }
     // A truncated quarantined search says it is incomplete too.
@@ -235,13 +350,25 @@ async fn load_skill_takes_a_listed_name_exactly_and_never_a_path() {
         ("commit-styles", "no_such_skill", "close name is not taken"),
         ("Commit-Style", "no_such_skill", "if you meant commit-style"),
         ("../commit-style", "invalid_arguments", "never a path"),
-        ("../.agents/skills/evil/SKILL.md", "invalid_arguments", "matches nothing"),
-        ("evil", "no_such_skill", "the listed skills are commit-style"),
+        (
+            "../.agents/skills/evil/SKILL.md",
+            "invalid_arguments",
+            "matches nothing",
+        ),
+        (
+            "evil",
+            "no_such_skill",
+            "the listed skills are commit-style",
+        ),
     ];
     for (name, code, contains) in table {
         let result = lab.call("load_skill", json!({"name": name})).await;
         let text = result.text();
-        assert_eq!(result.code.as_ref().map(|c| c.as_str()).unwrap_or(""), code, "{name}: {text}");
+        assert_eq!(
+            result.code.as_ref().map(|c| c.as_str()).unwrap_or(""),
+            code,
+            "{name}: {text}"
+        );
         assert!(text.contains(contains), "{name}: {text}");
         assert!(!text.contains("evil\n") || name == "evil", "{name}: {text}");
     }
@@ -263,9 +390,16 @@ async fn todo_write_replaces_the_whole_list_and_reads_unknown_status_as_outstand
         .await;
     assert_eq!(first.text(), "[x] read\n[~] fix\n[ ] test\n");
     let second = lab
-        .call("todo_write", json!({"todos": [{"content": "ship", "status": "??"}]}))
+        .call(
+            "todo_write",
+            json!({"todos": [{"content": "ship", "status": "??"}]}),
+        )
         .await;
-    assert_eq!(second.text(), "[ ] ship\n", "the previous list is replaced whole");
+    assert_eq!(
+        second.text(),
+        "[ ] ship\n",
+        "the previous list is replaced whole"
+    );
     let empty = lab.call("todo_write", json!({"todos": []})).await;
     assert_eq!(empty.text(), "the list is empty\n");
     assert!(lab.person.asked().is_empty());

@@ -42,9 +42,15 @@ async fn the_asks_column_is_what_reaches_the_person() {
         &project(),
     );
     // References the table's calls use: a file nobody vouched for and a command's output.
-    let file = first_ref(&lab.call("read_file", json!({"path": "vendor/notes.txt"})).await);
+    let file = first_ref(
+        &lab.call("read_file", json!({"path": "vendor/notes.txt"}))
+            .await,
+    );
     let ran = lab
-        .call("run", json!({"pipeline": [{"program": "echo", "args": ["hello"]}]}))
+        .call(
+            "run",
+            json!({"pipeline": [{"program": "echo", "args": ["hello"]}]}),
+        )
         .await;
     let out = first_ref(&ran);
     lab.person.take();
@@ -146,32 +152,46 @@ async fn read_file_asks_only_to_vouch_for_a_quarantined_file() {
         &project(),
     );
     lab.person.denies_all();
-    let refused = lab.call("read_file", json!({"path": "vendor/notes.txt"})).await;
+    let refused = lab
+        .call("read_file", json!({"path": "vendor/notes.txt"}))
+        .await;
     assert!(refused.text().starts_with("ref:0"), "{}", refused.text());
     assert!(!refused.text().contains("vendor notes"));
     let asked = lab.person.take();
     assert_eq!(asked.len(), 1);
-    assert!(asked[0]
-        .effect
-        .as_deref()
-        .unwrap()
-        .contains("vouch for vendor/notes.txt"));
+    assert!(
+        asked[0]
+            .effect
+            .as_deref()
+            .unwrap()
+            .contains("vouch for vendor/notes.txt")
+    );
 
     lab.call("read_file", json!({"path": "src/lib.rs"})).await;
     assert!(lab.person.take().is_empty(), "a trusted file asks nobody");
 
     lab.person.approves_all();
     let vouched = lab.call("read_file", json!({"path_ref": "ref:0"})).await;
-    assert!(vouched.text().contains("vendor notes"), "{}", vouched.text());
+    assert!(
+        vouched.text().contains("vendor notes"),
+        "{}",
+        vouched.text()
+    );
     assert_eq!(lab.person.take().len(), 1);
     // Vouched once, for the session: the next read asks nobody.
-    let again = lab.call("read_file", json!({"path": "vendor/notes.txt"})).await;
+    let again = lab
+        .call("read_file", json!({"path": "vendor/notes.txt"}))
+        .await;
     assert!(again.text().contains("second line"));
     assert!(lab.person.take().is_empty());
 }
 
 fn rule(effect: Effect, pattern: &str) -> Rule {
-    Rule::new(effect, Pattern::parse(pattern).unwrap(), RuleSource::BuiltIn)
+    Rule::new(
+        effect,
+        Pattern::parse(pattern).unwrap(),
+        RuleSource::BuiltIn,
+    )
 }
 
 /// The routing column is what the user's rules decide on; the content column is carried and
@@ -281,7 +301,10 @@ async fn a_resumed_session_hands_out_the_same_references() {
     assert_eq!(listed.len(), 2, "{}", listing.text());
     lab.person.approves_all();
     let ran = lab
-        .call("run", json!({"pipeline": [{"program": "echo", "args": ["out"]}]}))
+        .call(
+            "run",
+            json!({"pipeline": [{"program": "echo", "args": ["out"]}]}),
+        )
         .await;
     let outputs = refs(&ran.text());
     // A trusted file tainted by quarantined content.
@@ -302,7 +325,9 @@ async fn a_resumed_session_hands_out_the_same_references() {
     // The same file gets the same reference; a new one continues the numbering.
     let again = lab.call("list_files", json!({"directory": "vendor"})).await;
     assert_eq!(refs(&again.text()), listed);
-    let tainted = lab.call("read_file", json!({"path": "src/copied.rs"})).await;
+    let tainted = lab
+        .call("read_file", json!({"path": "src/copied.rs"}))
+        .await;
     let fresh = first_ref(&tainted);
     assert_eq!(fresh, format!("ref:{}", before.len()));
     assert!(!tainted.text().contains("vendor"));

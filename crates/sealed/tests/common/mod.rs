@@ -272,9 +272,7 @@ impl Lab {
             questions: config
                 .questions
                 .then(|| questions.clone() as Arc<dyn Questions>),
-            voucher: config
-                .voucher
-                .then(|| person.clone() as Arc<dyn Approver>),
+            voucher: config.voucher.then(|| person.clone() as Arc<dyn Approver>),
             skills: config.skills.clone(),
             env: tackle_process::EnvPolicy::default(),
             path_var: std::env::var_os("PATH"),
