@@ -3,6 +3,8 @@
 //! The user's rules still hold (a deny is a deny), and on top of them: write_file and edit_file
 //! ask every time (`sealed.write:`), run asks unless every stage is a vouched command and its
 //! input is not private (`sealed.run:`, `sealed.stdin:`), read_output asks (`sealed.show:`).
+//! A vouch for a command's exact argv also answers the user's gate's ask about it (its default
+//! for commands is to ask); a deny rule still refuses it.
 //! None of these asks can be granted for the session. A call that names a file by reference
 //! carries `sealed.ref:N`, and then no message the planner gets names the file.
 

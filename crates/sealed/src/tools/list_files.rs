@@ -134,21 +134,23 @@ impl Tool for ListFiles {
             quarantined += 1;
             lines.push(id.to_string());
         }
-        let mut text = if lines.is_empty() {
-            "(no files)\n".to_owned()
-        } else {
-            lines.join("\n") + "\n"
-        };
-        if quarantined > 0 {
-            text.push_str(&format!(
-                "[{quarantined} of these are in directories nobody vouched for: each is listed as a reference, its name not shown]\n"
-            ));
-        }
+        // Notes come first, so that a preview cut short by the runtime still carries them.
+        let mut text = String::new();
         if truncated {
             text.push_str(&format!(
                 "[truncated: the listing stopped after {} entries; list a narrower directory or pattern]\n",
                 lines.len()
             ));
+        }
+        if quarantined > 0 {
+            text.push_str(&format!(
+                "[{quarantined} of these are in directories nobody vouched for: each is listed as a reference, its name not shown]\n"
+            ));
+        }
+        if lines.is_empty() {
+            text.push_str("(no files)\n");
+        } else {
+            text.push_str(&(lines.join("\n") + "\n"));
         }
         Ok(ToolCompletion::single(text))
     }

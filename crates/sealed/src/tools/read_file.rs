@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tackle_protocol::Concurrency;
+use tackle_protocol::{Concurrency, Truncation};
 use tackle_protocol::{Quarantined, Trust};
 use tackle_runtime::{Approval, ApprovalRequest};
 use tackle_tool::{
@@ -76,6 +76,13 @@ impl Tool for ReadFile {
 
     fn permission_actions(&self) -> &'static [&'static str] {
         &["read"]
+    }
+
+    fn truncation(&self) -> Truncation {
+        // Self-paginating: a page comes back whole with the offset to continue from. Cut by the
+        // runtime's preview, it would lose that line and point at an artifact URI, which this
+        // read_file does not open.
+        Truncation::OptOut
     }
 
     fn prepare(&self, args: Args, _cx: &PrepareContext<'_>) -> Result<Prepared<Plan>, ToolError> {

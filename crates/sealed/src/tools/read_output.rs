@@ -18,6 +18,9 @@ use crate::reference::RefId;
 use crate::tools::Shared;
 use crate::tools::read_file::record_failed;
 
+/// The streams run hands back references to.
+const RUN_STREAMS: [&str; 2] = ["stdout", "stderr"];
+
 /// The most lines of output shown to the person.
 const SHOWN_LINES: usize = 2_000;
 
@@ -62,6 +65,8 @@ impl Tool for ReadOutput {
             .state
             .get(id)
             .ok_or_else(|| errors::unknown_reference(&args.reference))?;
+        // run's streams only: a quarantined search result holds lines of files, and a file
+        // is not readable this way.
         let Quarantined::Output {
             stream,
             text,
@@ -69,13 +74,11 @@ impl Tool for ReadOutput {
             truncated,
         } = held.held
         else {
-            return Err(ToolError::new(
-                errors::QUARANTINED,
-                format!(
-                    "read_output shows only what run printed, and {id} is not a command's output; pass it to spawn_processor instead"
-                ),
-            ));
+            return Err(not_output(id));
         };
+        if !RUN_STREAMS.contains(&stream.as_str()) {
+            return Err(not_output(id));
+        }
         let mut effect = format!(
             "show the planner this {stream} ({total_bytes} bytes{}):\n",
             if truncated {
@@ -125,4 +128,13 @@ impl Tool for ReadOutput {
             plan.text
         }))
     }
+}
+
+fn not_output(id: RefId) -> ToolError {
+    ToolError::new(
+        errors::QUARANTINED,
+        format!(
+            "read_output shows only what run printed, and {id} is not a command's output; pass it to spawn_processor instead"
+        ),
+    )
 }

@@ -158,11 +158,8 @@ impl Tool for Search {
                 }
             }
         }
-        let mut text = if matches.is_empty() {
-            format!("no line contains `{}`\n", plan.pattern)
-        } else {
-            matches.join("\n") + "\n"
-        };
+        // Notes come first, so that a preview cut short by the runtime still carries them.
+        let mut text = String::new();
         if truncated {
             text.push_str(&format!(
                 "[incomplete: the search stopped at {} matches or {} files; narrow the directory or include]\n",
@@ -171,14 +168,19 @@ impl Tool for Search {
             ));
         }
         let regex_note = matches.is_empty() && looks_like_regex(&plan.pattern);
+        if trusted && regex_note {
+            text.push_str(
+                "[the pattern is matched literally, and it looks like a regular expression: \
+                 nothing found does not mean the text you meant is absent; search for a \
+                 literal part of it]\n",
+            );
+        }
+        if matches.is_empty() {
+            text.push_str(&format!("no line contains `{}`\n", plan.pattern));
+        } else {
+            text.push_str(&(matches.join("\n") + "\n"));
+        }
         if trusted {
-            if regex_note {
-                text.push_str(
-                    "[the pattern is matched literally, and it looks like a regular expression: \
-                     nothing found does not mean the text you meant is absent; search for a \
-                     literal part of it]\n",
-                );
-            }
             return Ok(ToolCompletion::single(text));
         }
         let label = Label {
