@@ -156,8 +156,10 @@ impl GateHook for SealedGate {
                     message
                 };
                 if let Some((more, why)) = sealed {
+                    // This layer asks every time anyway: its reason is the one that holds
+                    // (an allow rule the user's message might suggest would not stop it).
                     keys.extend(more);
-                    message = format!("{message}; {why}");
+                    message = why;
                 }
                 GateVerdict::Ask { keys, message }
             }

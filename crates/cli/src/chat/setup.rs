@@ -51,6 +51,9 @@ pub fn runtime(
     Ok((Arc::new(runtime), boundaries, tree))
 }
 
+/// A sealed session's runtime, task boundaries, (empty) tree and sealed parts.
+pub type SealedRuntime = (Arc<Runtime>, Arc<TaskBoundaries>, Arc<Tree>, Sealed);
+
 /// The runtime of a sealed chat session: seed 004's eleven tools over `session` (its
 /// references are its own, so each session has its runtime), the sealed gate, no subagents.
 #[allow(clippy::too_many_arguments)]
@@ -63,7 +66,7 @@ pub fn sealed_runtime(
     session: &Session,
     choice: &ModelChoice,
     resumed: bool,
-) -> anyhow::Result<(Arc<Runtime>, Arc<TaskBoundaries>, Arc<Tree>, Sealed)> {
+) -> anyhow::Result<SealedRuntime> {
     let tree = Tree::new(
         config.delegation,
         config.agent_types.iter().cloned().collect(),
