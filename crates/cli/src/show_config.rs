@@ -47,6 +47,7 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "mode": sourced_json(&s.mode),
             "plan_mode": sourced_json(&s.plan_mode),
             "checkpoint": { "mode": sourced_json(&s.checkpoint_mode) },
+            "posture": { "mode": sourced_json(&s.posture_mode) },
             "tools": { "descriptions": sourced_json(&s.tool_descriptions) },
             "watchdog": {
                 "mode": sourced_json(&s.watchdog_mode),
@@ -141,6 +142,12 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
         "checkpoint.mode",
         &s.checkpoint_mode.value,
         &s.checkpoint_mode.origin,
+    );
+    row(
+        &mut text,
+        "posture.mode",
+        &s.posture_mode.value,
+        &s.posture_mode.origin,
     );
     row(
         &mut text,

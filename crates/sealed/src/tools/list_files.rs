@@ -62,6 +62,12 @@ impl Tool for ListFiles {
         true
     }
 
+    fn truncation(&self) -> tackle_protocol::Truncation {
+        // Bounded here (at most MAX_SHOWN entries), with notes the runtime's preview could cut off and a
+        // hint naming an artifact this surface cannot open.
+        tackle_protocol::Truncation::OptOut
+    }
+
     fn concurrency(&self) -> Concurrency {
         Concurrency::Exclusive
     }

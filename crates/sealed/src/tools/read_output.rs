@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tackle_protocol::{Quarantined, Trust};
+use tackle_protocol::{Quarantined, Truncation, Trust};
 use tackle_tool::{
     Action, ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool,
     ToolCompletion, ToolError,
@@ -21,8 +21,27 @@ use crate::tools::read_file::record_failed;
 /// The streams run hands back references to.
 const RUN_STREAMS: [&str; 2] = ["stdout", "stderr"];
 
-/// The most lines of output shown to the person.
+/// The most lines of output shown to the person, and passed on if they agree.
 const SHOWN_LINES: usize = 2_000;
+/// The most bytes of output shown and passed on.
+const SHOWN_BYTES: usize = 256 * 1024;
+
+/// The first [`SHOWN_LINES`] lines of `text` within [`SHOWN_BYTES`], and how many lines are
+/// left out.
+fn head(text: &str) -> (String, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown = String::new();
+    let mut taken = 0;
+    for line in lines.iter().take(SHOWN_LINES) {
+        if shown.len() + line.len() + 1 > SHOWN_BYTES && taken > 0 {
+            break;
+        }
+        shown.push_str(line);
+        shown.push('\n');
+        taken += 1;
+    }
+    (shown, lines.len() - taken)
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +77,12 @@ impl Tool for ReadOutput {
         true
     }
 
+    fn truncation(&self) -> Truncation {
+        // What the planner gets is exactly what the person saw: cut here, never by the
+        // runtime's preview (whose hint names an artifact this surface cannot open).
+        Truncation::OptOut
+    }
+
     fn prepare(&self, args: Args, _cx: &PrepareContext<'_>) -> Result<Prepared<Plan>, ToolError> {
         let id = RefId::parse_arg("ref", &args.reference).map_err(errors::invalid)?;
         let held = self
@@ -87,15 +112,17 @@ impl Tool for ReadOutput {
                 ""
             }
         );
-        let lines: Vec<&str> = text.lines().collect();
-        for line in lines.iter().take(SHOWN_LINES) {
-            effect.push_str(line);
-            effect.push('\n');
-        }
-        if lines.len() > SHOWN_LINES {
+        let (shown, left_out) = head(&text);
+        effect.push_str(&shown);
+        if left_out > 0 {
             effect.push_str(&format!(
-                "… {} more lines, which the planner would see too\n",
-                lines.len() - SHOWN_LINES
+                "… {left_out} more lines, neither shown here nor passed to the planner\n"
+            ));
+        }
+        let mut text = shown;
+        if left_out > 0 {
+            text.push_str(&format!(
+                "[{left_out} more lines of this output are not shown]\n"
             ));
         }
         let routing = Routing {
@@ -137,4 +164,22 @@ fn not_output(id: RefId) -> ToolError {
             "read_output shows only what run printed, and {id} is not a command's output; pass it to spawn_processor instead"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_is_what_the_person_sees_and_says_what_it_left_out() {
+        let text: String = (0..SHOWN_LINES + 5).map(|i| format!("{i}\n")).collect();
+        let (shown, left_out) = head(&text);
+        assert_eq!(left_out, 5);
+        assert_eq!(shown.lines().count(), SHOWN_LINES);
+        let long = "x".repeat(SHOWN_BYTES / 2);
+        let text = format!("{long}\n{long}\n{long}\n");
+        let (shown, left_out) = head(&text);
+        assert_eq!((shown.lines().count(), left_out), (1, 2));
+        assert_eq!(head("a\nb\n"), ("a\nb\n".to_owned(), 0));
+    }
 }

@@ -80,6 +80,12 @@ impl Tool for Run {
         false
     }
 
+    fn truncation(&self) -> tackle_protocol::Truncation {
+        // Bounded here (a vouched command's streams cut at SHOWN_LIMIT each), with notes the runtime's preview could cut off and a
+        // hint naming an artifact this surface cannot open.
+        tackle_protocol::Truncation::OptOut
+    }
+
     fn permission_actions(&self) -> &'static [&'static str] {
         &["tool.bash.cmd"]
     }

@@ -66,6 +66,12 @@ impl Tool for Search {
         true
     }
 
+    fn truncation(&self) -> tackle_protocol::Truncation {
+        // Bounded here (at most MAX_MATCHES lines, each cut at MAX_LINE_CHARS), with notes the runtime's preview could cut off and a
+        // hint naming an artifact this surface cannot open.
+        tackle_protocol::Truncation::OptOut
+    }
+
     fn concurrency(&self) -> Concurrency {
         Concurrency::Exclusive
     }
@@ -154,6 +160,7 @@ impl Tool for Search {
                         truncated = true;
                         break 'files;
                     }
+                    let line = cut_line(line);
                     matches.push(format!("{path}:{}:{line}", n + 1));
                 }
             }
@@ -212,6 +219,17 @@ impl Tool for Search {
             shown.push_str("[note: the pattern is matched literally, and it looks like a regular expression]\n");
         }
         Ok(ToolCompletion::single(shown))
+    }
+}
+
+/// The most characters of one matching line shown.
+pub const MAX_LINE_CHARS: usize = 500;
+
+/// A matching line cut at [`MAX_LINE_CHARS`] (a minified file's one line is not a result).
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        Some((at, _)) => format!("{}… [line cut]", &line[..at]).into(),
+        None => line.into(),
     }
 }
 
