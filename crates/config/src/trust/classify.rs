@@ -1046,6 +1046,10 @@ bash.prestart | [bash]\nprestart = false | [bash]\nprestart = true | ignored
 checkpoint.mode | | [checkpoint]\nmode = "operator" | kept
 checkpoint.mode | | [checkpoint]\nmode = "model" | kept
 checkpoint.mode | [checkpoint]\nmode = "operator" | [checkpoint]\nmode = "model" | ignored
+posture.mode | | [posture]\nmode = "sealed" | kept
+posture.mode | | [posture]\nmode = "standard" | kept
+posture.mode | [posture]\nmode = "sealed" | [posture]\nmode = "standard" | ignored
+posture.mode | [posture]\nmode = "sealed" | [posture]\nmode = "sealed" | kept
 watchdog.mode | | [watchdog]\nmode = "enforce" | kept
 watchdog.mode | | [watchdog]\nmode = "off" | ignored
 watchdog.mode | [watchdog]\nmode = "off" | [watchdog]\nmode = "warn" | kept
