@@ -59,6 +59,11 @@ impl Grants {
         self.run_patterns.iter().map(Pattern::as_str)
     }
 
+    /// True when `key` was granted for the session (a person said so for this exact key).
+    pub fn is_granted_for_session(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
+
     /// True when `key` was granted for the session, or matches a pattern granted for the run.
     pub fn is_granted(&self, key: &str) -> bool {
         (!self.keys.is_empty() && self.keys.contains(key))

@@ -188,9 +188,18 @@ impl Policy {
             }
             if effect == Effect::Ask {
                 let unparseable = key == UNPARSEABLE_BASH;
+                // A child's narrowing asks a person: a run's pre-approved patterns (a
+                // skill's allowed-tools) do not answer it, a person's session grant does.
+                let narrowing = matches!(reason, Reason::Rule(i)
+                    if matches!(self.rules[i].source, crate::RuleSource::Narrowing { .. }));
+                let granted = if narrowing {
+                    grants.is_granted_for_session(key)
+                } else {
+                    grants.is_granted(key)
+                };
                 if matches!(reason, Reason::Protected(_)) {
                     asks.push(self.report(key, effect, reason));
-                } else if !unparseable && grants.is_granted(key) {
+                } else if !unparseable && granted {
                     overrides.push(KeyVerdict {
                         key: key.clone(),
                         effect: Effect::Allow,

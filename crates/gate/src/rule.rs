@@ -67,6 +67,13 @@ pub enum RuleSource {
         /// The flag as typed, with its dashes.
         flag: String,
     },
+    /// A rule a child session adds to its parent's policy (a subagent type's `permissions`):
+    /// it only narrows, and what a run pre-approved (a skill's `allowed-tools`) never answers
+    /// its ask; a person's own approval does.
+    Narrowing {
+        /// Who added it, as a person reads it ("the subagent's type").
+        by: String,
+    },
 }
 
 impl RuleSource {
@@ -75,7 +82,7 @@ impl RuleSource {
         match self {
             RuleSource::BuiltIn => "from the built-in defaults".to_owned(),
             RuleSource::File { .. } => format!("at {self}"),
-            RuleSource::Flag { .. } => format!("from {self}"),
+            RuleSource::Flag { .. } | RuleSource::Narrowing { .. } => format!("from {self}"),
         }
     }
 }
@@ -86,6 +93,7 @@ impl fmt::Display for RuleSource {
             RuleSource::BuiltIn => f.write_str("built-in default"),
             RuleSource::File { path, line } => write!(f, "{}:{line}", path.display()),
             RuleSource::Flag { flag } => f.write_str(flag),
+            RuleSource::Narrowing { by } => f.write_str(by),
         }
     }
 }

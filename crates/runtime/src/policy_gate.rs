@@ -123,8 +123,8 @@ impl GateHook for PolicyGate {
 /// compile.
 fn narrowed(base: &Policy, narrowing: &[Narrowing]) -> Policy {
     let mut rules = base.rules().to_vec();
-    let source = RuleSource::Flag {
-        flag: "the subagent's type".to_owned(),
+    let source = RuleSource::Narrowing {
+        by: "the subagent's type".to_owned(),
     };
     for rule in narrowing {
         let effect = match rule {

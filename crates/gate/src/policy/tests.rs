@@ -970,3 +970,40 @@ fn protected_path_messages_say_why_and_that_nothing_lifts_them() {
     let text = decide_key(&yolo, "write:.agents/config.toml").message();
     assert!(text.contains("project configuration"), "{text}");
 }
+
+#[test]
+fn a_runs_pre_approval_never_answers_a_narrowing_ask_and_a_persons_grant_does() {
+    let narrowing = Rule::new(
+        Effect::Ask,
+        Pattern::parse("tool.bash.cmd:git push *").unwrap(),
+        RuleSource::Narrowing {
+            by: "the subagent's type".to_owned(),
+        },
+    );
+    let user_ask = at(Effect::Ask, "tool.bash.cmd:git commit *", 3);
+    let p = policy(vec![narrowing, user_ask]);
+    let mut run = Grants::new();
+    run.grant_for_run(Pattern::parse("tool.bash.cmd:git *").unwrap());
+    // (key, granted for the run only → effect, also granted by a person → effect)
+    let table = [
+        ("tool.bash.cmd:git push origin", Effect::Ask, Effect::Allow),
+        (
+            "tool.bash.cmd:git commit -m x",
+            Effect::Allow,
+            Effect::Allow,
+        ),
+        ("tool.bash.cmd:git status", Effect::Allow, Effect::Allow),
+    ];
+    for (key, by_run, by_person) in table {
+        let got = decide_with(&p, "bash", &[key], true, &run);
+        assert_eq!(effect(&got), by_run, "{key} with the run's grant: {got:?}");
+        let mut person = run.clone();
+        person.grant_session(key);
+        let got = decide_with(&p, "bash", &[key], true, &person);
+        assert_eq!(
+            effect(&got),
+            by_person,
+            "{key} granted by a person: {got:?}"
+        );
+    }
+}
