@@ -68,6 +68,9 @@ impl Inner {
 pub struct SealedState {
     inner: Mutex<Inner>,
     recorder: Arc<dyn Recorder>,
+    /// Held from numbering a reference until it is recorded and applied, so two calls never
+    /// number the same one.
+    adding: tokio::sync::Mutex<()>,
 }
 
 impl SealedState {
@@ -75,6 +78,7 @@ impl SealedState {
         Arc::new(Self {
             inner: Mutex::new(Inner::default()),
             recorder,
+            adding: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -86,6 +90,7 @@ impl SealedState {
         Arc::new(Self {
             inner: Mutex::new(inner),
             recorder,
+            adding: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -112,13 +117,12 @@ impl SealedState {
         held: Quarantined,
         label: Label,
     ) -> Result<RefId, String> {
+        let _adding = self.adding.lock().await;
         if let Quarantined::File { path } = &held
             && let Some(existing) = self.lock().file_refs.get(path)
         {
             return Ok(*existing);
         }
-        // Numbered under the lock at apply time; a table is used by one planner's calls, and
-        // the runtime runs the tools that add references one at a time.
         let reference = self.lock().refs.len() as u32;
         self.change(
             call,

@@ -151,12 +151,16 @@ impl Tool for WriteFile {
             .root
             .commit(plan.staged)
             .map_err(|e| errors::fs(&e, &plan.target.shown))?;
-        let trusted = plan.label.trust == Trust::Trusted;
-        shared
-            .state
-            .set_file_trust(&cx.call_id, plan.target.real.as_str(), trusted)
-            .await
-            .map_err(record_failed)?;
+        // The file now holds what was written, and carries its label.
+        let real = plan.target.real.as_str();
+        if shared.trust.file(real) != plan.label.trust {
+            let trusted = plan.label.trust == Trust::Trusted;
+            shared
+                .state
+                .set_file_trust(&cx.call_id, real, trusted)
+                .await
+                .map_err(record_failed)?;
+        }
         let verb = if committed.created {
             "created"
         } else {
