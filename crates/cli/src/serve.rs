@@ -51,6 +51,13 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
              " · approvals: the client's confirmation of a mutating call stands for the user's (--approvals client)",
         );
     }
+    if config.agent_loop.posture == tackle_runtime::Posture::Sealed {
+        // The sealed surface is the agent's (run, chat): a client's model gets the standard
+        // catalog, behind the same gate, and should not be thought sealed.
+        posture.push_str(
+            " · [posture] mode = \"sealed\" applies to tackle run and chat; serve offers the standard catalog",
+        );
+    }
     if verbose || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("tackle serve: {posture}");
     }

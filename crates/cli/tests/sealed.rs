@@ -52,6 +52,15 @@ fn a_sealed_run_shows_what_was_vouched_for_and_only_references_of_the_rest() {
         .run();
     vouch.success();
     assert!(vouch.stdout.contains("vouched for src"), "{}", vouch.stdout);
+    let listed = p.tackle(["trust", "--list"]).run();
+    listed.success();
+    assert!(
+        listed
+            .stdout
+            .contains("directories: src; commands: printf ok"),
+        "{}",
+        listed.stdout
+    );
 
     let planner = script(
         &p,
@@ -240,4 +249,59 @@ fn tackle_names() -> Vec<String> {
     .iter()
     .map(|s| (*s).to_owned())
     .collect()
+}
+
+/// `[posture] mode = "sealed"` in the user's config makes `tackle chat` sealed: the status line
+/// says so, a vouched file is shown, a file nobody vouched for is offered for a vouch on the
+/// terminal and, refused, comes back as a reference; a write asks with its diff.
+#[test]
+fn a_chat_runs_sealed_from_the_settings() {
+    use harness::tmux::Tmux;
+    let p = Project::new();
+    p.write("src/lib.rs", "pub fn add() {}\n");
+    p.write("notes/todo.md", &format!("{INJECTION}\n"));
+    p.user_config("[posture]\nmode = \"sealed\"\n");
+    p.tackle(["trust", "--sealed", "src"]).run().success();
+    let planner = script(
+        &p,
+        "chat.jsonl",
+        &[
+            call("c0", "read_file", json!({"path": "src/lib.rs"})),
+            call("c1", "read_file", json!({"path": "notes/todo.md"})),
+            call(
+                "c2",
+                "write_file",
+                json!({"path": "src/new.rs", "contents": "// new\n"}),
+            ),
+            json!({"turn": {"text": "All done."}}),
+        ],
+    );
+    let chat = Tmux::chat(&p, &model(&planner));
+    chat.wait_for(&["new session", "sealed"]);
+    chat.type_line("go");
+    chat.wait_for(&["sealed.vouch:notes/todo.md"]);
+    chat.type_line("d");
+    chat.wait_for(&["write src/new.rs", "+// new"]);
+    chat.type_line("o");
+    chat.wait_for(&["All done."]);
+    chat.type_line("/quit");
+    chat.wait_gone();
+    assert_eq!(
+        std::fs::read_to_string(p.join("src/new.rs")).unwrap(),
+        "// new\n"
+    );
+    let shown: String = results(&p)
+        .iter()
+        .map(|r| r["content"].to_string())
+        .collect();
+    assert!(shown.contains("pub fn add"), "{shown}");
+    assert!(
+        shown.contains("ref:0") && !shown.contains("IGNORE PREVIOUS"),
+        "{shown}"
+    );
+    let log = p.sessions().concat();
+    assert!(
+        log.iter()
+            .any(|l| l["event"]["type"] == "session_started" && l["event"]["posture"] == "sealed")
+    );
 }

@@ -69,6 +69,11 @@ impl Vouches {
     }
 }
 
+/// Every root's vouches kept in the file at `path`, by root.
+pub fn all(path: &Path) -> Result<BTreeMap<String, Vouches>, String> {
+    Ok(read(path)?.roots)
+}
+
 /// Adds `directory` (root-relative, normalized) and `commands` to `root`'s vouches in the file at
 /// `path`, written atomically with mode 0600.
 pub fn add(

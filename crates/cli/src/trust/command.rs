@@ -179,9 +179,14 @@ fn list(store: &TrustStore, json_out: bool) -> Result<u8, Failure> {
             )
         })
         .collect();
+    let sealed = super::vouch::listed();
     let mut out = std::io::stdout().lock();
     if json_out {
         let value = json!({
+            "sealed": sealed.as_ref().map(|(file, roots)| json!({
+                "file": file.display().to_string(),
+                "roots": roots,
+            })).ok(),
             "store": store.path().display().to_string(),
             "roots": rows.iter().map(|(root, at, accepted, state)| json!({
                 "root": root, "trusted_at": at, "accepted": accepted, "state": state,
@@ -208,5 +213,29 @@ fn list(store: &TrustStore, json_out: bool) -> Result<u8, Failure> {
         store.path().display()
     )
     .context("writing the list")?;
+    match &sealed {
+        Ok((file, roots)) if !roots.is_empty() => {
+            for (root, vouches) in roots {
+                let commands: Vec<String> = vouches.commands.iter().map(|c| c.join(" ")).collect();
+                writeln!(
+                    out,
+                    "sealed: {}  directories: {}; commands: {}",
+                    visible(root),
+                    visible(&vouches.directories.join(", ")),
+                    visible(&commands.join(", "))
+                )
+                .context("writing the list")?;
+            }
+            writeln!(
+                out,
+                "{} root(s) with sealed vouches in {}",
+                roots.len(),
+                file.display()
+            )
+            .context("writing the list")?;
+        }
+        Ok(_) => {}
+        Err(problem) => eprintln!("tackle: sealed vouches: {}", visible(problem)),
+    }
     Ok(exit::OK)
 }

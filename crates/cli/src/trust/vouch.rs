@@ -10,6 +10,20 @@ use crate::exit;
 
 use super::prompt::visible;
 
+/// The user's vouch file and every root's vouches in it.
+pub fn listed() -> Result<
+    (
+        std::path::PathBuf,
+        std::collections::BTreeMap<String, tackle_sealed::Vouches>,
+    ),
+    String,
+> {
+    let path = tackle_sealed::vouches::file_path()
+        .ok_or("no user config directory: set XDG_CONFIG_HOME or HOME")?;
+    let roots = tackle_sealed::vouches::all(&path)?;
+    Ok((path, roots))
+}
+
 pub fn run(
     root: Option<&std::path::Path>,
     dirs: &[String],
