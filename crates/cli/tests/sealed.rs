@@ -259,7 +259,7 @@ fn a_chat_runs_sealed_from_the_settings() {
     use harness::tmux::Tmux;
     let p = Project::new();
     p.write("src/lib.rs", "pub fn add() {}\n");
-    p.write("notes/todo.md", &format!("{INJECTION}\n"));
+    p.write("notes/todo.md", format!("{INJECTION}\n"));
     p.user_config("[posture]\nmode = \"sealed\"\n");
     p.tackle(["trust", "--sealed", "src"]).run().success();
     let planner = script(
