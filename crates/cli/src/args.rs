@@ -292,13 +292,14 @@ pub enum Command {
         json: bool,
         /// For the sealed posture: vouch for DIR (relative to the project root; `.` for all of
         /// it), so the model sees its files' content and names instead of references. Kept in
-        /// your config directory, never in the project. Repeatable.
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["revoke", "list"])]
+        /// your config directory, never in the project. Repeatable; with --revoke, takes the
+        /// vouch back.
+        #[arg(long, value_name = "DIR", conflicts_with = "list")]
         sealed: Vec<String>,
         /// For the sealed posture: vouch for a command, given as its exact argv split on
         /// spaces ("git status"): it then runs without asking and the model sees its output.
-        /// Only that exact argv; repeatable.
-        #[arg(long, value_name = "ARGV", conflicts_with_all = ["revoke", "list"])]
+        /// Only that exact argv; repeatable; with --revoke, takes the vouch back.
+        #[arg(long, value_name = "ARGV", conflicts_with = "list")]
         sealed_command: Vec<String>,
     },
     /// Manage the MCP servers tackle connects to (their tools join the catalog as

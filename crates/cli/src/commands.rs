@@ -146,9 +146,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Trust {
             sealed,
             sealed_command,
+            revoke,
             ..
         } if !sealed.is_empty() || !sealed_command.is_empty() => {
-            crate::trust::vouch::run(cli.root.as_deref(), &sealed, &sealed_command)
+            crate::trust::vouch::run(cli.root.as_deref(), &sealed, &sealed_command, revoke)
         }
         Command::Trust {
             revoke, list, json, ..

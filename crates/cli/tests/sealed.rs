@@ -52,6 +52,15 @@ fn a_sealed_run_shows_what_was_vouched_for_and_only_references_of_the_rest() {
         .run();
     vouch.success();
     assert!(vouch.stdout.contains("vouched for src"), "{}", vouch.stdout);
+    // A vouch taken back is gone; given again, it is back.
+    let revoked = p.tackle(["trust", "--revoke", "--sealed", "src"]).run();
+    revoked.success();
+    assert!(
+        revoked.stdout.contains("took back 1 of 1"),
+        "{}",
+        revoked.stdout
+    );
+    p.tackle(["trust", "--sealed", "src"]).run().success();
     let listed = p.tackle(["trust", "--list"]).run();
     listed.success();
     assert!(

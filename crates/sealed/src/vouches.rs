@@ -104,6 +104,35 @@ pub fn add(
     Ok(vouches)
 }
 
+/// Takes `directories` and `commands` out of `root`'s vouches in the file at `path`; says how
+/// many of them were there.
+pub fn remove(
+    path: &Path,
+    root: &Path,
+    directories: &[String],
+    commands: &[Vec<String>],
+) -> Result<(Vouches, usize), String> {
+    let mut file = read(path)?;
+    file.tackle_sealed = VERSION;
+    let key = root.to_string_lossy().into_owned();
+    let Some(entry) = file.roots.get_mut(&key) else {
+        return Ok((Vouches::default(), 0));
+    };
+    let before = entry.directories.len() + entry.commands.len();
+    entry.directories.retain(|d| !directories.contains(d));
+    entry.commands.retain(|c| !commands.contains(c));
+    let removed = before - entry.directories.len() - entry.commands.len();
+    let vouches = entry.clone();
+    if vouches == Vouches::default() {
+        file.roots.remove(&key);
+    }
+    if removed > 0 {
+        let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+        write_private(path, text.as_bytes())?;
+    }
+    Ok((vouches, removed))
+}
+
 fn read(path: &Path) -> Result<VouchFile, String> {
     let bytes = match OwnFile::VOUCHES.read_at(path) {
         Ok(Some(bytes)) => bytes,
@@ -192,6 +221,11 @@ mod tests {
         add(&path, Path::new("/p/two"), &["docs".into()], &[]).unwrap();
         let one = Vouches::load(&path, root).unwrap();
         assert!(one.covers("src/x") && !one.covers("docs/x"));
+        let (left, removed) = remove(&path, root, &["src".into(), "nope".into()], &[]).unwrap();
+        assert_eq!(removed, 1);
+        assert!(!left.covers("src/x") && left.command_vouched(&["git".into(), "status".into()]));
+        add(&path, root, &["src".into()], &[]).unwrap();
+        let one = Vouches::load(&path, root).unwrap();
         assert!(one.command_vouched(&["git".into(), "status".into()]));
         assert!(!one.command_vouched(&["git".into(), "status".into(), "-s".into()]));
         assert!(!one.command_vouched(&["git".into()]));

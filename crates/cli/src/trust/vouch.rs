@@ -28,6 +28,7 @@ pub fn run(
     root: Option<&std::path::Path>,
     dirs: &[String],
     commands: &[String],
+    revoke: bool,
 ) -> Result<u8, Failure> {
     let cwd = std::env::current_dir().context("reading the working directory")?;
     let root = crate::root::find(root, &cwd)?;
@@ -35,28 +36,7 @@ pub fn run(
         .map_err(|e| Failure::Engine(anyhow!("opening the project root: {e}")))?;
     let mut directories = Vec::new();
     for dir in dirs {
-        let rel = handle
-            .resolve(dir)
-            .map_err(|e| Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir))))?;
-        let real = handle
-            .real_path(&rel)
-            .map_err(|e| Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir))))?;
-        match handle.metadata(&real) {
-            Ok(Some(meta)) if meta.kind == tackle_fs::EntryKind::Dir => {}
-            _ => {
-                return Err(Failure::Usage(anyhow!(
-                    "--sealed {}: not a directory of the project; give a directory relative to {}",
-                    visible(dir),
-                    visible(&root.display().to_string())
-                )));
-            }
-        }
-        let name = if real.is_root() {
-            ".".to_owned()
-        } else {
-            real.as_str().to_owned()
-        };
-        directories.push(name);
+        directories.push(directory(&handle, &root, dir, revoke)?);
     }
     let mut argvs = Vec::new();
     for command in commands {
@@ -73,28 +53,41 @@ pub fn run(
             "no user config directory to keep vouches in; set XDG_CONFIG_HOME or HOME"
         ))
     })?;
-    let vouches = tackle_sealed::vouches::add(&path, &root, &directories, &argvs)
-        .map_err(|e| Failure::Engine(anyhow!("recording the vouches: {e}")))?;
     let mut out = std::io::stdout().lock();
-    for dir in &directories {
+    let vouches = if revoke {
+        let (vouches, removed) = tackle_sealed::vouches::remove(&path, &root, &directories, &argvs)
+            .map_err(|e| Failure::Engine(anyhow!("taking the vouches back: {e}")))?;
         writeln!(
             out,
-            "vouched for {}: in the sealed posture the model sees the content and names of its files",
-            visible(dir)
+            "took back {removed} of {} vouch(es): the model sees references for them again",
+            directories.len() + argvs.len()
         )
         .context("writing the answer")?;
-    }
-    for argv in &argvs {
-        writeln!(
-            out,
-            "vouched for the command `{}`: in the sealed posture it runs without asking and the model sees its output (that exact argv only)",
-            visible(&argv.join(" "))
-        )
-        .context("writing the answer")?;
-    }
+        vouches
+    } else {
+        let vouches = tackle_sealed::vouches::add(&path, &root, &directories, &argvs)
+            .map_err(|e| Failure::Engine(anyhow!("recording the vouches: {e}")))?;
+        for dir in &directories {
+            writeln!(
+                out,
+                "vouched for {}: in the sealed posture the model sees the content and names of its files",
+                visible(dir)
+            )
+            .context("writing the answer")?;
+        }
+        for argv in &argvs {
+            writeln!(
+                out,
+                "vouched for the command `{}`: in the sealed posture it runs without asking and the model sees its output (that exact argv only)",
+                visible(&argv.join(" "))
+            )
+            .context("writing the answer")?;
+        }
+        vouches
+    };
     writeln!(
         out,
-        "{} now vouches for {} director(ies) and {} command(s) ({})",
+        "{} now vouches for {} director(ies) and {} command(s) ({}); undo with tackle trust --revoke --sealed DIR / --sealed-command ARGV",
         visible(&root.display().to_string()),
         vouches.directories.len(),
         vouches.commands.len(),
@@ -102,4 +95,36 @@ pub fn run(
     )
     .context("writing the answer")?;
     Ok(exit::OK)
+}
+
+/// `dir` as the vouch file keeps it: root-relative, links followed, `.` for the root. A vouch
+/// must name a directory of the project; taking one back needs only the name.
+fn directory(
+    handle: &tackle_fs::Root,
+    root: &std::path::Path,
+    dir: &str,
+    revoke: bool,
+) -> Result<String, Failure> {
+    let rel = handle
+        .resolve(dir)
+        .map_err(|e| Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir))))?;
+    let real = match handle.real_path(&rel) {
+        Ok(real) => real,
+        Err(_) if revoke => rel,
+        Err(e) => return Err(Failure::Usage(anyhow!("--sealed {}: {e}", visible(dir)))),
+    };
+    if !revoke
+        && !matches!(handle.metadata(&real), Ok(Some(meta)) if meta.kind == tackle_fs::EntryKind::Dir)
+    {
+        return Err(Failure::Usage(anyhow!(
+            "--sealed {}: not a directory of the project; give a directory relative to {}",
+            visible(dir),
+            visible(&root.display().to_string())
+        )));
+    }
+    Ok(if real.is_root() {
+        ".".to_owned()
+    } else {
+        real.as_str().to_owned()
+    })
 }
