@@ -109,6 +109,7 @@ fn main() -> BenchResult<()> {
             ],
             vec!["tr".into(), "a-z".into(), "A-Z".into()],
         ],
+        tainted: Vec::new(),
     };
     let state = SealedState::new(Arc::new(SessionRecorder(Arc::new(sealed_session.clone()))));
     let shared = Shared {

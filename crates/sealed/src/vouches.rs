@@ -28,6 +28,11 @@ pub struct Vouches {
     /// Exact argv of vouched commands (program as written, then its arguments).
     #[serde(default)]
     pub commands: Vec<Vec<String>>,
+    /// Files (root-relative, real paths) a sealed session wrote quarantined content into:
+    /// untrusted in every later session too, whatever directory holds them, until a write of
+    /// trusted content (or a vouch for the file at the prompt) replaces it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tainted: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -67,6 +72,30 @@ impl Vouches {
     pub fn covers(&self, path: &str) -> bool {
         self.directories.iter().any(|dir| beneath(path, dir))
     }
+
+    /// Whether a sealed session wrote quarantined content into `path`.
+    pub fn tainted(&self, path: &str) -> bool {
+        self.tainted.iter().any(|f| f == path)
+    }
+}
+
+/// Marks `file` (root-relative) tainted, or no longer, in `root`'s vouches in the file at `path`.
+pub fn set_tainted(path: &Path, root: &Path, file: &str, tainted: bool) -> Result<(), String> {
+    let mut vouch_file = read(path)?;
+    vouch_file.tackle_sealed = VERSION;
+    let key = root.to_string_lossy().into_owned();
+    let entry = vouch_file.roots.entry(key.clone()).or_default();
+    let listed = entry.tainted.iter().any(|f| f == file);
+    match (tainted, listed) {
+        (true, false) => entry.tainted.push(file.to_owned()),
+        (false, true) => entry.tainted.retain(|f| f != file),
+        _ => return Ok(()),
+    }
+    if *entry == Vouches::default() {
+        vouch_file.roots.remove(&key);
+    }
+    let text = serde_json::to_string_pretty(&vouch_file).map_err(|e| e.to_string())?;
+    write_private(path, text.as_bytes())
 }
 
 /// Every root's vouches kept in the file at `path`, by root.
@@ -221,6 +250,10 @@ mod tests {
         add(&path, Path::new("/p/two"), &["docs".into()], &[]).unwrap();
         let one = Vouches::load(&path, root).unwrap();
         assert!(one.covers("src/x") && !one.covers("docs/x"));
+        set_tainted(&path, root, "src/a.rs", true).unwrap();
+        assert!(Vouches::load(&path, root).unwrap().tainted("src/a.rs"));
+        set_tainted(&path, root, "src/a.rs", false).unwrap();
+        assert!(!Vouches::load(&path, root).unwrap().tainted("src/a.rs"));
         let (left, removed) = remove(&path, root, &["src".into(), "nope".into()], &[]).unwrap();
         assert_eq!(removed, 1);
         assert!(!left.covers("src/x") && left.command_vouched(&["git".into(), "status".into()]));

@@ -106,7 +106,12 @@ pub fn build(
     let shared = Shared {
         root,
         state: state.clone(),
-        trust: TrustMap::new(vouches.clone(), state),
+        trust: match tackle_sealed::vouches::file_path() {
+            Some(file) => {
+                TrustMap::new(vouches.clone(), state).keeping_taints(file, config.root.clone())
+            }
+            None => TrustMap::new(vouches.clone(), state),
+        },
         processor: Some(processor),
         questions: prompter.map(|p| Arc::new(AskOnePerLine(p)) as Arc<dyn Questions>),
         voucher: Some(approver),

@@ -151,16 +151,21 @@ impl Tool for WriteFile {
             .root
             .commit(plan.staged)
             .map_err(|e| errors::fs(&e, &plan.target.shown))?;
-        // The file now holds what was written, and carries its label.
+        // The file now holds what was written, and carries its label: in this session's log
+        // (so a resume agrees) and beside the user's vouches (so later sessions do).
         let real = plan.target.real.as_str();
-        if shared.trust.file(real) != plan.label.trust {
-            let trusted = plan.label.trust == Trust::Trusted;
-            shared
-                .state
-                .set_file_trust(&cx.call_id, real, trusted)
-                .await
-                .map_err(record_failed)?;
-        }
+        let trusted = plan.label.trust == Trust::Trusted;
+        shared
+            .state
+            .set_file_trust(&cx.call_id, real, trusted)
+            .await
+            .map_err(record_failed)?;
+        shared.trust.wrote(real, plan.label.trust).map_err(|e| {
+            ToolError::new(
+                tackle_protocol::ErrorCode::IO,
+                format!("the file was written, but its taint could not be kept: {e}"),
+            )
+        })?;
         let verb = if committed.created {
             "created"
         } else {

@@ -260,6 +260,7 @@ impl Lab {
         let vouches = Vouches {
             directories: config.directories.clone(),
             commands: config.commands.clone(),
+            tainted: Vec::new(),
         };
         let person = Person::new();
         let processor = ScriptedProcessor::new();
