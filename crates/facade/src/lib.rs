@@ -1,0 +1,210 @@
+//! tackle as a library: the tool runtime, the built-in tools, the agent loop and the model
+//! providers behind one crate, for a Rust program that embeds them.
+//!
+//! This crate is a facade. Everything in it is re-exported from the workspace's crates
+//! (`tackle-runtime`, `tackle-tool`, `tackle-tools`, `tackle-agent`, `tackle-llm`,
+//! `tackle-protocol`, `tackle-gate`) except two conveniences: [`tool::FnTool`] (a tool from a
+//! typed async function) and [`tools::Builtins`] (the built-in set, minus the tools you name).
+//! What is re-exported here is the supported surface; the crates behind it hold more.
+//!
+//! # The shape of an embedding
+//!
+//! A [`runtime::Catalog`] of tools, a gate ([`runtime::AllowAll`], or a
+//! [`runtime::PolicyGate`] over a [`gate::Policy`]) and a [`runtime::RuntimeConfig`] make a
+//! [`runtime::Runtime`]. A [`runtime::Session`] is opened on a project directory (its store and
+//! event log live in `.agents/store/` there). Each model turn's tool calls go to
+//! [`runtime::Runtime::run_batch`] as one batch; every call is parsed strictly against its
+//! tool's schema, prepared, gated, run, its output retained, and recorded (`call_started` and
+//! `call_finished` in the session's log) whether it succeeds or not. The agent loop
+//! ([`agent::Agent`]) does the same for a model's turns, one batch per turn.
+//!
+//! # Run a built-in tool
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tackle::protocol::{CallId, ToolCall};
+//! use tackle::runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = std::path::Path::new(".");
+//! let catalog = Catalog::build(tackle::tools::builtins_except(&["bash"])?, tackle::tools::BUILTIN_TOOL_NAMES)?;
+//! let runtime = Runtime::new(catalog, Arc::new(AllowAll), RuntimeConfig::default());
+//! let session = Session::open(dir)?;
+//! let call = ToolCall {
+//!     id: CallId("c1".into()),
+//!     name: "read_file".into(),
+//!     arguments: serde_json::json!({ "path": "README.md" }),
+//! };
+//! let results = runtime.run_batch(&session, vec![call], CancellationToken::new()).await?;
+//! println!("{}", results[0].text());
+//! # Ok(()) }
+//! ```
+//!
+//! # A custom tool
+//!
+//! The arguments are a struct that derives `serde::Deserialize` (with
+//! `#[serde(deny_unknown_fields)]`: the catalog refuses a schema that admits unknown fields)
+//! and `schemars::JsonSchema` (schemars 1, re-exported as [`schemars`]). The model sees the
+//! schema generated from it, and the runtime parses its arguments strictly into it, as for
+//! every built-in.
+//!
+//! ```no_run
+//! use tackle::tool::{ExecuteContext, FnTool, PermissionResource, ToolCompletion};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct WordCountArgs {
+//!     /// The file whose words are counted, relative to the project root.
+//!     path: String,
+//! }
+//!
+//! let word_count = FnTool::new(
+//!     "word_count",
+//!     "Counts the words of a file. Use it when you need a file's size in words.",
+//!     |args: WordCountArgs, cx: ExecuteContext| async move {
+//!         let text = std::fs::read_to_string(cx.root.join(&args.path))
+//!             .map_err(|e| tackle::tool::ToolError::io(&args.path, &e))?;
+//!         Ok(ToolCompletion::single(text.split_whitespace().count().to_string()))
+//!     },
+//! )
+//! .read_only(true)
+//! .parallel()
+//! .permission(|args: &WordCountArgs| vec![PermissionResource::read(args.path.clone())]);
+//! # let _ = word_count;
+//! ```
+//!
+//! Its calls pass the same gate as the built-ins: the keys it is asked about are
+//! `tool.word_count` and those [`tool::FnTool::permission`] returns (`read:notes.txt`), so a
+//! [`gate::Policy`] rule such as `deny read:secrets/**` holds for it too.
+//!
+//! # An agent
+//!
+//! [`agent::Agent`] drives a model turn by turn over a runtime and a session. Any
+//! [`llm::Provider`] will do: one [`llm::connect`]ed from a [`llm::ProviderSpec`], or, with no
+//! network, [`llm::ReplayProvider`] playing a script of turns.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tackle::agent::{Agent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, TaskBoundaries, Unobserved, WatchdogSettings};
+//! use tackle::llm::{DeliveryFamily, ModelEntry, ReplayProvider};
+//! # async fn demo(runtime: Arc<tackle::runtime::Runtime>, session: tackle::runtime::Session) -> Result<(), Box<dyn std::error::Error>> {
+//! let script = std::path::Path::new("script.jsonl"); // {"tackle_replay":1}, then one {"turn": …} a line
+//! let entry = ModelEntry {
+//!     id: "replay:script".parse()?,
+//!     context_window: 200_000,
+//!     max_output: 8192,
+//!     input: vec![tackle::llm::Modality::Text],
+//!     media: Vec::new(),
+//!     prices: None,
+//! };
+//! let mut agent = Agent::new(AgentSetup {
+//!     runtime,
+//!     session,
+//!     provider: Arc::new(ReplayProvider::from_file("replay", script)?),
+//!     model: ModelSetup { model: "scripted".into(), entry, family: DeliveryFamily::Anthropic, max_tokens: 8192 },
+//!     system: "You count words.".into(),
+//!     descriptions: DescriptionsSetting::Full,
+//!     bounds: Bounds::default(),
+//!     observer: Arc::new(Unobserved),
+//!     boundaries: TaskBoundaries::new(),
+//!     watchdog: WatchdogSettings::default(),
+//!     delegation: None,
+//! });
+//! let end = agent.run(Some("How many words are in notes.txt?"), tackle::runtime::CancellationToken::new()).await;
+//! println!("{:?}: {:?}", end.outcome, end.last_message);
+//! # Ok(()) }
+//! ```
+//!
+//! The examples in `crates/facade/examples/` run each of these with no network and no key:
+//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`).
+//!
+//! # What the library leaves to you
+//!
+//! - Configuration files, folder trust and MCP servers are the binary's (`tackle-config`); a
+//!   program embedding tackle builds its [`gate::Policy`] and [`runtime::RuntimeConfig`] itself.
+//! - `json_query` bounds a filter's memory exactly only where the program installs
+//!   [`tools::MeteredAlloc`] as its `#[global_allocator]`; without it each operation is held to
+//!   the budget alone.
+
+#![deny(missing_docs)]
+
+mod builtins;
+mod fn_tool;
+
+/// schemars 1, the version tool argument schemas are generated with: derive
+/// `schemars::JsonSchema` from this version for [`tool::FnTool`] arguments.
+pub use schemars;
+/// serde_json, whose `Value` carries tool arguments and metadata.
+pub use serde_json;
+
+/// The runtime: catalog, sessions, batches, gates and approvals.
+pub mod runtime {
+    pub use tackle_runtime::{
+        AllowAll, Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Catalog,
+        CatalogError, ChildOptions, Descriptions, EventObserver, GateHook, GateRequest,
+        GateVerdict, HeadlessApprover, Narrowing, PlanGate, PolicyGate, Posture, PreviewLimits,
+        ProgressObserver, RetrieveRaw, Runtime, RuntimeConfig, RuntimeError, Session,
+        SessionContext, SessionOptions, ToolFilter,
+    };
+    /// A session's event log, for reading it back: `EventLog::read_records` of
+    /// [`Session::event_log_path`] gives every record in order, each event as JSON that parses
+    /// into [`crate::protocol::Event`].
+    pub use tackle_store::{EventLog, Record};
+}
+
+/// Writing tools: the typed [`Tool`] trait, what a tool declares and produces, and
+/// [`FnTool`], a tool from an async function.
+pub mod tool {
+    pub use crate::fn_tool::{FnTool, ToolFn};
+    pub use tackle_tool::{
+        Action, Attachment, CompletionOutput, DynTool, ExecuteContext, OutputSink,
+        PermissionResource, PrepareContext, Prepared, ReadScope, Routing, SerializationKey, Tool,
+        ToolCompletion, ToolError, ToolProgress,
+    };
+}
+
+/// The built-in tools.
+pub mod tools {
+    pub use crate::builtins::{Builtins, UnknownToolName, builtins, builtins_except};
+    pub use tackle_tools::json_query::memory::MeteredAlloc;
+    pub use tackle_tools::{
+        BUILTIN_TOOL_NAMES, BuiltinConfig, DeleteFile, EditFile, Glob, Grep, JsonQuery, ListDir,
+        ReadFile, ReadManyFiles, Stat, Todo, WriteFile, builtin_tools,
+    };
+}
+
+/// The agent loop over a runtime.
+pub mod agent {
+    pub use tackle_agent::{
+        Agent, AgentError, AgentEvent, AgentSetup, Bounds, CallEvents, Conversation,
+        DescriptionsSetting, MarkTaskDone, ModelSetup, ObservedApprover, Observer, RunEnd,
+        Steering, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode, WatchdogSettings,
+    };
+}
+
+/// Model providers.
+pub mod llm {
+    pub use tackle_llm::catalog::{Modality, ModelEntry, ModelId, ProviderKind, ProviderSpec};
+    pub use tackle_llm::media::DeliveryFamily;
+    pub use tackle_llm::replay::{Exchange, ReplayProvider, parse as parse_replay};
+    pub use tackle_llm::{
+        LlmError, Provider, StreamEvent, Transport, TransportLimits, TurnRequest, TurnStream,
+        complete, connect,
+    };
+}
+
+/// Plain data: calls, results, events, labels.
+pub mod protocol {
+    pub use tackle_protocol::{
+        CallFinished, CallId, CallStarted, CallStatus, Concurrency, ContentBlock, ErrorCode, Event,
+        Label, Privacy, RunOutcome, SessionId, ToolCall, ToolResult, ToolSpec, Trust,
+    };
+}
+
+/// Permission policy: rules over permission keys, modes and scopes.
+pub mod gate {
+    pub use tackle_gate::{
+        Decision, Effect, Grants, Mode, PathScope, Pattern, Policy, PolicyError, Rule, RuleSource,
+        UrlScope,
+    };
+}
