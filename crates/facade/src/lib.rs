@@ -152,8 +152,8 @@ pub mod runtime {
     pub use tackle_store::{EventLog, Record};
 }
 
-/// Writing tools: the typed [`Tool`] trait, what a tool declares and produces, and
-/// [`FnTool`], a tool from an async function.
+/// Writing tools: the typed [`tool::Tool`] trait, what a tool declares and
+/// produces, and [`tool::FnTool`], a tool from an async function.
 pub mod tool {
     pub use crate::fn_tool::{FnTool, ToolFn};
     pub use tackle_tool::{
