@@ -58,6 +58,11 @@ where
 /// call ids, a cancellation token, and the output sink for streaming. It returns a
 /// [`ToolCompletion`] (usually [`ToolCompletion::single`]) or a [`ToolError`], which the model
 /// sees as an error result with its code.
+///
+/// The runtime gates the keys a tool declares; it does not confine what the function then
+/// opens. A path from the model is the function's to check (the `custom_tool` example refuses
+/// anything but plain components under the root), and the key it declares should name the
+/// path it will actually open.
 pub struct FnTool<A, F> {
     name: Cow<'static, str>,
     description: Cow<'static, str>,

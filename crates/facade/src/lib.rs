@@ -33,7 +33,7 @@
 //! let call = ToolCall {
 //!     id: CallId("c1".into()),
 //!     name: "read_file".into(),
-//!     arguments: serde_json::json!({ "path": "README.md" }),
+//!     arguments: tackle::serde_json::json!({ "path": "README.md" }),
 //! };
 //! let results = runtime.run_batch(&session, vec![call], CancellationToken::new()).await?;
 //! println!("{}", results[0].text());
@@ -116,7 +116,14 @@
 //! ```
 //!
 //! The examples in `crates/facade/examples/` run each of these with no network and no key:
-//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`).
+//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`; `mcp_server`
+//! with `--features mcp`).
+//!
+//! # Serve it over MCP
+//!
+//! With the feature `mcp`, `tackle::mcp::McpServer::new(runtime, session, options)` serves
+//! the runtime's catalog, custom tools included, through `serve_stdio`, `serve_io` (any byte
+//! stream pair) or `serve_http`.
 //!
 //! # What the library leaves to you
 //!
@@ -140,11 +147,11 @@ pub use serde_json;
 /// The runtime: catalog, sessions, batches, gates and approvals.
 pub mod runtime {
     pub use tackle_runtime::{
-        AllowAll, Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken, Catalog,
-        CatalogError, ChildOptions, Descriptions, EventObserver, GateHook, GateRequest,
-        GateVerdict, HeadlessApprover, Narrowing, PlanGate, PolicyGate, Posture, PreviewLimits,
-        ProgressObserver, RetrieveRaw, Runtime, RuntimeConfig, RuntimeError, Session,
-        SessionContext, SessionOptions, ToolFilter,
+        AllowAll, Approval, ApprovalFuture, ApprovalRequest, Approver, ArtifactRead,
+        CancellationToken, Catalog, CatalogError, ChildOptions, Descriptions, EventObserver,
+        ForeignLogs, GateHook, GateRequest, GateVerdict, HeadlessApprover, Narrowing, PlanGate,
+        PolicyGate, Posture, PreviewLimits, ProgressObserver, Resumed, RetrieveRaw, Runtime,
+        RuntimeConfig, RuntimeError, Session, SessionContext, SessionOptions, ToolFilter,
     };
     /// A session's event log, for reading it back: `EventLog::read_records` of
     /// [`Session::event_log_path`] gives every record in order, each event as JSON that parses
@@ -168,8 +175,9 @@ pub mod tools {
     pub use crate::builtins::{Builtins, UnknownToolName, builtins, builtins_except};
     pub use tackle_tools::json_query::memory::MeteredAlloc;
     pub use tackle_tools::{
-        BUILTIN_TOOL_NAMES, BuiltinConfig, DeleteFile, EditFile, Glob, Grep, JsonQuery, ListDir,
-        ReadFile, ReadManyFiles, Stat, Todo, WriteFile, builtin_tools,
+        AlertTarget, BUILTIN_TOOL_NAMES, BuiltinConfig, DeleteFile, EditFile, FetchSettings, Glob,
+        Grep, JsonQuery, ListDir, ReadFile, ReadManyFiles, SearchGateMode, Stat, Todo,
+        WaitSettings, WriteFile, builtin_tools,
     };
 }
 
@@ -186,7 +194,10 @@ pub mod agent {
 pub mod llm {
     pub use tackle_llm::catalog::{Modality, ModelEntry, ModelId, ProviderKind, ProviderSpec};
     pub use tackle_llm::media::DeliveryFamily;
-    pub use tackle_llm::replay::{Exchange, ReplayProvider, parse as parse_replay};
+    pub use tackle_llm::replay::{
+        Exchange, RecordingProvider, ReplayProvider, ScriptedCall, ScriptedTurn,
+        parse as parse_replay,
+    };
     pub use tackle_llm::{
         LlmError, Provider, StreamEvent, Transport, TransportLimits, TurnRequest, TurnStream,
         complete, connect,
@@ -196,8 +207,19 @@ pub mod llm {
 /// Plain data: calls, results, events, labels.
 pub mod protocol {
     pub use tackle_protocol::{
-        CallFinished, CallId, CallStarted, CallStatus, Concurrency, ContentBlock, ErrorCode, Event,
-        Label, Privacy, RunOutcome, SessionId, ToolCall, ToolResult, ToolSpec, Trust,
+        BatchResult, CallFinished, CallId, CallStarted, CallStatus, Concurrency, ContentBlock,
+        ErrorCode, Event, Label, Message, ModelTurn, Part, Privacy, RunFinished, RunOutcome,
+        RunStarted, SessionId, SessionStarted, StopReason, ToolBatchFinished, ToolBatchStarted,
+        ToolCall, ToolResult, ToolSpec, Trust, Usage, UserInput,
+    };
+}
+
+/// The MCP server: a runtime's catalog served to any MCP client, every call through the
+/// same gate, retention and event log (feature `mcp`).
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    pub use tackle_mcp::{
+        HttpOptions, HttpServeError, McpServer, ServerOptions, serve_http, serve_io, serve_stdio,
     };
 }
 

@@ -12,6 +12,10 @@ mod custom_tool;
 #[path = "../examples/embed_runtime.rs"]
 #[allow(dead_code)]
 mod embed_runtime;
+#[cfg(feature = "mcp")]
+#[path = "../examples/mcp_server.rs"]
+#[allow(dead_code)]
+mod mcp_server;
 
 use std::sync::Arc;
 
@@ -124,4 +128,20 @@ fn an_unknown_name_left_out_of_the_builtins_fails_with_the_nearest() {
     let err = tackle::tools::builtins_except(&["grpe"]).err().unwrap();
     assert_eq!(err.nearest.first().map(String::as_str), Some("grep"));
     assert!(err.to_string().contains("did you mean `grep`"), "{err}");
+}
+
+#[cfg(feature = "mcp")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_server_lists_and_calls_the_custom_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let (names, result) = mcp_server::run(dir.path()).await.unwrap();
+    assert!(names.iter().any(|n| n == "word_count"), "{names:?}");
+    assert!(names.iter().any(|n| n == "read_file"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "bash"), "{names:?}");
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["content"][0]["text"].as_str().map(str::trim_end),
+        Some("5 words"),
+        "{result}"
+    );
 }
