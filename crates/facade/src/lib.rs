@@ -127,8 +127,9 @@
 //!
 //! # What the library leaves to you
 //!
-//! - Configuration files, folder trust and MCP servers are the binary's (`tackle-config`); a
-//!   program embedding tackle builds its [`gate::Policy`] and [`runtime::RuntimeConfig`] itself.
+//! - Configuration files, folder trust and third-party MCP servers offered as tools are the
+//!   binary's (`tackle-config`); a program embedding tackle builds its [`gate::Policy`] and
+//!   [`runtime::RuntimeConfig`] itself.
 //! - `json_query` bounds a filter's memory exactly only where the program installs
 //!   [`tools::MeteredAlloc`] as its `#[global_allocator]`; without it each operation is held to
 //!   the budget alone.
