@@ -277,7 +277,7 @@ impl Run {
         if !program.contains('/') {
             return tackle_process::find_on_path(program.as_ref(), shared.path_var.as_deref()).ok_or_else(|| {
                 ToolError::new(
-                    ErrorCodeNotFound::CODE,
+                    tackle_protocol::ErrorCode::NOT_FOUND,
                     format!("{field}.program: `{program}` is not on PATH; give its workspace-relative path, e.g. ./scripts/{program}"),
                 )
             });
@@ -298,17 +298,12 @@ impl Run {
                 "{field}.program {program} is not an executable regular file"
             ))),
             Ok(None) => Err(ToolError::new(
-                ErrorCodeNotFound::CODE,
+                tackle_protocol::ErrorCode::NOT_FOUND,
                 format!("{field}.program {program} does not exist"),
             )),
             Err(e) => Err(errors::fs(&e, &format!("{field}.program {program}"))),
         }
     }
-}
-
-struct ErrorCodeNotFound;
-impl ErrorCodeNotFound {
-    const CODE: tackle_protocol::ErrorCode = tackle_protocol::ErrorCode::NOT_FOUND;
 }
 
 /// A word as a shell would need it quoted, for showing and for the gate's command keys.
