@@ -326,7 +326,12 @@ async fn two_parallel_children_and_a_grandchild_report_back_before_the_parent_fi
         .iter()
         .find(|t| t.contains("There are 3 apples."))
         .expect("the explore child's notice");
-    let explore = &family.tree.children(family.root.id())[0];
+    // The two children start in parallel: which is listed first is not fixed.
+    let children = family.tree.children(family.root.id());
+    let explore = children
+        .iter()
+        .find(|c| c.handle.starts_with("explore_"))
+        .expect("the explore child");
     assert_eq!(
         apples,
         &format!(
@@ -339,18 +344,23 @@ async fn two_parallel_children_and_a_grandchild_report_back_before_the_parent_fi
     // The tree: two children of the root, one grandchild under the general one.
     let children = family.tree.children(family.root.id());
     assert_eq!(children.len(), 2);
-    assert_eq!(children[0].agent_type, "explore");
-    assert_eq!(children[1].agent_type, "general");
+    let mut types: Vec<&str> = children.iter().map(|c| c.agent_type.as_str()).collect();
+    types.sort();
+    assert_eq!(types, ["explore", "general"]);
     assert!(children.iter().all(|c| c.status.as_str() == "completed"));
-    let grandchildren = family.tree.children(&children[1].session);
+    let general = children
+        .iter()
+        .find(|c| c.agent_type == "general")
+        .expect("the general child");
+    let grandchildren = family.tree.children(&general.session);
     assert_eq!(grandchildren.len(), 1);
     assert_eq!(grandchildren[0].depth, 2);
     assert_eq!(grandchildren[0].output, "inner answer: 42");
 
     // Each child has its own log naming its parent and handle.
     for (child, parent) in [
-        (&children[0], family.root.id()),
-        (&grandchildren[0], &children[1].session),
+        (explore, family.root.id()),
+        (&grandchildren[0], &general.session),
     ] {
         let path = family
             .root
@@ -371,7 +381,7 @@ async fn two_parallel_children_and_a_grandchild_report_back_before_the_parent_fi
         .lock()
         .unwrap()
         .iter()
-        .find(|(id, _)| id == &children[0].session)
+        .find(|(id, _)| id == &explore.session)
         .cloned()
         .unwrap();
     let first = explore_model.requests.lock().unwrap()[0].clone();
