@@ -203,6 +203,17 @@ mod tests {
     }
 
     #[test]
+    fn generated_nesting_is_refused_by_length_and_never_recursed_into() {
+        // 100,000 levels of `**/`: over the length bound, refused before any token is read.
+        let deep = "**/".repeat(100_000);
+        assert!(Glob::new(&deep).unwrap_err().contains("longer than"));
+        // Within the bound, depth is only a longer flat token list.
+        let within = format!("{}x", "**/".repeat(300));
+        let glob = Glob::new(&within).unwrap();
+        assert!(glob.matches(&format!("{}x", "d/".repeat(5_000))));
+    }
+
+    #[test]
     fn a_pathological_pattern_costs_steps_not_backtracking() {
         let pattern = format!("{}b", "*a".repeat(200));
         let glob = Glob::new(&pattern).unwrap();

@@ -270,6 +270,20 @@ mod tests {
     }
 
     #[test]
+    fn a_file_nested_100000_deep_is_an_error_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sealed.json");
+        let nested = format!(
+            r#"{{"tackle_sealed":1,"roots":{{"/p":{{"directories":{}{}}}}}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        std::fs::write(&path, nested).unwrap();
+        let err = Vouches::load(&path, Path::new("/p")).unwrap_err();
+        assert!(err.contains("sealed.json"), "{err}");
+    }
+
+    #[test]
     fn a_damaged_file_is_an_error_that_names_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sealed.json");

@@ -2,6 +2,9 @@
 //! followed, `.git` and tackle's store never entered, bounded.
 
 use tackle_fs::{EntryKind, RelPath, Root};
+use tackle_tool::ReadScope;
+
+use crate::glob::Glob;
 
 /// The most entries one walk visits.
 pub const MAX_ENTRIES: usize = 5_000;
@@ -14,6 +17,28 @@ pub struct Walked {
     pub files: Vec<String>,
     /// The walk stopped at [`MAX_ENTRIES`].
     pub truncated: bool,
+}
+
+impl Walked {
+    /// The files found beneath `dir` that the call's read scope admits and `glob` (matched
+    /// against the path relative to `dir`) selects, in order.
+    pub fn selected<'a>(
+        self,
+        dir: &'a RelPath,
+        glob: Option<&'a Glob>,
+        scope: &'a dyn ReadScope,
+    ) -> impl Iterator<Item = String> + 'a {
+        self.files.into_iter().filter(move |path| {
+            let within = if dir.is_root() {
+                path.as_str()
+            } else {
+                path.strip_prefix(dir.as_str())
+                    .and_then(|p| p.strip_prefix('/'))
+                    .unwrap_or(path)
+            };
+            scope.admits(path) && glob.is_none_or(|g| g.matches(within))
+        })
+    }
 }
 
 pub fn walk(root: &Root, start: &RelPath) -> Result<Walked, tackle_fs::FsError> {

@@ -107,22 +107,7 @@ impl Tool for ListFiles {
         let mut lines = Vec::new();
         let mut quarantined = 0usize;
         let mut truncated = walked.truncated;
-        for path in walked.files {
-            if !cx.read_scope.admits(&path) {
-                continue;
-            }
-            let within = if plan.dir.is_root() {
-                path.as_str()
-            } else {
-                path.strip_prefix(plan.dir.as_str())
-                    .and_then(|p| p.strip_prefix('/'))
-                    .unwrap_or(&path)
-            };
-            if let Some(glob) = &plan.glob
-                && !glob.matches(within)
-            {
-                continue;
-            }
+        for path in walked.selected(&plan.dir, plan.glob.as_ref(), &*cx.read_scope) {
             if lines.len() == MAX_SHOWN {
                 truncated = true;
                 break;

@@ -121,22 +121,7 @@ impl Tool for Search {
         let mut matches = Vec::new();
         let mut truncated = walked.truncated;
         let mut trusted = true;
-        'files: for path in walked.files {
-            if !cx.read_scope.admits(&path) {
-                continue;
-            }
-            let within = if plan.dir.is_root() {
-                path.as_str()
-            } else {
-                path.strip_prefix(plan.dir.as_str())
-                    .and_then(|p| p.strip_prefix('/'))
-                    .unwrap_or(&path)
-            };
-            if let Some(glob) = &plan.include
-                && !glob.matches(within)
-            {
-                continue;
-            }
+        'files: for path in walked.selected(&plan.dir, plan.include.as_ref(), &*cx.read_scope) {
             // The file was searched: its content (and its name) touch the result, matched or not.
             let Ok(rel) = shared.root.resolve(&path) else {
                 continue;
