@@ -29,10 +29,12 @@ pub const DEFAULT_REPEAT_LIMIT: u32 = 3;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WatchdogMode {
     Off,
-    /// Report, never cut (the default).
-    #[default]
+    /// Report, never cut.
     Warn,
-    /// Cut the run carrying a trip; halt after [`CUT_STREAK`] cut runs in a row.
+    /// Cut the run carrying a trip; halt after [`CUT_STREAK`] cut runs in a row (the default:
+    /// a model that writes the same file with the same text thirty times is not told a
+    /// thirty-first time).
+    #[default]
     Enforce,
 }
 
@@ -71,7 +73,7 @@ pub struct WatchdogSettings {
 impl Default for WatchdogSettings {
     fn default() -> Self {
         Self {
-            mode: WatchdogMode::Warn,
+            mode: WatchdogMode::Enforce,
             repeat_limit: DEFAULT_REPEAT_LIMIT,
         }
     }
@@ -221,7 +223,7 @@ impl Watchdog {
                 self.cut_runs
             )
         } else {
-            format!("watchdog: {why}; the run was cut (--watchdog=enforce)")
+            format!("watchdog: {why}; the run was cut (`--watchdog warn` only reports)")
         };
         Action::Cut { reason, halted }
     }

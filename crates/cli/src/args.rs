@@ -119,9 +119,9 @@ pub struct PolicyArgs {
     /// tool is withheld; only chat's /done declares one).
     #[arg(long, global = true, value_name = "MODE", value_parser = ["model", "operator"])]
     pub checkpoint: Option<String>,
-    /// The loop's watchdog (also `[watchdog] mode`): warn (default: the model is told when it
-    /// repeats a call or its calls change nothing), enforce (a run that keeps at it is ended,
-    /// exit 4) or off.
+    /// The loop's watchdog (also `[watchdog] mode`): enforce (default: the model is told when
+    /// it repeats a call or its calls change nothing, and a run that keeps at it is ended,
+    /// exit 4), warn (told, never ended) or off.
     #[arg(long, global = true, value_name = "MODE", value_parser = ["off", "warn", "enforce"])]
     pub watchdog: Option<String>,
     /// The agent's posture (also `[posture] mode`): standard (default: the configured tools

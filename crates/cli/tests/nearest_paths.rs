@@ -38,7 +38,7 @@ fn each_file_tool_names_the_nearest_paths() {
     let cases: &[(&str, Value, &str)] = &[
         (
             "read_file",
-            json!({"path": "project_root/notes.txt"}),
+            json!({"path": "project_root/notse.txt"}),
             "the nearest existing paths: notes.txt, docs/notes.txt",
         ),
         (
@@ -58,7 +58,7 @@ fn each_file_tool_names_the_nearest_paths() {
         ),
         (
             "edit_file",
-            json!({"path": "project/src/main.rs", "old_string": "main", "new_string": "start"}),
+            json!({"path": "project/src/mian.rs", "old_string": "main", "new_string": "start"}),
             "the nearest existing paths: src/main.rs",
         ),
     ];
@@ -80,7 +80,7 @@ fn a_hint_never_names_a_file_the_call_could_not_read() {
         &p,
         &["--deny", "read:secrets/**", "--deny", "read:docs/notes.txt"],
         "read_file",
-        &json!({"path": "missing/notes.txt"}),
+        &json!({"path": "missing/note.txt"}),
     );
     assert!(
         text.trim_end()
@@ -91,4 +91,92 @@ fn a_hint_never_names_a_file_the_call_could_not_read() {
         !text.contains("secrets") && !text.contains("docs/"),
         "{text}"
     );
+}
+
+#[test]
+fn a_path_with_directories_of_its_own_in_front_reads_the_file_it_ends_with() {
+    let p = project();
+    for asked in [
+        "project_root/notes.txt",
+        "home/me/repo/src/main.rs",
+        "./x/./config/app.json",
+    ] {
+        let out = p
+            .tackle([
+                "call",
+                "read_file",
+                &json!({ "path": asked }).to_string(),
+                "--json",
+            ])
+            .run();
+        out.success();
+        assert_eq!(out.metadata()["read_instead_of"], json!(asked), "{asked}");
+        assert!(
+            out.text()
+                .contains("the one existing file that path ends with"),
+            "{asked}"
+        );
+    }
+    let out = p
+        .tackle([
+            "call",
+            "read_file",
+            r#"{"path":"project_root/notes.txt"}"#,
+            "--json",
+        ])
+        .run();
+    assert!(out.text().contains("The number is 7316."), "{}", out.text());
+
+    let edit = json!({"path": "project/src/main.rs", "old_string": "main", "new_string": "start"});
+    let out = p
+        .tackle([
+            "--allow",
+            "write:src/**",
+            "call",
+            "edit_file",
+            &edit.to_string(),
+            "--json",
+        ])
+        .run();
+    out.success();
+    assert_eq!(
+        out.metadata()["edited_instead_of"],
+        json!("project/src/main.rs")
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("src/main.rs")).unwrap(),
+        "fn start() {}\n"
+    );
+    assert!(!p.join("project").exists());
+}
+
+#[test]
+fn reading_instead_never_reaches_a_file_the_call_could_not_read() {
+    let p = project();
+    // The one file the path ends with is denied: nothing is read, and the hint names only
+    // what the call may read.
+    let out = p
+        .tackle([
+            "--deny",
+            "read:notes.txt",
+            "call",
+            "read_file",
+            r#"{"path":"project_root/notes.txt"}"#,
+            "--json",
+        ])
+        .run();
+    assert!(!out.text().contains("7316"), "{}", out.text());
+    assert!(out.metadata().get("read_instead_of").is_none());
+    // Absolute paths and `..` are never read instead: they are refused or not found as asked.
+    for asked in ["/elsewhere/notes.txt", "docs/../../notes.txt"] {
+        let out = p
+            .tackle([
+                "call",
+                "read_file",
+                &json!({ "path": asked }).to_string(),
+                "--json",
+            ])
+            .run();
+        assert!(!out.text().contains("7316"), "{asked}: {}", out.text());
+    }
 }

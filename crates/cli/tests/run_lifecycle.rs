@@ -124,7 +124,7 @@ fn checkpoint_operator_withholds_mark_task_done() {
 }
 
 #[test]
-fn the_watchdog_reports_repeats_and_enforce_ends_the_run() {
+fn the_watchdog_reports_repeats_and_by_default_ends_the_run() {
     let p = Project::new();
     let same = json!({"turn": {"tool_calls": [
         {"name": "bash", "arguments": {"command": "true"}}
@@ -135,6 +135,7 @@ fn the_watchdog_reports_repeats_and_enforce_ends_the_run() {
     let file = script(&p, "warn.jsonl", &turns);
     let out = p
         .tackle(FLAGS)
+        .args(["--watchdog", "warn"])
         .args(["--model", &model(&file), "run", "--json"])
         .arg("loop")
         .run();
@@ -150,9 +151,9 @@ fn the_watchdog_reports_repeats_and_enforce_ends_the_run() {
 
     let p = Project::new();
     let file = script(&p, "enforce.jsonl", &turns);
+    // No flag: enforce is the default.
     let out = p
         .tackle(FLAGS)
-        .args(["--watchdog", "enforce"])
         .args(["--model", &model(&file), "run", "--json"])
         .arg("loop")
         .run();

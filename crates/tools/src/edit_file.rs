@@ -56,6 +56,9 @@ pub enum EditPlan {
     Apply {
         staged: StagedWrite,
         applied: Applied,
+        /// The path the model asked for, when it did not exist and this edit is of the one
+        /// existing file it ends with.
+        asked: Option<String>,
     },
     /// The edit does not apply: report this refusal (it quotes the file, so it waits for the
     /// gate).
@@ -122,6 +125,24 @@ impl Tool for EditFile {
                 ));
             }
             Err(FsError::NotFound { .. }) => {
+                // Directories of the model's own in front of a real path: edit that file, as
+                // read_file reads it; the gate sees its keys, and old_string must match there.
+                if let Some(found) =
+                    crate::nearest::file_it_ends_with(cx.root, cx.read_scope, shown)
+                {
+                    let asked = args.path.clone();
+                    let mut prepared = self.prepare(
+                        EditFileArgs {
+                            path: found,
+                            ..args
+                        },
+                        cx,
+                    )?;
+                    if let EditPlan::Apply { asked: a, .. } = &mut prepared.plan {
+                        *a = Some(asked);
+                    }
+                    return Ok(prepared);
+                }
                 let error = ToolError::new(
                     ErrorCode::NOT_FOUND,
                     format!(
@@ -175,7 +196,15 @@ impl Tool for EditFile {
         let routing = Routing { resources };
         // Serialized by the file, not the name: two names of one file take turns.
         let key = file_key(staged.real.as_str());
-        Ok(Prepared::new(routing, EditPlan::Apply { staged, applied }).serialized_by(key))
+        Ok(Prepared::new(
+            routing,
+            EditPlan::Apply {
+                staged,
+                applied,
+                asked: None,
+            },
+        )
+        .serialized_by(key))
     }
 
     async fn execute(
@@ -185,8 +214,12 @@ impl Tool for EditFile {
     ) -> Result<ToolCompletion, ToolError> {
         tackle_tool::run_tool_blocking("edit_file", move || {
             let root = open_root("edit_file", &cx.root)?;
-            let (staged, applied) = match plan {
-                EditPlan::Apply { staged, applied } => (staged, applied),
+            let (staged, applied, asked) = match plan {
+                EditPlan::Apply {
+                    staged,
+                    applied,
+                    asked,
+                } => (staged, applied, asked),
                 EditPlan::Refuse(refusal) => return Err(refusal),
             };
             let path = staged.rel.to_string();
@@ -198,13 +231,21 @@ impl Tool for EditFile {
                 format!("{n} replacements")
             };
             let text = format!("edited {path}: {what}\n{}", applied.diff);
-            Ok(ToolCompletion::single(text).with_metadata(json!({
+            let mut done = ToolCompletion::single(text).with_metadata(json!({
                 "path": path,
                 "replacements": n,
                 "lines": applied.lines,
                 "bytes": committed.bytes,
                 "line_endings": if applied.crlf { "crlf" } else { "lf" },
-            })))
+            }));
+            if let Some(asked) = asked {
+                done.summary = Some(format!(
+                    "{asked} does not exist; edited {path}, the one existing file that path \
+                     ends with"
+                ));
+                done.metadata["edited_instead_of"] = json!(asked);
+            }
+            Ok(done)
         })
         .await?
     }

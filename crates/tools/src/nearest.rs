@@ -67,6 +67,39 @@ pub(crate) fn nearest_paths(root: &Path, scope: &dyn ReadScope, missing: &str) -
     rank(&wanted, paths.iter().map(String::as_str))
 }
 
+/// The one existing file `missing` ends with, when the model put directories of its own in
+/// front of a real path (`project_root/notes.txt` for `notes.txt`): the longest file whose
+/// components are the last components of `missing`. `None` for an absolute path, a path
+/// with `..`, or when no file qualifies. Files come through `scope` as hints do.
+pub(crate) fn file_it_ends_with(
+    root: &Path,
+    scope: &dyn ReadScope,
+    missing: &str,
+) -> Option<String> {
+    if missing.starts_with('/') || missing.split('/').any(|c| c == "..") {
+        return None;
+    }
+    let wanted = components(missing);
+    if wanted.len() < 2 {
+        return None;
+    }
+    let root = Root::open_shared(root).ok()?;
+    let start = root
+        .resolve(".")
+        .map_err(|e| crate::fs_error("nearest", e))
+        .and_then(|rel| check_start("nearest", &root, &rel))
+        .ok()?;
+    let (outputs, _) = walk_files(&root, &start, scope, || Collect(Vec::new()));
+    outputs
+        .into_iter()
+        .flatten()
+        .filter(|file| {
+            let have = components(file);
+            have.len() < wanted.len() && wanted.ends_with(&have)
+        })
+        .max_by_key(|file| components(file).len())
+}
+
 /// Every file the walk admits, and every directory above one.
 fn project_paths(root: &Arc<Root>, scope: &dyn ReadScope) -> BTreeSet<String> {
     let Ok(start) = root

@@ -58,6 +58,9 @@ pub enum ReadFilePlan {
     File {
         rel: RelPath,
         request: PageRequest,
+        /// The path the model asked for, when it did not exist and `rel` is the one existing
+        /// file it ends with (read instead, and said so).
+        asked: Option<String>,
     },
     Artifact {
         uri: ArtifactUri,
@@ -196,12 +199,30 @@ impl Tool for ReadFile {
                 ),
             ));
         }
-        let resolved = resolve_real("read_file", cx.root, &args.path)?;
+        let mut resolved = resolve_real("read_file", cx.root, &args.path)?;
+        let mut asked = None;
+        // A path that does not exist but ends with one that does (`project_root/notes.txt`)
+        // is read as that file: a small model told the right name too often answers from
+        // memory instead of calling again. The gate sees the file actually read.
+        if is_missing(cx.root, &resolved.rel)
+            && let Some(found) =
+                crate::nearest::file_it_ends_with(cx.root, cx.read_scope, resolved.rel.as_str())
+        {
+            resolved = resolve_real("read_file", cx.root, &found)?;
+            asked = Some(args.path);
+        }
         let routing = Routing {
             resources: resolved.resources(Action::Read),
         };
         let rel = resolved.rel;
-        Ok(Prepared::new(routing, ReadFilePlan::File { rel, request }))
+        Ok(Prepared::new(
+            routing,
+            ReadFilePlan::File {
+                rel,
+                request,
+                asked,
+            },
+        ))
     }
 
     async fn execute(
@@ -211,22 +232,31 @@ impl Tool for ReadFile {
     ) -> Result<ToolCompletion, ToolError> {
         let indexes = self.indexes.clone();
         let media_max_bytes = self.media_max_bytes;
-        if let ReadFilePlan::File { rel, request } = &plan
+        if let ReadFilePlan::File {
+            rel,
+            request,
+            asked,
+        } = &plan
             && small_regular_file(&cx.root, rel)
         {
-            return read_path(&cx.root, rel, request, &indexes, media_max_bytes);
+            return read_path(&cx.root, rel, request, &indexes, media_max_bytes)
+                .map(|done| said_instead(done, asked.as_deref(), rel));
         }
         tackle_tool::run_tool_blocking("read_file", move || match plan {
-            ReadFilePlan::File { rel, request } => {
-                read_path(&cx.root, &rel, &request, &indexes, media_max_bytes).map_err(|e| {
+            ReadFilePlan::File {
+                rel,
+                request,
+                asked,
+            } => read_path(&cx.root, &rel, &request, &indexes, media_max_bytes)
+                .map(|done| said_instead(done, asked.as_deref(), &rel))
+                .map_err(|e| {
                     crate::nearest::hint_not_found(
                         e,
                         &cx.root,
                         cx.read_scope.as_ref(),
-                        rel.as_str(),
+                        asked.as_deref().unwrap_or(rel.as_str()),
                     )
-                })
-            }
+                }),
             ReadFilePlan::Artifact { uri, request } => {
                 let opened = cx.artifacts.open(&uri)?;
                 let id = ContentIdentity::Artifact(opened.digest);
@@ -235,6 +265,32 @@ impl Tool for ReadFile {
         })
         .await?
     }
+}
+
+/// Whether nothing at all is at `rel` (a dangling link is something).
+fn is_missing(root: &std::path::Path, rel: &RelPath) -> bool {
+    std::fs::symlink_metadata(root.join(rel.as_str()))
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// `done` with the status line saying which file was read when the model asked for another.
+fn said_instead(mut done: ToolCompletion, asked: Option<&str>, rel: &RelPath) -> ToolCompletion {
+    if let Some(asked) = asked {
+        let note = format!(
+            "{asked} does not exist; this is {}, the one existing file that path ends with",
+            rel.as_str()
+        );
+        done.summary = Some(match done.summary.take() {
+            Some(s) => format!("{note} · {s}"),
+            None => note,
+        });
+        if let serde_json::Value::Object(m) = &mut done.metadata {
+            m.insert("read_instead_of".into(), json!(asked));
+        } else if done.metadata.is_null() {
+            done.metadata = json!({ "read_instead_of": asked });
+        }
+    }
+    done
 }
 
 /// A regular file up to this size is read on the calling worker: reading it costs less than

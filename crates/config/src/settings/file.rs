@@ -192,7 +192,7 @@ pub struct PostureSection {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WatchdogSection {
-    /// `"off"`, `"warn"` (default) or `"enforce"`.
+    /// `"off"`, `"warn"` or `"enforce"` (default).
     pub mode: Option<Spanned<String>>,
     /// Identical calls in a row reported to the model (default 3; 0 turns it off).
     pub repeat_limit: Option<Spanned<u32>>,

@@ -174,7 +174,7 @@ impl Settings {
             ),
             checkpoint_mode: Sourced::new("model".to_owned(), Origin::BuiltIn),
             posture_mode: Sourced::new("standard".to_owned(), Origin::BuiltIn),
-            watchdog_mode: Sourced::new("warn".to_owned(), Origin::BuiltIn),
+            watchdog_mode: Sourced::new("enforce".to_owned(), Origin::BuiltIn),
             tool_descriptions: Sourced::new("auto".to_owned(), Origin::BuiltIn),
             watchdog_repeat_limit: Sourced::new(
                 tackle_agent::watchdog::DEFAULT_REPEAT_LIMIT,

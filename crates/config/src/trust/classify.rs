@@ -1052,6 +1052,7 @@ posture.mode | [posture]\nmode = "sealed" | [posture]\nmode = "standard" | ignor
 posture.mode | [posture]\nmode = "sealed" | [posture]\nmode = "sealed" | kept
 watchdog.mode | | [watchdog]\nmode = "enforce" | kept
 watchdog.mode | | [watchdog]\nmode = "off" | ignored
+watchdog.mode | | [watchdog]\nmode = "warn" | ignored
 watchdog.mode | [watchdog]\nmode = "off" | [watchdog]\nmode = "warn" | kept
 watchdog.mode | [watchdog]\nmode = "enforce" | [watchdog]\nmode = "warn" | ignored
 watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 2 | kept
