@@ -37,6 +37,12 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none", default)]
         display: Option<String>,
     },
+    /// A batch's results as the model is shown them, once the batch is recorded (front ends
+    /// that show a call's output: an editor's tool call panel).
+    ToolResults {
+        turn: u32,
+        results: Vec<ToolResultView>,
+    },
     ApprovalRequested {
         call_id: CallId,
         tool: String,
@@ -111,6 +117,15 @@ pub enum AgentEvent {
         outcome: RunOutcome,
         reason: String,
     },
+}
+
+/// One result of a batch, as the model is shown it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolResultView {
+    pub call_id: CallId,
+    pub tool: String,
+    pub is_error: bool,
+    pub content: Vec<tackle_protocol::ContentBlock>,
 }
 
 /// Whose tokens a `usage` event with a subtask counts: the wrapper that ran it, its session

@@ -50,7 +50,9 @@ pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_auton
 pub use bounds::Bounds;
 pub use conversation::Conversation;
 pub use error::AgentError;
-pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, SubtaskUsage, Unobserved};
+pub use events::{
+    AgentEvent, CallEvents, ObservedApprover, Observer, SubtaskUsage, ToolResultView, Unobserved,
+};
 pub use model::ModelSetup;
 pub use prompt::SystemPrompt;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};

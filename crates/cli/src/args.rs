@@ -317,6 +317,12 @@ pub enum Command {
         #[arg(long)]
         resume: Option<String>,
     },
+    /// Serve editors that speak the Agent Client Protocol (Zed, JetBrains IDEs, Neovim) on
+    /// standard input and output: point the editor's agent settings at `tackle acp`. Each
+    /// session is the agent on the project the editor names, with the configured model
+    /// (--model), folder trust deciding without asking, and every ask of the gate sent to the
+    /// editor as a permission request.
+    Acp,
     /// The project's goal: set an objective, show it with its checklist, pause, resume or
     /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered
     /// while the goal is active or paused); only you change its lifecycle.
@@ -337,7 +343,7 @@ impl Command {
     /// for them ([`tackle_process::tune_allocator`]). `serve` and the rest keep glibc's
     /// defaults, under which a server returns more of what it freed.
     pub fn streams_model_turns(&self) -> bool {
-        matches!(self, Command::Run(_) | Command::Chat { .. })
+        matches!(self, Command::Run(_) | Command::Chat { .. } | Command::Acp)
     }
 }
 

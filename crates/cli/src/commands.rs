@@ -133,6 +133,10 @@ pub fn run(cli: Cli) -> ExitCode {
             .and_then(|cwd| Ok(crate::root::find(cli.root.as_deref(), &cwd)?))
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
+        Command::Acp => {
+            let (flags, models) = crate::run::model_flag(flags.clone());
+            crate::acp::run(flags, models)
+        }
         Command::Chat { resume } => {
             // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
             let (flags, models) = crate::run::model_flag(flags.clone());

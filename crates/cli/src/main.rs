@@ -1,5 +1,6 @@
 //! The `tackle` binary: arguments become a validated [`config::Config`], then one command runs.
 
+mod acp;
 mod agents;
 mod approval_view;
 mod approve;

@@ -182,6 +182,37 @@ pub fn render(items: &[TodoItem]) -> String {
     out
 }
 
+/// The items of a list [`render`] wrote, read back (for front ends that show the list as
+/// their own widget); `None` when `text` is not such a list.
+pub fn parse_rendered(text: &str) -> Option<Vec<TodoItem>> {
+    let mut lines = text.lines();
+    let head = lines.next()?;
+    if head == "[the todo list is empty]" {
+        return Some(Vec::new());
+    }
+    if !head.starts_with("todo (") {
+        return None;
+    }
+    lines
+        .map(|line| {
+            let status = [
+                TodoStatus::Pending,
+                TodoStatus::InProgress,
+                TodoStatus::Done,
+            ]
+            .into_iter()
+            .find(|s| line.starts_with(s.mark()))?;
+            let rest = line[status.mark().len()..].strip_prefix(' ')?;
+            let (id, text) = rest.split_once(". ")?;
+            Some(TodoItem {
+                id: id.parse().ok()?,
+                text: text.to_owned(),
+                status,
+            })
+        })
+        .collect()
+}
+
 pub struct TodoPlan {
     session: SessionId,
     args: TodoArgs,

@@ -517,6 +517,19 @@ impl Agent {
             let trips = self.watchdog.observe(&model_turn.message, &mut finished);
             self.append(Event::ToolBatchFinished(finished.clone()))
                 .await?;
+            self.setup.observer.on_event(&AgentEvent::ToolResults {
+                turn: turn_no,
+                results: finished
+                    .results
+                    .iter()
+                    .map(|r| crate::ToolResultView {
+                        call_id: r.result.call_id.clone(),
+                        tool: r.tool.clone(),
+                        is_error: r.result.is_error,
+                        content: r.result.content.clone(),
+                    })
+                    .collect(),
+            });
             self.conversation.push_results(&finished);
             if finished.cancelled {
                 // A boundary marked in a batch the user stopped is not written.

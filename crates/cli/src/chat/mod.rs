@@ -15,7 +15,7 @@ mod input;
 mod markdown;
 mod question;
 mod render;
-mod setup;
+pub(crate) mod setup;
 mod slash;
 mod view;
 mod worker;

@@ -144,7 +144,7 @@ impl View {
                     };
                 }
             }
-            AgentEvent::ApprovalRequested { .. } => {}
+            AgentEvent::ApprovalRequested { .. } | AgentEvent::ToolResults { .. } => {}
             AgentEvent::Window {
                 context,
                 source,

@@ -34,6 +34,10 @@ impl JsonLines {
 
 impl Observer for JsonLines {
     fn on_event(&self, event: &AgentEvent) {
+        // The results are in the session's log; the stream says how each call ended.
+        if matches!(event, AgentEvent::ToolResults { .. }) {
+            return;
+        }
         let Ok(mut value) = serde_json::to_value(event) else {
             return;
         };

@@ -1,4 +1,4 @@
-//! The MCP Python SDK venv at `target/mcp-venv` (`scripts/install-test-deps` builds it), shared by the MCP tests.
+//! The MCP and ACP Python SDKs' venv at `target/mcp-venv` (`scripts/install-test-deps` builds it), shared by the MCP tests.
 //! Under `CI` a missing venv fails with the command to fix it; elsewhere it is built on first use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helper: a failure should panic loudly
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The venv's python, with `mcp` importable.
+/// The venv's python, with `mcp` and `acp` importable.
 pub fn venv_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
@@ -16,7 +16,7 @@ pub fn venv_python() -> PathBuf {
             let python = venv.join("bin/python");
             let ready = |p: &PathBuf| {
                 Command::new(p)
-                    .args(["-c", "import mcp.client.session"])
+                    .args(["-c", "import mcp.client.session, acp"])
                     .status()
                     .is_ok_and(|s| s.success())
             };
@@ -35,7 +35,12 @@ pub fn venv_python() -> PathBuf {
                 .status()
                 .is_ok_and(|s| s.success())
                 && Command::new(venv.join("bin/pip"))
-                    .args(["install", "-q", "mcp==2.3.0"])
+                    .args([
+                        "install",
+                        "-q",
+                        "mcp==2.3.0",
+                        "agent-client-protocol==0.12.1",
+                    ])
                     .status()
                     .is_ok_and(|s| s.success());
             assert!(

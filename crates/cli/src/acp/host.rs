@@ -1,0 +1,291 @@
+//! The sessions an editor opened, in tackle's terms: each is a project root with its own
+//! configuration (folder trust decides without asking: stdio is the protocol, there is no
+//! terminal to ask on), runtime, gate in the session's mode, and agent. One prompt runs at a
+//! time per session; a cancel ends the turn and every process it started.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, anyhow};
+use tackle_agent::{Agent, Observer, RunEnd};
+use tackle_config::Config;
+use tackle_protocol::RunOutcome;
+use tackle_runtime::{CancellationToken, Runtime};
+
+use super::approve::{Asker, EditorApprover};
+use super::modes::ModeGate;
+use super::observe::Forward;
+use super::update::{Sink, Update};
+use crate::settings::Flags;
+
+/// How a prompt ended, as the editor is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    EndTurn,
+    /// A bound of turns, tokens, cost or time was reached.
+    MaxTurns,
+    Cancelled,
+    /// The run ended on an error (the text says it); reported as the end of the turn.
+    Failed,
+}
+
+/// What the host needs from the command line: the flags every session's configuration is
+/// loaded with, and the model.
+pub struct HostOptions {
+    pub flags: Flags,
+    pub models: crate::run::ModelFlags,
+}
+
+/// One open session.
+struct Open {
+    root: PathBuf,
+    agent: tokio::sync::Mutex<Agent>,
+    gate: Arc<ModeGate>,
+    /// The running prompt's cancel, while one runs.
+    running: Mutex<Option<CancellationToken>>,
+}
+
+/// Every session of one editor connection.
+pub struct Host {
+    options: HostOptions,
+    sink: Arc<dyn Sink>,
+    asker: Arc<dyn Asker>,
+    sessions: Mutex<HashMap<String, Arc<Open>>>,
+}
+
+/// A session as opened: its id, its mode and the modes it offers.
+pub struct Opened {
+    pub id: String,
+    pub mode: tackle_gate::Mode,
+    pub modes: Vec<tackle_gate::Mode>,
+    /// What the editor's user should know (folder trust left things out, the model chosen).
+    pub notes: Vec<String>,
+}
+
+impl Host {
+    pub fn new(options: HostOptions, sink: Arc<dyn Sink>, asker: Arc<dyn Asker>) -> Host {
+        Host {
+            options,
+            sink,
+            asker,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A new session in `cwd`, or the stored session `resume` of that project.
+    pub fn open(&self, cwd: &Path, resume: Option<&str>) -> anyhow::Result<Opened> {
+        if !cwd.is_absolute() {
+            return Err(anyhow!(
+                "the working directory {} is not absolute; the protocol requires absolute paths",
+                cwd.display()
+            ));
+        }
+        if let Some(id) = resume
+            && let Ok(open) = self.session(id)
+        {
+            // Loaded again on the same connection: the open session is the stored one.
+            return Ok(Opened {
+                id: id.to_owned(),
+                mode: open.gate.current(),
+                modes: open.gate.modes(),
+                notes: Vec::new(),
+            });
+        }
+        let root = crate::root::find(None, cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let config = tackle_config::load_with(
+            &root,
+            &self.options.flags,
+            tackle_config::trust::TrustStore::user().as_ref(),
+            &tackle_config::trust::consent::NeverAsk,
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        if config.agent_loop.posture == tackle_runtime::Posture::Sealed {
+            return Err(anyhow!(
+                "this project runs in the sealed posture, which editors are not served; use tackle run or tackle chat there"
+            ));
+        }
+        let mut notes: Vec<String> = config.trust.notice().into_iter().collect();
+        let session = match resume {
+            Some(id) => crate::own_sessions::resume(&config.root, id, "session/load", false)
+                .map_err(failure)?,
+            None => crate::own_sessions::open_as(&config.root, config.agent_loop.posture)?,
+        };
+        let id = session.id().0.clone();
+        let choice =
+            crate::chat::setup::choose(&config.models, self.options.models.model.as_deref())?;
+        notes.extend(choice.notes.iter().cloned());
+        let observer: Arc<dyn Observer> = Arc::new(Forward {
+            session: id.clone(),
+            root: config.root.clone(),
+            sink: self.sink.clone(),
+        });
+        let gate = Arc::new(ModeGate::new(&config));
+        let (runtime, boundaries, tree) = runtime(
+            &config,
+            gate.clone(),
+            self.editor_approver(&id),
+            observer.clone(),
+            &self.options,
+        )?;
+        let agent = crate::chat::setup::agent(
+            &config,
+            runtime,
+            boundaries,
+            tree,
+            session,
+            &choice,
+            observer,
+            resume.is_some(),
+            None,
+        )?;
+        let opened = Opened {
+            id: id.clone(),
+            mode: gate.current(),
+            modes: gate.modes(),
+            notes,
+        };
+        let open = Arc::new(Open {
+            root: config.root.clone(),
+            agent: tokio::sync::Mutex::new(agent),
+            gate,
+            running: Mutex::new(None),
+        });
+        self.sessions_lock().insert(id, open);
+        Ok(opened)
+    }
+
+    fn editor_approver(&self, session: &str) -> Arc<dyn tackle_runtime::Approver> {
+        Arc::new(EditorApprover {
+            session: session.to_owned(),
+            asker: self.asker.clone(),
+        })
+    }
+
+    fn sessions_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Open>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn session(&self, id: &str) -> anyhow::Result<Arc<Open>> {
+        self.sessions_lock().get(id).cloned().ok_or_else(|| {
+            anyhow!("no session {id} is open on this connection; open it with session/new or session/load")
+        })
+    }
+
+    /// Tells the editor `update` about session `id`.
+    pub fn tell(&self, id: &str, update: Update) {
+        self.sink.send(id, update);
+    }
+
+    /// The stored conversation of `id`, told again as updates (for `session/load`).
+    pub async fn replay(&self, id: &str) -> anyhow::Result<()> {
+        let open = self.session(id)?;
+        let agent = open.agent.lock().await;
+        for update in super::replay::updates(&open.root, &agent.conversation().messages) {
+            self.sink.send(id, update);
+        }
+        Ok(())
+    }
+
+    /// Runs one prompt to the end of the model's turn.
+    pub async fn prompt(&self, id: &str, text: String) -> anyhow::Result<(Stop, RunEnd)> {
+        let open = self.session(id)?;
+        let cancel = CancellationToken::new();
+        {
+            let mut running = open.running.lock().unwrap_or_else(|p| p.into_inner());
+            if running.is_some() {
+                return Err(anyhow!(
+                    "a prompt is already running in session {id}; wait for it to end or cancel it"
+                ));
+            }
+            *running = Some(cancel.clone());
+        }
+        let end = {
+            let mut agent = open.agent.lock().await;
+            agent.run(Some(&text), cancel.clone()).await
+        };
+        *open.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let stop = match end.outcome {
+            RunOutcome::Finished => Stop::EndTurn,
+            RunOutcome::BoundHit => Stop::MaxTurns,
+            RunOutcome::Cancelled => Stop::Cancelled,
+            _ if cancel.is_cancelled() => Stop::Cancelled,
+            RunOutcome::Error | RunOutcome::ProviderFailed => Stop::Failed,
+        };
+        Ok((stop, end))
+    }
+
+    /// Ends the running prompt of `id`, if one runs: the model stream, or the batch and every
+    /// process it started. The prompt then answers `cancelled`.
+    pub fn cancel(&self, id: &str) {
+        if let Ok(open) = self.session(id)
+            && let Some(cancel) = open
+                .running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+        {
+            cancel.cancel();
+        }
+    }
+
+    /// Switches the permission mode of `id`.
+    pub fn set_mode(&self, id: &str, mode: &str) -> anyhow::Result<()> {
+        let open = self.session(id)?;
+        let mode = open.gate.set(mode).map_err(|e| anyhow!(e))?;
+        self.sink.send(id, Update::Mode(mode.as_str().to_owned()));
+        Ok(())
+    }
+}
+
+/// A session's runtime: the configuration's catalog (no ask_user: the editor's questions
+/// are permission requests only), the mode gate, the editor's approver.
+fn runtime(
+    config: &Config,
+    gate: Arc<ModeGate>,
+    approver: Arc<dyn tackle_runtime::Approver>,
+    observer: Arc<dyn Observer>,
+    options: &HostOptions,
+) -> anyhow::Result<(
+    Arc<Runtime>,
+    Arc<tackle_agent::TaskBoundaries>,
+    Arc<tackle_agent::delegate::Tree>,
+)> {
+    let small = crate::run::agentic::small_model(config, options.models.small_replay.as_deref())
+        .map_err(failure)?;
+    let tree = tackle_agent::delegate::Tree::new(
+        config.delegation,
+        config.agent_types.iter().cloned().collect(),
+        observer.clone(),
+    );
+    let (catalog, boundaries) =
+        crate::run::loop_tools::catalog(config, None, None, Some(&tree), small.as_ref())
+            .context("building the tool catalog")?;
+    let runtime = Runtime::new(catalog, gate, config.runtime.clone())
+        .with_approver(approver)
+        .with_event_observer(Arc::new(tackle_agent::CallEvents(observer)));
+    Ok((Arc::new(runtime), boundaries, tree))
+}
+
+/// A session closed with the connection: nothing to do but drop it; its log holds it all.
+impl Drop for Host {
+    fn drop(&mut self) {
+        for open in self.sessions_lock().values() {
+            if let Some(cancel) = open
+                .running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                cancel.cancel();
+            }
+        }
+    }
+}
+
+/// A command-line failure as an error the editor is shown.
+fn failure(e: crate::commands::Failure) -> anyhow::Error {
+    match e {
+        crate::commands::Failure::Usage(e) | crate::commands::Failure::Engine(e) => e,
+    }
+}

@@ -1,0 +1,42 @@
+//! `tackle acp`: the agent for editors that speak the Agent Client Protocol (Zed, JetBrains
+//! IDEs, Neovim's plugins), on standard input and output.
+//!
+//! - [`wire`] is the protocol's side, and the only file that knows its messages; [`rpc`] is
+//!   JSON-RPC over standard input and output.
+//! - [`host`] holds the editor's sessions: each a project root with its configuration (folder
+//!   trust decides without asking), its runtime, a gate in the session's mode ([`modes`]) and
+//!   its agent.
+//! - [`observe`] turns the agent's events into [`update::Update`]s; [`replay`] retells a
+//!   stored conversation for `session/load`; [`approve`] turns the gate's asks into the
+//!   editor's permission requests.
+//!
+//! tackle runs its own confined tools even where the editor offers file system or terminal
+//! methods: the gate and the session's log see every effect.
+
+mod approve;
+mod host;
+mod modes;
+mod observe;
+mod replay;
+mod rpc;
+mod update;
+mod wire;
+
+use anyhow::Context;
+
+use crate::commands::Failure;
+use crate::exit;
+use crate::settings::Flags;
+
+/// Serves the protocol until the editor closes standard input.
+pub fn run(flags: Flags, models: crate::run::ModelFlags) -> Result<u8, Failure> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(wire::serve_stdio(host::HostOptions { flags, models }));
+    // A prompt still running when the editor left is cancelled with the host; its processes
+    // go with it.
+    rt.shutdown_background();
+    Ok(exit::OK)
+}
