@@ -56,10 +56,25 @@ fn offered(config: &Config, tool: &Arc<dyn DynTool>) -> bool {
 /// The gate every call passes: the compiled policy, and under `plan_mode = "required"` the
 /// plan gate in front of it.
 pub fn gate(config: &Config) -> Arc<dyn GateHook> {
-    let policy: Arc<dyn GateHook> = Arc::new(PolicyGate::new(config.policy.clone()));
-    match config.plan_mode {
-        PlanMode::Required => Arc::new(PlanGate::new(policy, config.plans.clone())),
-        PlanMode::Advisory | PlanMode::Off => policy,
+    gate_maker(config)(config.policy.mode())
+}
+
+/// What builds [`gate`] in any permission mode, for a front end whose sessions switch modes
+/// (an editor's mode menu): it holds the policy and the plan book, not the configuration.
+pub fn gate_maker(config: &Config) -> impl Fn(tackle_gate::Mode) -> Arc<dyn GateHook> + use<> {
+    let (policy, plan_mode, plans) = (
+        config.policy.clone(),
+        config.plan_mode,
+        config.plans.clone(),
+    );
+    move |mode| {
+        let mut policy = policy.clone();
+        policy.set_mode(mode);
+        let policy: Arc<dyn GateHook> = Arc::new(PolicyGate::new(policy));
+        match plan_mode {
+            PlanMode::Required => Arc::new(PlanGate::new(policy, plans.clone())),
+            PlanMode::Advisory | PlanMode::Off => policy,
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! session's choice among them. Grants are the session's own (`SessionContext`), so an
 //! "allow for the session" outlives a change of mode.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use tackle_config::Config;
 use tackle_gate::Mode;
@@ -30,9 +30,13 @@ pub fn describe(mode: Mode) -> &'static str {
     }
 }
 
-/// The gate of one editor session.
+/// Builds the configuration's gate in a mode.
+type Maker = Box<dyn Fn(Mode) -> Arc<dyn GateHook> + Send + Sync>;
+
+/// The gate of one editor session: each offered mode's gate built when first used.
 pub struct ModeGate {
-    gates: Vec<(Mode, Arc<dyn GateHook>)>,
+    make: Maker,
+    gates: Vec<(Mode, OnceLock<Arc<dyn GateHook>>)>,
     current: RwLock<Mode>,
 }
 
@@ -40,16 +44,12 @@ impl ModeGate {
     /// The configuration's gate in each offered mode, starting in the configured one.
     pub fn new(config: &Config) -> ModeGate {
         let configured = config.policy.mode();
-        let gates = offered(configured)
-            .into_iter()
-            .map(|mode| {
-                let mut config = config.clone();
-                config.policy.set_mode(mode);
-                (mode, tackle_config::host::gate(&config))
-            })
-            .collect();
         ModeGate {
-            gates,
+            make: Box::new(tackle_config::host::gate_maker(config)),
+            gates: offered(configured)
+                .into_iter()
+                .map(|mode| (mode, OnceLock::new()))
+                .collect(),
             current: RwLock::new(configured),
         }
     }
@@ -82,9 +82,13 @@ impl ModeGate {
 
     fn gate(&self) -> &Arc<dyn GateHook> {
         let mode = self.current();
-        let found = self.gates.iter().find(|(m, _)| *m == mode);
         // `current` only ever holds a mode of `gates`, and `gates` is never empty.
-        &found.unwrap_or(&self.gates[0]).1
+        let (mode, slot) = self
+            .gates
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .unwrap_or(&self.gates[0]);
+        slot.get_or_init(|| (self.make)(*mode))
     }
 }
 
