@@ -1,7 +1,8 @@
 //! `tackle acp` driven by a published ACP client (the Python `agent-client-protocol` package,
 //! pinned in scripts/install-test-deps; `tests/acp/client.py`): a whole session with tool
 //! calls, a permission request allowed once and one rejected, a prompt cancelled while its
-//! command runs, plan mode refusing a write, and the session loaded again by a new process.
+//! command runs, plan mode refusing a write, a prompt cancelled while its permission request
+//! is open, and the session loaded again by a new process.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -81,6 +82,8 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         // "write c.txt" in plan mode: refused by the gate, never asked.
         call("write_file", json!({"path": "c.txt", "content": "C\n"})),
         say("plan mode refused the write"),
+        // "write d.txt": cancelled while its permission request is open.
+        call("write_file", json!({"path": "d.txt", "content": "D\n"})),
     ];
     let file = script(&p, "acp.jsonl", &turns);
     let out = client(&["first"], &p, &model(&file));
@@ -103,8 +106,9 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
     // Prompts ended as they should: two turns, a cancel, then plan mode's turn.
     assert_eq!(
         out["stops"],
-        json!(["end_turn", "end_turn", "cancelled", "end_turn"])
+        json!(["end_turn", "end_turn", "cancelled", "end_turn", "cancelled"])
     );
+    assert!(!p.join("d.txt").exists());
     // The write allowed once happened; the rejected one and plan mode's did not.
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "A\n");
     assert!(!p.join("b.txt").exists());
@@ -120,10 +124,12 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         out["yolo_refused"]
     );
 
-    // Three permission requests, each offering once, the session and reject; none in plan mode.
+    // Four permission requests (none in plan mode), each offering once, the session and
+    // reject; the last was never answered.
     let asks = out["asks"].as_array().unwrap();
-    assert_eq!(asks.len(), 3, "{asks:#?}");
-    for ask in asks {
+    assert_eq!(asks.len(), 4, "{asks:#?}");
+    assert_eq!(asks[3]["answer"], "cancel-while-asked");
+    for ask in &asks[..3] {
         assert_eq!(ask["session"], session.as_str());
         assert_eq!(
             ask["options"],
@@ -175,7 +181,13 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         .iter()
         .filter_map(|u| u["content"]["text"].as_str())
         .collect();
-    for prompt in ["write a.txt", "write b.txt", "wait", "write c.txt"] {
+    for prompt in [
+        "write a.txt",
+        "write b.txt",
+        "wait",
+        "write c.txt",
+        "write d.txt",
+    ] {
         assert!(
             users.iter().any(|u| u.contains(prompt)),
             "{prompt}: {users:?}"

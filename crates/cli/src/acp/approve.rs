@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use tackle_runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver, CancellationToken};
 
 /// What the editor is asked.
 #[derive(Clone, Debug)]
@@ -41,10 +41,15 @@ pub trait Asker: Send + Sync {
     fn ask(&self, ask: Ask) -> AnswerFuture;
 }
 
+/// The running prompt's cancel, shared with the session: a question still open when the
+/// prompt is cancelled is answered "no" at once, whether or not the editor ever answers it.
+pub type Running = Arc<std::sync::Mutex<Option<CancellationToken>>>;
+
 /// The approver of one editor session's runtime.
 pub struct EditorApprover {
     pub session: String,
     pub asker: Arc<dyn Asker>,
+    pub running: Running,
 }
 
 impl Approver for EditorApprover {
@@ -63,8 +68,20 @@ impl Approver for EditorApprover {
         };
         let answer = self.asker.ask(ask);
         let grantable = request.session_grant;
+        let cancel = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_default();
         Box::pin(async move {
-            match answer.await {
+            let answer = tokio::select! {
+                answer = answer => answer,
+                () = cancel.cancelled() => {
+                    Answer::Unanswered("the prompt was cancelled while the editor was asked".to_owned())
+                }
+            };
+            match answer {
                 Answer::Once => Approval::Once,
                 // Offered only when grantable; a client that answers it anyway gets once.
                 Answer::Session if grantable => Approval::Session,

@@ -13,7 +13,7 @@ use tackle_config::Config;
 use tackle_protocol::RunOutcome;
 use tackle_runtime::{CancellationToken, Runtime};
 
-use super::approve::{Asker, EditorApprover};
+use super::approve::{Asker, EditorApprover, Running};
 use super::modes::ModeGate;
 use super::observe::Forward;
 use super::update::{Sink, Update};
@@ -42,8 +42,8 @@ struct Open {
     root: PathBuf,
     agent: tokio::sync::Mutex<Agent>,
     gate: Arc<ModeGate>,
-    /// The running prompt's cancel, while one runs.
-    running: Mutex<Option<CancellationToken>>,
+    /// The running prompt's cancel, while one runs (shared with the session's approver).
+    running: Running,
 }
 
 /// Every session of one editor connection.
@@ -121,10 +121,16 @@ impl Host {
             sink: self.sink.clone(),
         });
         let gate = Arc::new(ModeGate::new(&config));
+        let running: Running = Arc::default();
+        let approver = Arc::new(EditorApprover {
+            session: id.clone(),
+            asker: self.asker.clone(),
+            running: running.clone(),
+        });
         let (runtime, boundaries, tree) = runtime(
             &config,
             gate.clone(),
-            self.editor_approver(&id),
+            approver,
             observer.clone(),
             &self.options,
         )?;
@@ -149,17 +155,10 @@ impl Host {
             root: config.root.clone(),
             agent: tokio::sync::Mutex::new(agent),
             gate,
-            running: Mutex::new(None),
+            running,
         });
         self.sessions_lock().insert(id, open);
         Ok(opened)
-    }
-
-    fn editor_approver(&self, session: &str) -> Arc<dyn tackle_runtime::Approver> {
-        Arc::new(EditorApprover {
-            session: session.to_owned(),
-            asker: self.asker.clone(),
-        })
     }
 
     fn sessions_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Open>>> {

@@ -4,7 +4,9 @@ each response, each session/update and each permission request with the answer i
 
     client.py first TACKLE ROOT ARGS...   a new session: three prompts (a write allowed once,
                                           a write rejected, a command cancelled while it
-                                          runs), then plan mode and a write it refuses
+                                          runs), plan mode and a write it refuses, then ask
+                                          mode and a prompt cancelled while its permission
+                                          request is open
     client.py load TACKLE ROOT SESSION ARGS...
                                           a new process loads the stored session
 
@@ -22,7 +24,7 @@ import time
 import acp
 from acp import schema
 
-ANSWERS = ["allow_once", "reject", "allow_once"]
+ANSWERS = ["allow_once", "reject", "allow_once", "cancel-while-asked"]
 
 
 class Editor:
@@ -35,6 +37,11 @@ class Editor:
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         answer = self.answers.pop(0) if self.answers else "reject"
+        if answer == "cancel-while-asked":
+            # The person cancels the prompt instead of answering; the question stays open.
+            self.asks.append({"session": session_id, "call": tool_call.tool_call_id, "answer": answer})
+            await self.conn.cancel(session_id=session_id)
+            await asyncio.Event().wait()
         self.asks.append(
             {
                 "session": session_id,
@@ -79,6 +86,7 @@ async def first(tackle, root, args):
     editor = Editor(root)
     out = {}
     async with acp.spawn_agent_process(editor, tackle, *args, "acp", cwd=root) as (conn, proc):
+        editor.conn = conn
         init = await conn.initialize(protocol_version=1)
         out["initialize"] = init.model_dump(mode="json", by_alias=True, exclude_none=True)
         new = await conn.new_session(cwd=root, mcp_servers=[])
@@ -98,6 +106,10 @@ async def first(tackle, root, args):
         out["sleeper_alive_after_cancel"] = alive(pid)
         mode = await conn.set_session_mode(session_id=sid, mode_id="plan")
         r = await conn.prompt(session_id=sid, prompt=text("write c.txt"))
+        stops.append(r.stop_reason)
+        # Back in ask mode, a prompt cancelled while its permission request is open ends.
+        await conn.set_session_mode(session_id=sid, mode_id="ask")
+        r = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=text("write d.txt")), 60)
         stops.append(r.stop_reason)
         try:
             await conn.set_session_mode(session_id=sid, mode_id="yolo")
