@@ -10,9 +10,7 @@ use std::sync::Arc;
 
 use tackle::gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
 use tackle::protocol::{CallId, ErrorCode, Event, ToolCall, ToolResult};
-use tackle::runtime::{
-    CancellationToken, Catalog, EventLog, PolicyGate, Runtime, RuntimeConfig, Session,
-};
+use tackle::runtime::{CancellationToken, EventLog, Runtime, Session};
 use tackle::tool::{
     DynTool, ExecuteContext, FnTool, PermissionResource, ToolCompletion, ToolError,
 };
@@ -88,11 +86,10 @@ pub async fn run(project: &Path) -> Result<Outcome, Box<dyn Error>> {
         PathScope::default(),
         UrlScope::default(),
     )?;
-    let runtime = Runtime::new(
-        Catalog::new(vec![word_count()])?,
-        Arc::new(PolicyGate::new(policy)),
-        RuntimeConfig::default(),
-    );
+    let runtime = Runtime::builder()
+        .tools([word_count()])
+        .policy(policy)
+        .build()?;
     let session = Session::open(project)?;
 
     let call = |id: &str, path: &str| ToolCall {

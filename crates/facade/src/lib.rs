@@ -9,10 +9,11 @@
 //!
 //! # The shape of an embedding
 //!
-//! A [`runtime::Catalog`] of tools, a gate ([`runtime::AllowAll`], or a
-//! [`runtime::PolicyGate`] over a [`gate::Policy`]) and a [`runtime::RuntimeConfig`] make a
-//! [`runtime::Runtime`]. A [`runtime::Session`] is opened on a project directory (its store and
-//! event log live in `.agents/store/` there). Each model turn's tool calls go to
+//! [`runtime::Runtime::builder`] assembles a [`runtime::Runtime`] from tools (the built-ins of
+//! [`tools::builtins_except`], [`tool::FnTool`]s of your own), a gate (a [`gate::Policy`]
+//! through `.policy(…)`, or any [`runtime::GateHook`] through `.gate(…)`: there is no default)
+//! and a [`runtime::RuntimeConfig`]. A [`runtime::Session`] is opened on a project directory
+//! (its store and event log live in `.agents/store/` there). Each model turn's tool calls go to
 //! [`runtime::Runtime::run_batch`] as one batch; every call is parsed strictly against its
 //! tool's schema, prepared, gated, run, its output retained, and recorded (`call_started` and
 //! `call_finished` in the session's log) whether it succeeds or not. The agent loop
@@ -23,13 +24,16 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use tackle::protocol::{CallId, ToolCall};
-//! use tackle::runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+//! use tackle::runtime::{AllowAll, CancellationToken, Runtime, Session};
+//! use tackle::tools::{BUILTIN_TOOL_NAMES, builtins_except};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let dir = std::path::Path::new(".");
-//! let catalog = Catalog::build(tackle::tools::builtins_except(&["bash"])?, tackle::tools::BUILTIN_TOOL_NAMES)?;
-//! let runtime = Runtime::new(catalog, Arc::new(AllowAll), RuntimeConfig::default());
-//! let session = Session::open(dir)?;
+//! let runtime = Runtime::builder()
+//!     .tools(builtins_except(&["bash"])?) // an unknown name is an error naming the nearest
+//!     .known_builtins(BUILTIN_TOOL_NAMES) // descriptions stop naming the tools left out
+//!     .gate(Arc::new(AllowAll)) // or .policy(policy)
+//!     .build()?; // two tools of one name: an error naming it
+//! let session = Session::open(std::path::Path::new("."))?;
 //! let call = ToolCall {
 //!     id: CallId("c1".into()),
 //!     name: "read_file".into(),
@@ -152,7 +156,8 @@ pub mod runtime {
         CancellationToken, Catalog, CatalogError, ChildOptions, Descriptions, EventObserver,
         ForeignLogs, GateHook, GateRequest, GateVerdict, HeadlessApprover, Narrowing, PlanGate,
         PolicyGate, Posture, PreviewLimits, ProgressObserver, Resumed, RetrieveRaw, Runtime,
-        RuntimeConfig, RuntimeError, Session, SessionContext, SessionOptions, ToolFilter,
+        RuntimeBuildError, RuntimeBuilder, RuntimeConfig, RuntimeError, Session, SessionContext,
+        SessionOptions, ToolFilter,
     };
     /// A session's event log, for reading it back: `EventLog::read_records` of
     /// [`Session::event_log_path`] gives every record in order, each event as JSON that parses
