@@ -8,7 +8,8 @@
 //! ([`prompt`]), the context window ([`context`], [`checkpoint`]), the loop's own tools
 //! ([`task_done`]), the watchdog over their results ([`watchdog`]), what front ends observe
 //! ([`events`]), the delegation tree's children ([`delegate`]) and messages ([`messaging`]),
-//! and the agentic wrappers' subtasks on the small model ([`agentic`]).
+//! the agentic wrappers' subtasks on the small model ([`agentic`]) and the embedder's
+//! `Agent::builder()` (`builder.rs`).
 //!
 //! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
 //! layers do, through `Runtime::run_batch`), to know a vendor's JSON (`tackle-llm`) or to read
@@ -24,6 +25,7 @@ pub mod ask_user;
 pub mod autonomous;
 pub mod batch;
 pub mod bounds;
+mod builder;
 pub mod checkpoint;
 pub mod context;
 pub mod conversation;
@@ -48,6 +50,7 @@ pub mod window;
 pub use ask_user::{Answer, AskUser, Prompter, Question};
 pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_autonomous};
 pub use bounds::Bounds;
+pub use builder::{AgentBuildError, AgentBuilder};
 pub use conversation::Conversation;
 pub use error::AgentError;
 pub use events::{AgentEvent, CallEvents, ObservedApprover, Observer, SubtaskUsage, Unobserved};

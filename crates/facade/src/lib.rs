@@ -17,7 +17,8 @@
 //! [`runtime::Runtime::run_batch`] as one batch; every call is parsed strictly against its
 //! tool's schema, prepared, gated, run, its output retained, and recorded (`call_started` and
 //! `call_finished` in the session's log) whether it succeeds or not. The agent loop
-//! ([`agent::Agent`]) does the same for a model's turns, one batch per turn.
+//! ([`agent::Agent`], assembled by [`agent::Agent::builder`]) does the same for a model's
+//! turns, one batch per turn.
 //!
 //! # Run a built-in tool
 //!
@@ -85,35 +86,32 @@
 //!
 //! [`agent::Agent`] drives a model turn by turn over a runtime and a session. Any
 //! [`llm::Provider`] will do: one [`llm::connect`]ed from a [`llm::ProviderSpec`], or, with no
-//! network, [`llm::ReplayProvider`] playing a script of turns.
+//! network, [`llm::ReplayProvider`] playing a script of turns. [`agent::Agent::builder`] needs
+//! the runtime, session, provider, model and system prompt (a missing one is an
+//! [`agent::AgentBuildError`] naming its setter); bounds, watchdog, catalog form, observer and
+//! task boundaries have defaults, and there is no delegation tree unless given one.
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use tackle::agent::{Agent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, TaskBoundaries, Unobserved, WatchdogSettings};
+//! use tackle::agent::{Agent, ModelSetup};
 //! use tackle::llm::{DeliveryFamily, ModelEntry, ReplayProvider};
-//! # async fn demo(runtime: Arc<tackle::runtime::Runtime>, session: tackle::runtime::Session) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo(runtime: tackle::runtime::Runtime, session: tackle::runtime::Session) -> Result<(), Box<dyn std::error::Error>> {
 //! let script = std::path::Path::new("script.jsonl"); // {"tackle_replay":1}, then one {"turn": …} a line
 //! let entry = ModelEntry {
-//!     id: "replay:script".parse()?,
+//!     id: "replay:scripted".parse()?,
 //!     context_window: 200_000,
 //!     max_output: 8192,
 //!     input: vec![tackle::llm::Modality::Text],
 //!     media: Vec::new(),
 //!     prices: None,
 //! };
-//! let mut agent = Agent::new(AgentSetup {
-//!     runtime,
-//!     session,
-//!     provider: Arc::new(ReplayProvider::from_file("replay", script)?),
-//!     model: ModelSetup { model: "scripted".into(), entry, family: DeliveryFamily::Anthropic, max_tokens: 8192 },
-//!     system: "You count words.".into(),
-//!     descriptions: DescriptionsSetting::Full,
-//!     bounds: Bounds::default(),
-//!     observer: Arc::new(Unobserved),
-//!     boundaries: TaskBoundaries::new(),
-//!     watchdog: WatchdogSettings::default(),
-//!     delegation: None,
-//! });
+//! let mut agent = Agent::builder()
+//!     .runtime(runtime)
+//!     .session(session)
+//!     .provider(Arc::new(ReplayProvider::from_file("replay", script)?))
+//!     .model(ModelSetup::new(entry, DeliveryFamily::Anthropic))
+//!     .system("You count words.")
+//!     .build()?;
 //! let end = agent.run(Some("How many words are in notes.txt?"), tackle::runtime::CancellationToken::new()).await;
 //! println!("{:?}: {:?}", end.outcome, end.last_message);
 //! # Ok(()) }
@@ -190,9 +188,10 @@ pub mod tools {
 /// The agent loop over a runtime.
 pub mod agent {
     pub use tackle_agent::{
-        Agent, AgentError, AgentEvent, AgentSetup, Bounds, CallEvents, Conversation,
-        DescriptionsSetting, MarkTaskDone, ModelSetup, ObservedApprover, Observer, RunEnd,
-        Steering, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode, WatchdogSettings,
+        Agent, AgentBuildError, AgentBuilder, AgentError, AgentEvent, AgentSetup, Bounds,
+        CallEvents, Conversation, DescriptionsSetting, MarkTaskDone, ModelSetup, ObservedApprover,
+        Observer, RunEnd, Steering, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode,
+        WatchdogSettings,
     };
 }
 
