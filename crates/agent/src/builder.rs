@@ -6,6 +6,10 @@
 //! bounds (none), the watchdog ([`WatchdogSettings::default`]), the catalog form
 //! ([`DescriptionsSetting::Auto`]), the observer ([`Unobserved`]), fresh task boundaries, and no
 //! delegation tree.
+//!
+//! The builder also fills the [`LateAgent`] slots given to [`AgentBuilder::bind`]: a tool
+//! registered in the runtime before the agent existed receives, once it is built, the handle it
+//! runs subtasks through ([`crate::late`]).
 
 use std::sync::Arc;
 
@@ -15,6 +19,7 @@ use tackle_runtime::{Runtime, Session};
 use crate::bounds::Bounds;
 use crate::delegate::Tree;
 use crate::events::{Observer, Unobserved};
+use crate::late::{AgentHandle, LateAgent};
 use crate::model::ModelSetup;
 use crate::prompt::SystemPrompt;
 use crate::run::{Agent, AgentSetup};
@@ -38,6 +43,7 @@ pub struct AgentBuilder {
     boundaries: Option<Arc<TaskBoundaries>>,
     watchdog: WatchdogSettings,
     delegation: Option<Arc<Tree>>,
+    slots: Vec<LateAgent>,
 }
 
 /// Why [`AgentBuilder::build`] made no agent.
@@ -50,6 +56,12 @@ pub enum AgentBuildError {
         /// The setters still to call, in the order [`AgentBuilder`] lists them.
         setters: Vec<&'static str>,
     },
+    /// A [`LateAgent`] slot given to [`AgentBuilder::bind`] holds an agent already.
+    #[error(
+        "a LateAgent slot passed to .bind() already holds an agent; give each agent a slot of \
+         its own (LateAgent::new())"
+    )]
+    AlreadyBound,
 }
 
 fn calls(setters: &[&'static str]) -> String {
@@ -137,6 +149,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Fills `slot` with this agent's [`AgentHandle`] when it is built, for a tool that was
+    /// registered before the agent existed.
+    pub fn bind(mut self, slot: &LateAgent) -> Self {
+        self.slots.push(slot.clone());
+        self
+    }
+
     /// The agent, starting a new conversation in the session; or the setters still to call.
     pub fn build(self) -> Result<Agent, AgentBuildError> {
         let setup = self.setup()?;
@@ -163,6 +182,20 @@ impl AgentBuilder {
         ) else {
             return Err(AgentBuildError::Missing { setters: missing });
         };
+        if self.slots.iter().any(LateAgent::is_bound) {
+            return Err(AgentBuildError::AlreadyBound);
+        }
+        let handle = AgentHandle::new(
+            runtime.clone(),
+            session.clone(),
+            provider.clone(),
+            model.clone(),
+        );
+        for slot in &self.slots {
+            if !slot.fill(handle.clone()) {
+                return Err(AgentBuildError::AlreadyBound);
+            }
+        }
         Ok(AgentSetup {
             runtime,
             session,

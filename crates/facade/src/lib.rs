@@ -117,9 +117,52 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # A tool that needs the agent
+//!
+//! A tool is registered in the runtime before the agent exists. One that needs the agent (to
+//! ask a side question, run a piece of work) holds an empty [`agent::LateAgent`], and
+//! `Agent::builder().bind(&slot)` fills it with the built agent's [`agent::AgentHandle`]. The
+//! handle runs an [`agent::Subtask`] as a child run: a session of its own under the agent's
+//! (the same root, store and gate, its own log naming the agent's session as parent), on the
+//! agent's model, bounded in turns, offered only the tools the subtask names. It never touches
+//! the running conversation, which is busy waiting on the tool.
+//!
+//! ```no_run
+//! use tackle::agent::{LateAgent, Subtask};
+//! use tackle::tool::{ExecuteContext, FnTool, ToolCompletion, ToolError};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct AskArgs {
+//!     /// A self-contained question.
+//!     question: String,
+//! }
+//!
+//! let slot = LateAgent::new(); // and later: Agent::builder()…bind(&slot).build()?
+//! let held = slot.clone();
+//! let ask_aside = FnTool::new(
+//!     "ask_aside",
+//!     "Answers a self-contained question in a separate run.",
+//!     move |args: AskArgs, cx: ExecuteContext| {
+//!         let slot = held.clone();
+//!         async move {
+//!             let fail = |e: String| ToolError::new(tackle::protocol::ErrorCode::INTERNAL, e);
+//!             let agent = slot.get().map_err(|e| fail(e.to_string()))?;
+//!             let answered = agent
+//!                 .run_subtask(Subtask::new("ask_aside", args.question), cx.cancel.clone())
+//!                 .await
+//!                 .map_err(|e| fail(e.to_string()))?;
+//!             Ok(ToolCompletion::single(answered.answer))
+//!         }
+//!     },
+//! )
+//! .read_only(true);
+//! # let _ = ask_aside;
+//! ```
+//!
 //! The examples in `crates/facade/examples/` run each of these with no network and no key:
-//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`; `mcp_server`
-//! with `--features mcp`).
+//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`, `subtask_tool`;
+//! `mcp_server` with `--features mcp`).
 //!
 //! # Serve it over MCP
 //!
@@ -187,11 +230,12 @@ pub mod tools {
 
 /// The agent loop over a runtime.
 pub mod agent {
+    pub use tackle_agent::late::SUBTASK_MAX_TURNS;
     pub use tackle_agent::{
-        Agent, AgentBuildError, AgentBuilder, AgentError, AgentEvent, AgentSetup, Bounds,
-        CallEvents, Conversation, DescriptionsSetting, MarkTaskDone, ModelSetup, ObservedApprover,
-        Observer, RunEnd, Steering, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode,
-        WatchdogSettings,
+        Agent, AgentBuildError, AgentBuilder, AgentError, AgentEvent, AgentHandle, AgentSetup,
+        Bounds, CallEvents, Conversation, DescriptionsSetting, LateAgent, MarkTaskDone, ModelSetup,
+        NotBound, ObservedApprover, Observer, RunEnd, Steering, Subtask, SubtaskAnswer,
+        SubtaskError, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode, WatchdogSettings,
     };
 }
 
