@@ -80,7 +80,10 @@ pub async fn run(project: &Path) -> Result<Outcome, Box<dyn Error>> {
         vec![Rule::new(
             Effect::Deny,
             Pattern::parse("read:secrets/**")?,
-            RuleSource::BuiltIn,
+            // The rule is this program's, not a config file's: a refusal names the program.
+            RuleSource::Embedder {
+                by: "the custom_tool example".into(),
+            },
         )],
         Mode::Yolo,
         PathScope::default(),

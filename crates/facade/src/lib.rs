@@ -80,7 +80,22 @@
 //!
 //! Its calls pass the same gate as the built-ins: the keys it is asked about are
 //! `tool.word_count` and those [`tool::FnTool::permission`] returns (`read:notes.txt`), so a
-//! [`gate::Policy`] rule such as `deny read:secrets/**` holds for it too.
+//! [`gate::Policy`] rule such as `deny read:secrets/**` holds for it too. A rule the program
+//! writes itself is [`gate::RuleSource::Embedder`], so a refusal names the program ("denied by
+//! deny rule \"read:secrets/**\" set by the release bot") rather than a config file or flag:
+//!
+//! ```
+//! use tackle::gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+//!
+//! let rule = Rule::new(
+//!     Effect::Deny,
+//!     Pattern::parse("read:secrets/**")?,
+//!     RuleSource::Embedder { by: "the release bot".into() },
+//! );
+//! let policy = Policy::new(vec![rule], Mode::Yolo, PathScope::default(), UrlScope::default())?;
+//! # let _ = policy;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # An agent
 //!

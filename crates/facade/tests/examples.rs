@@ -51,6 +51,15 @@ async fn custom_tool_runs_under_the_gate_and_is_recorded_with_its_permission_key
         "{}",
         outcome.denied.text()
     );
+    // The refusal names the program that wrote the rule.
+    assert!(
+        outcome
+            .denied
+            .text()
+            .contains("deny rule \"read:secrets/**\" set by the custom_tool example"),
+        "{}",
+        outcome.denied.text()
+    );
 
     let [Event::CallStarted(started), Event::CallFinished(finished)] = &outcome.records[..] else {
         panic!("expected one start and one end: {:?}", outcome.records);
