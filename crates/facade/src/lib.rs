@@ -219,6 +219,10 @@ pub mod runtime {
     /// [`Session::event_log_path`] gives every record in order, each event as JSON that parses
     /// into [`crate::protocol::Event`].
     pub use tackle_store::{EventLog, Record};
+    /// The user's key that tags every line of a session's log, which [`Session::resume`] and
+    /// [`Session::open_sealed`] take: `LogKey::load_or_create(dir)` keeps it in `dir/log-key`.
+    /// A log with lines not tagged with it is foreign ([`ForeignLogs`]).
+    pub use tackle_store::{LogKey, LogKeyError};
 }
 
 /// Writing tools: the typed [`tool::Tool`] trait, what a tool declares and
