@@ -4,6 +4,7 @@
 use tackle_llm::catalog::ModelEntry;
 use tackle_llm::media::DeliveryFamily;
 
+/// The model a session talks to, as requests name it and as the loop plans for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelSetup {
     /// The model as requests name it (`claude-sonnet-4-5`).
