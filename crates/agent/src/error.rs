@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+/// What stops an agent from starting or resuming a conversation: the runtime could not
+/// record, or the session's log could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error(transparent)]

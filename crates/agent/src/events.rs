@@ -8,6 +8,7 @@ use serde::Serialize;
 use tackle_protocol::{CallId, CallStatus, ErrorCode, Event, RunOutcome, StopReason, Usage};
 use tackle_runtime::{ApprovalFuture, ApprovalRequest, Approver, EventObserver};
 
+/// One thing a front end may show while a run goes on (text, calls, usage, the run's end).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {

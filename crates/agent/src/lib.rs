@@ -8,7 +8,9 @@
 //! ([`prompt`]), the context window ([`context`], [`checkpoint`]), the loop's own tools
 //! ([`task_done`]), the watchdog over their results ([`watchdog`]), what front ends observe
 //! ([`events`]), the delegation tree's children ([`delegate`]) and messages ([`messaging`]),
-//! and the agentic wrappers' subtasks on the small model ([`agentic`]).
+//! the agentic wrappers' subtasks on the small model ([`agentic`]), the embedder's
+//! `Agent::builder()` (`builder.rs`) and the late binding of a tool to the agent it serves
+//! ([`late`]: a child run on the agent's model, as the research subtask runs).
 //!
 //! **Refuses** to run a tool itself, check a permission, truncate output (the runtime's
 //! layers do, through `Runtime::run_batch`), to know a vendor's JSON (`tackle-llm`) or to read
@@ -24,12 +26,14 @@ pub mod ask_user;
 pub mod autonomous;
 pub mod batch;
 pub mod bounds;
+mod builder;
 pub mod checkpoint;
 pub mod context;
 pub mod conversation;
 pub mod delegate;
 mod error;
 pub mod events;
+pub mod late;
 pub mod messaging;
 pub mod model;
 pub mod prompt;
@@ -48,11 +52,13 @@ pub mod window;
 pub use ask_user::{Answer, AskUser, Prompter, Question};
 pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_autonomous};
 pub use bounds::Bounds;
+pub use builder::{AgentBuildError, AgentBuilder};
 pub use conversation::Conversation;
 pub use error::AgentError;
 pub use events::{
     AgentEvent, CallEvents, ObservedApprover, Observer, SubtaskUsage, ToolResultView, Unobserved,
 };
+pub use late::{AgentHandle, LateAgent, NotBound, Subtask, SubtaskAnswer, SubtaskError};
 pub use model::ModelSetup;
 pub use prompt::SystemPrompt;
 pub use rebuild::{INTERRUPTED, Rebuilt, rebuild};

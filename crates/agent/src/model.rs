@@ -4,6 +4,7 @@
 use tackle_llm::catalog::ModelEntry;
 use tackle_llm::media::DeliveryFamily;
 
+/// The model a session talks to, as requests name it and as the loop plans for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelSetup {
     /// The model as requests name it (`claude-sonnet-4-5`).
@@ -15,6 +16,17 @@ pub struct ModelSetup {
 }
 
 impl ModelSetup {
+    /// The model of `entry`, named as its id names it, its output limit the entry's
+    /// `max_output`, its media laid out for `family`.
+    pub fn new(entry: ModelEntry, family: DeliveryFamily) -> Self {
+        Self {
+            model: entry.id.model.clone(),
+            max_tokens: u32::try_from(entry.max_output).unwrap_or(u32::MAX),
+            entry,
+            family,
+        }
+    }
+
     /// `provider:model`, as the record names it.
     pub fn id(&self) -> String {
         self.entry.id.to_string()

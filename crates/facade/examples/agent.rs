@@ -4,18 +4,15 @@
 //! `cargo run -p tackle --example agent`
 //!
 //! With a real model, `provider` is `tackle::llm::connect(&spec, transport)?` for a
-//! `ProviderSpec`, and `ModelSetup` describes that model.
+//! `ProviderSpec`, and the `ModelEntry` describes that model.
 
 use std::error::Error;
 use std::path::Path;
 use std::sync::Arc;
 
-use tackle::agent::{
-    Agent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, RunEnd, TaskBoundaries, Unobserved,
-    WatchdogSettings,
-};
+use tackle::agent::{Agent, ModelSetup, RunEnd};
 use tackle::llm::{DeliveryFamily, Modality, ModelEntry, ReplayProvider};
-use tackle::runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+use tackle::runtime::{AllowAll, CancellationToken, Runtime, Session};
 use tackle::tool::{ExecuteContext, FnTool, PermissionResource, ToolCompletion, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -52,14 +49,12 @@ pub async fn run(project: &Path, script: &Path) -> Result<(RunEnd, Session), Box
     .permission(|args: &WordCountArgs| vec![PermissionResource::read(args.path.clone())]);
 
     // The agent, in about twenty lines.
-    let catalog = Catalog::new(vec![Arc::new(word_count)])?;
-    let runtime = Arc::new(Runtime::new(
-        catalog,
-        Arc::new(AllowAll),
-        RuntimeConfig::default(),
-    ));
+    let runtime = Runtime::builder()
+        .tool(word_count)
+        .gate(Arc::new(AllowAll))
+        .build()?;
     let entry = ModelEntry {
-        id: "replay:script".parse()?,
+        id: "replay:scripted".parse()?,
         context_window: 200_000,
         max_output: 8192,
         input: vec![Modality::Text],
@@ -67,30 +62,15 @@ pub async fn run(project: &Path, script: &Path) -> Result<(RunEnd, Session), Box
         prices: None,
     };
     let session = Session::open(project)?;
-    let mut agent = Agent::new(AgentSetup {
-        runtime,
-        session: session.clone(),
-        provider: Arc::new(ReplayProvider::from_file("replay", script)?),
-        model: ModelSetup {
-            model: "scripted".into(),
-            entry,
-            family: DeliveryFamily::Anthropic,
-            max_tokens: 8192,
-        },
-        system: "You answer questions about the files of a project.".into(),
-        descriptions: DescriptionsSetting::Full,
-        bounds: Bounds::default(),
-        observer: Arc::new(Unobserved),
-        boundaries: TaskBoundaries::new(),
-        watchdog: WatchdogSettings::default(),
-        delegation: None,
-    });
-    let end = agent
-        .run(
-            Some("How many words are in notes.txt?"),
-            CancellationToken::new(),
-        )
-        .await;
+    let mut agent = Agent::builder()
+        .runtime(runtime)
+        .session(session.clone())
+        .provider(Arc::new(ReplayProvider::from_file("replay", script)?))
+        .model(ModelSetup::new(entry, DeliveryFamily::Anthropic))
+        .system("You answer questions about the files of a project.")
+        .build()?;
+    let question = "How many words are in notes.txt?";
+    let end = agent.run(Some(question), CancellationToken::new()).await;
     Ok((end, session))
 }
 

@@ -10,9 +10,7 @@ use std::sync::Arc;
 
 use tackle::gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
 use tackle::protocol::{CallId, ErrorCode, Event, ToolCall, ToolResult};
-use tackle::runtime::{
-    CancellationToken, Catalog, EventLog, PolicyGate, Runtime, RuntimeConfig, Session,
-};
+use tackle::runtime::{CancellationToken, EventLog, Runtime, Session};
 use tackle::tool::{
     DynTool, ExecuteContext, FnTool, PermissionResource, ToolCompletion, ToolError,
 };
@@ -82,17 +80,19 @@ pub async fn run(project: &Path) -> Result<Outcome, Box<dyn Error>> {
         vec![Rule::new(
             Effect::Deny,
             Pattern::parse("read:secrets/**")?,
-            RuleSource::BuiltIn,
+            // The rule is this program's, not a config file's: a refusal names the program.
+            RuleSource::Embedder {
+                by: "the custom_tool example".into(),
+            },
         )],
         Mode::Yolo,
         PathScope::default(),
         UrlScope::default(),
     )?;
-    let runtime = Runtime::new(
-        Catalog::new(vec![word_count()])?,
-        Arc::new(PolicyGate::new(policy)),
-        RuntimeConfig::default(),
-    );
+    let runtime = Runtime::builder()
+        .tools([word_count()])
+        .policy(policy)
+        .build()?;
     let session = Session::open(project)?;
 
     let call = |id: &str, path: &str| ToolCall {

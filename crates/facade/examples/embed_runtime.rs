@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tackle::protocol::{CallId, ToolCall, ToolResult};
-use tackle::runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+use tackle::runtime::{AllowAll, CancellationToken, Runtime, Session};
 use tackle::tools::{BUILTIN_TOOL_NAMES, builtins_except};
 
 /// Writes `hello.txt` into `project`, reads it back through the runtime and returns the result.
@@ -18,9 +18,13 @@ pub async fn run(project: &Path) -> Result<ToolResult, Box<dyn Error>> {
         "hello from tackle\nsecond line\n",
     )?;
 
-    // The built-ins without bash, each description cut to the tools that are there.
-    let catalog = Catalog::build(builtins_except(&["bash"])?, BUILTIN_TOOL_NAMES)?;
-    let runtime = Runtime::new(catalog, Arc::new(AllowAll), RuntimeConfig::default());
+    // The built-ins without bash, each description cut to the tools that are there; every
+    // call allowed (a program with rules passes `.policy(policy)` instead).
+    let runtime = Runtime::builder()
+        .tools(builtins_except(&["bash"])?)
+        .known_builtins(BUILTIN_TOOL_NAMES)
+        .gate(Arc::new(AllowAll))
+        .build()?;
     let session = Session::open(project)?;
 
     let call = ToolCall {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tackle::mcp::{McpServer, ServerOptions, serve_io};
-use tackle::runtime::{AllowAll, Catalog, Runtime, RuntimeConfig, Session};
+use tackle::runtime::{AllowAll, Runtime, Session};
 use tackle::serde_json::{Value, json};
 use tackle::tool::{ExecuteContext, FnTool, PermissionResource, ToolCompletion, ToolError};
 use tackle::tools::{BUILTIN_TOOL_NAMES, builtins_except};
@@ -41,10 +41,12 @@ pub async fn run(project: &Path) -> Result<(Vec<String>, Value), Box<dyn Error>>
     .read_only(true)
     .permission(|args: &WordCountArgs| vec![PermissionResource::read(args.path.clone())]);
 
-    let mut tools = builtins_except(&["bash"])?;
-    tools.push(Arc::new(word_count));
-    let catalog = Catalog::build(tools, BUILTIN_TOOL_NAMES)?;
-    let runtime = Runtime::new(catalog, Arc::new(AllowAll), RuntimeConfig::default());
+    let runtime = Runtime::builder()
+        .tools(builtins_except(&["bash"])?)
+        .tool(word_count)
+        .known_builtins(BUILTIN_TOOL_NAMES)
+        .gate(Arc::new(AllowAll))
+        .build()?;
     let options = ServerOptions {
         elicitation: true,
         client_confirms: false,

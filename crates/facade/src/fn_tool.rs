@@ -9,7 +9,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
-use tackle_protocol::Concurrency;
+use tackle_protocol::{Concurrency, ErrorCode};
 use tackle_tool::{
     ExecuteContext, PermissionResource, PrepareContext, Prepared, Routing, Tool, ToolCompletion,
     ToolError,
@@ -53,6 +53,10 @@ where
 /// - [`FnTool::parallel`]: calls run one at a time unless set ([`Concurrency::Exclusive`]).
 /// - [`FnTool::permission`]: the permission keys of a call beyond `tool.<name>` (none unless
 ///   set), asked of the gate before the call runs.
+/// - [`FnTool::permission_actions`]: the actions those keys use (`read`, `fetch`, …), which the
+///   catalog's readers see as a built-in's ([`Tool::permission_actions`]): whether any rule
+///   could allow the tool (`Policy::advertises`), the MCP hints. None unless set; once set, a
+///   key of another action is refused as `tool_protocol_violation` naming the action to add.
 ///
 /// The function receives the [`ExecuteContext`]: the project root (`cx.root`), the session and
 /// call ids, a cancellation token, and the output sink for streaming. It returns a
@@ -69,6 +73,7 @@ pub struct FnTool<A, F> {
     read_only: bool,
     concurrency: Concurrency,
     permission: Option<PermissionFn<A>>,
+    actions: &'static [&'static str],
     function: F,
     _args: PhantomData<fn() -> A>,
 }
@@ -95,6 +100,7 @@ where
             read_only: false,
             concurrency: Concurrency::Exclusive,
             permission: None,
+            actions: &[],
             function,
             _args: PhantomData,
         }
@@ -123,6 +129,16 @@ where
         self.permission = Some(Box::new(keys));
         self
     }
+
+    /// The actions of the keys [`FnTool::permission`] returns (`&["read"]`, `&["fetch"]`,
+    /// `&["tool.deploy.env"]`), declared as a built-in declares them: a policy under which no
+    /// rule could allow any of them leaves the tool out of a catalog it filters, and the MCP
+    /// server calls a `fetch` or `message` tool open-world. A call whose keys use an action
+    /// not declared here is refused before the gate is asked.
+    pub fn permission_actions(mut self, actions: &'static [&'static str]) -> Self {
+        self.actions = actions;
+        self
+    }
 }
 
 impl<A, F> Tool for FnTool<A, F>
@@ -149,11 +165,30 @@ where
         self.read_only
     }
 
+    fn permission_actions(&self) -> &'static [&'static str] {
+        self.actions
+    }
+
     fn prepare(&self, args: A, _: &PrepareContext<'_>) -> Result<Prepared<A>, ToolError> {
         let resources = match &self.permission {
             Some(keys) => keys(&args),
             None => Vec::new(),
         };
+        if !self.actions.is_empty()
+            && let Some(stray) = resources
+                .iter()
+                .find(|r| !self.actions.contains(&r.action.as_str()))
+        {
+            let action = stray.action.as_str();
+            return Err(ToolError::new(
+                ErrorCode::PROTOCOL,
+                format!(
+                    "{}: the key `{action}:{}` uses the action `{action}`, which its \
+                     permission_actions {:?} do not declare; add `{action}` to them",
+                    self.name, stray.target, self.actions
+                ),
+            ));
+        }
         Ok(Prepared::new(Routing { resources }, args))
     }
 

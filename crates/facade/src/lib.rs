@@ -9,27 +9,32 @@
 //!
 //! # The shape of an embedding
 //!
-//! A [`runtime::Catalog`] of tools, a gate ([`runtime::AllowAll`], or a
-//! [`runtime::PolicyGate`] over a [`gate::Policy`]) and a [`runtime::RuntimeConfig`] make a
-//! [`runtime::Runtime`]. A [`runtime::Session`] is opened on a project directory (its store and
-//! event log live in `.agents/store/` there). Each model turn's tool calls go to
+//! [`runtime::Runtime::builder`] assembles a [`runtime::Runtime`] from tools (the built-ins of
+//! [`tools::builtins_except`], [`tool::FnTool`]s of your own), a gate (a [`gate::Policy`]
+//! through `.policy(…)`, or any [`runtime::GateHook`] through `.gate(…)`: there is no default)
+//! and a [`runtime::RuntimeConfig`]. A [`runtime::Session`] is opened on a project directory
+//! (its store and event log live in `.agents/store/` there). Each model turn's tool calls go to
 //! [`runtime::Runtime::run_batch`] as one batch; every call is parsed strictly against its
 //! tool's schema, prepared, gated, run, its output retained, and recorded (`call_started` and
 //! `call_finished` in the session's log) whether it succeeds or not. The agent loop
-//! ([`agent::Agent`]) does the same for a model's turns, one batch per turn.
+//! ([`agent::Agent`], assembled by [`agent::Agent::builder`]) does the same for a model's
+//! turns, one batch per turn.
 //!
 //! # Run a built-in tool
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use tackle::protocol::{CallId, ToolCall};
-//! use tackle::runtime::{AllowAll, CancellationToken, Catalog, Runtime, RuntimeConfig, Session};
+//! use tackle::runtime::{AllowAll, CancellationToken, Runtime, Session};
+//! use tackle::tools::{BUILTIN_TOOL_NAMES, builtins_except};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let dir = std::path::Path::new(".");
-//! let catalog = Catalog::build(tackle::tools::builtins_except(&["bash"])?, tackle::tools::BUILTIN_TOOL_NAMES)?;
-//! let runtime = Runtime::new(catalog, Arc::new(AllowAll), RuntimeConfig::default());
-//! let session = Session::open(dir)?;
+//! let runtime = Runtime::builder()
+//!     .tools(builtins_except(&["bash"])?) // an unknown name is an error naming the nearest
+//!     .known_builtins(BUILTIN_TOOL_NAMES) // descriptions stop naming the tools left out
+//!     .gate(Arc::new(AllowAll)) // or .policy(policy)
+//!     .build()?; // two tools of one name: an error naming it
+//! let session = Session::open(std::path::Path::new("."))?;
 //! let call = ToolCall {
 //!     id: CallId("c1".into()),
 //!     name: "read_file".into(),
@@ -75,49 +80,104 @@
 //!
 //! Its calls pass the same gate as the built-ins: the keys it is asked about are
 //! `tool.word_count` and those [`tool::FnTool::permission`] returns (`read:notes.txt`), so a
-//! [`gate::Policy`] rule such as `deny read:secrets/**` holds for it too.
+//! [`gate::Policy`] rule such as `deny read:secrets/**` holds for it too. A rule the program
+//! writes itself is [`gate::RuleSource::Embedder`], so a refusal names the program ("denied by
+//! deny rule \"read:secrets/**\" set by the release bot") rather than a config file or flag:
+//!
+//! ```
+//! use tackle::gate::{Effect, Mode, PathScope, Pattern, Policy, Rule, RuleSource, UrlScope};
+//!
+//! let rule = Rule::new(
+//!     Effect::Deny,
+//!     Pattern::parse("read:secrets/**")?,
+//!     RuleSource::Embedder { by: "the release bot".into() },
+//! );
+//! let policy = Policy::new(vec![rule], Mode::Yolo, PathScope::default(), UrlScope::default())?;
+//! # let _ = policy;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # An agent
 //!
 //! [`agent::Agent`] drives a model turn by turn over a runtime and a session. Any
 //! [`llm::Provider`] will do: one [`llm::connect`]ed from a [`llm::ProviderSpec`], or, with no
-//! network, [`llm::ReplayProvider`] playing a script of turns.
+//! network, [`llm::ReplayProvider`] playing a script of turns. [`agent::Agent::builder`] needs
+//! the runtime, session, provider, model and system prompt (a missing one is an
+//! [`agent::AgentBuildError`] naming its setter); bounds, watchdog, catalog form, observer and
+//! task boundaries have defaults, and there is no delegation tree unless given one.
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use tackle::agent::{Agent, AgentSetup, Bounds, DescriptionsSetting, ModelSetup, TaskBoundaries, Unobserved, WatchdogSettings};
+//! use tackle::agent::{Agent, ModelSetup};
 //! use tackle::llm::{DeliveryFamily, ModelEntry, ReplayProvider};
-//! # async fn demo(runtime: Arc<tackle::runtime::Runtime>, session: tackle::runtime::Session) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo(runtime: tackle::runtime::Runtime, session: tackle::runtime::Session) -> Result<(), Box<dyn std::error::Error>> {
 //! let script = std::path::Path::new("script.jsonl"); // {"tackle_replay":1}, then one {"turn": …} a line
 //! let entry = ModelEntry {
-//!     id: "replay:script".parse()?,
+//!     id: "replay:scripted".parse()?,
 //!     context_window: 200_000,
 //!     max_output: 8192,
 //!     input: vec![tackle::llm::Modality::Text],
 //!     media: Vec::new(),
 //!     prices: None,
 //! };
-//! let mut agent = Agent::new(AgentSetup {
-//!     runtime,
-//!     session,
-//!     provider: Arc::new(ReplayProvider::from_file("replay", script)?),
-//!     model: ModelSetup { model: "scripted".into(), entry, family: DeliveryFamily::Anthropic, max_tokens: 8192 },
-//!     system: "You count words.".into(),
-//!     descriptions: DescriptionsSetting::Full,
-//!     bounds: Bounds::default(),
-//!     observer: Arc::new(Unobserved),
-//!     boundaries: TaskBoundaries::new(),
-//!     watchdog: WatchdogSettings::default(),
-//!     delegation: None,
-//! });
+//! let mut agent = Agent::builder()
+//!     .runtime(runtime)
+//!     .session(session)
+//!     .provider(Arc::new(ReplayProvider::from_file("replay", script)?))
+//!     .model(ModelSetup::new(entry, DeliveryFamily::Anthropic))
+//!     .system("You count words.")
+//!     .build()?;
 //! let end = agent.run(Some("How many words are in notes.txt?"), tackle::runtime::CancellationToken::new()).await;
 //! println!("{:?}: {:?}", end.outcome, end.last_message);
 //! # Ok(()) }
 //! ```
 //!
+//! # A tool that needs the agent
+//!
+//! A tool is registered in the runtime before the agent exists. One that needs the agent (to
+//! ask a side question, run a piece of work) holds an empty [`agent::LateAgent`], and
+//! `Agent::builder().bind(&slot)` fills it with the built agent's [`agent::AgentHandle`]. The
+//! handle runs an [`agent::Subtask`] as a child run: a session of its own under the agent's
+//! (the same root, store and gate, its own log naming the agent's session as parent), on the
+//! agent's model, bounded in turns, offered only the tools the subtask names. It never touches
+//! the running conversation, which is busy waiting on the tool.
+//!
+//! ```no_run
+//! use tackle::agent::{LateAgent, Subtask};
+//! use tackle::tool::{ExecuteContext, FnTool, ToolCompletion, ToolError};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct AskArgs {
+//!     /// A self-contained question.
+//!     question: String,
+//! }
+//!
+//! let slot = LateAgent::new(); // and later: Agent::builder()…bind(&slot).build()?
+//! let held = slot.clone();
+//! let ask_aside = FnTool::new(
+//!     "ask_aside",
+//!     "Answers a self-contained question in a separate run.",
+//!     move |args: AskArgs, cx: ExecuteContext| {
+//!         let slot = held.clone();
+//!         async move {
+//!             let fail = |e: String| ToolError::new(tackle::protocol::ErrorCode::INTERNAL, e);
+//!             let agent = slot.get().map_err(|e| fail(e.to_string()))?;
+//!             let answered = agent
+//!                 .run_subtask(Subtask::new("ask_aside", args.question), cx.cancel.clone())
+//!                 .await
+//!                 .map_err(|e| fail(e.to_string()))?;
+//!             Ok(ToolCompletion::single(answered.answer))
+//!         }
+//!     },
+//! )
+//! .read_only(true);
+//! # let _ = ask_aside;
+//! ```
+//!
 //! The examples in `crates/facade/examples/` run each of these with no network and no key:
-//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`; `mcp_server`
-//! with `--features mcp`).
+//! `cargo run -p tackle --example embed_runtime` (and `custom_tool`, `agent`, `subtask_tool`;
+//! `mcp_server` with `--features mcp`).
 //!
 //! # Serve it over MCP
 //!
@@ -152,12 +212,17 @@ pub mod runtime {
         CancellationToken, Catalog, CatalogError, ChildOptions, Descriptions, EventObserver,
         ForeignLogs, GateHook, GateRequest, GateVerdict, HeadlessApprover, Narrowing, PlanGate,
         PolicyGate, Posture, PreviewLimits, ProgressObserver, Resumed, RetrieveRaw, Runtime,
-        RuntimeConfig, RuntimeError, Session, SessionContext, SessionOptions, ToolFilter,
+        RuntimeBuildError, RuntimeBuilder, RuntimeConfig, RuntimeError, Session, SessionContext,
+        SessionOptions, ToolFilter,
     };
     /// A session's event log, for reading it back: `EventLog::read_records` of
     /// [`Session::event_log_path`] gives every record in order, each event as JSON that parses
     /// into [`crate::protocol::Event`].
     pub use tackle_store::{EventLog, Record};
+    /// The user's key that tags every line of a session's log, which [`Session::resume`] and
+    /// [`Session::open_sealed`] take: `LogKey::load_or_create(dir)` keeps it in `dir/log-key`.
+    /// A log with lines not tagged with it is foreign ([`ForeignLogs`]).
+    pub use tackle_store::{LogKey, LogKeyError};
 }
 
 /// Writing tools: the typed [`tool::Tool`] trait, what a tool declares and
@@ -184,10 +249,12 @@ pub mod tools {
 
 /// The agent loop over a runtime.
 pub mod agent {
+    pub use tackle_agent::late::SUBTASK_MAX_TURNS;
     pub use tackle_agent::{
-        Agent, AgentError, AgentEvent, AgentSetup, Bounds, CallEvents, Conversation,
-        DescriptionsSetting, MarkTaskDone, ModelSetup, ObservedApprover, Observer, RunEnd,
-        Steering, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode, WatchdogSettings,
+        Agent, AgentBuildError, AgentBuilder, AgentError, AgentEvent, AgentHandle, AgentSetup,
+        Bounds, CallEvents, Conversation, DescriptionsSetting, LateAgent, MarkTaskDone, ModelSetup,
+        NotBound, ObservedApprover, Observer, RunEnd, Steering, Subtask, SubtaskAnswer,
+        SubtaskError, SystemPrompt, TaskBoundaries, Unobserved, WatchdogMode, WatchdogSettings,
     };
 }
 

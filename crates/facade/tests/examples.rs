@@ -16,6 +16,9 @@ mod embed_runtime;
 #[path = "../examples/mcp_server.rs"]
 #[allow(dead_code)]
 mod mcp_server;
+#[path = "../examples/subtask_tool.rs"]
+#[allow(dead_code)]
+mod subtask_tool;
 
 use std::sync::Arc;
 
@@ -45,6 +48,15 @@ async fn custom_tool_runs_under_the_gate_and_is_recorded_with_its_permission_key
     assert_eq!(
         outcome.denied.code,
         Some(ErrorCode::PERMISSION_DENIED),
+        "{}",
+        outcome.denied.text()
+    );
+    // The refusal names the program that wrote the rule.
+    assert!(
+        outcome
+            .denied
+            .text()
+            .contains("deny rule \"read:secrets/**\" set by the custom_tool example"),
         "{}",
         outcome.denied.text()
     );
@@ -88,6 +100,77 @@ async fn agent_calls_the_custom_tool_and_finishes() {
         shown.as_deref().is_some_and(|s| s.contains("5")),
         "{shown:?}"
     );
+}
+
+/// Every event of the log at `path`.
+fn events(path: &std::path::Path) -> Vec<Event> {
+    EventLog::read_records(path)
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| serde_json::from_value(r.event).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_bound_tool_runs_a_child_subtask_whose_answer_reaches_the_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let (end, session) = subtask_tool::run(&project, &dir.path().join("script.jsonl"))
+        .await
+        .unwrap();
+    assert_eq!(end.outcome, RunOutcome::Finished, "{}", end.reason);
+    assert_eq!(end.last_message.as_deref(), Some("The colour is brown."));
+
+    // The parent's log: the tool call succeeded and the model was shown the child's answer.
+    let parent = events(&session.event_log_path());
+    let finished = parent.iter().find_map(|e| match e {
+        Event::CallFinished(f) if f.call_id.0 == "aside-1" => Some(f),
+        _ => None,
+    });
+    assert_eq!(finished.map(|f| f.status), Some(CallStatus::Ok));
+    let shown = parent.iter().find_map(|e| match e {
+        Event::ToolBatchFinished(b) => Some(serde_json::to_string(&b.results).unwrap()),
+        _ => None,
+    });
+    assert!(
+        shown.as_deref().is_some_and(|s| s.contains("brown")),
+        "{shown:?}"
+    );
+
+    // The child's own log: a session under the parent's, named after the tool, whose model
+    // gave that answer and whose run finished.
+    let sessions = session
+        .event_log_path()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    let children: Vec<Vec<Event>> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|d| events(&d.unwrap().path().join("events.jsonl")))
+        .filter(|log| {
+            log.iter().any(|e| {
+                matches!(e, Event::SessionStarted(s)
+                    if s.parent.as_ref() == Some(session.id())
+                        && s.agent.as_deref() == Some("ask_aside"))
+            })
+        })
+        .collect();
+    let [child] = &children[..] else {
+        panic!("expected one child session, found {}", children.len());
+    };
+    let answered = child.iter().any(|e| match e {
+        Event::ModelTurn(t) => serde_json::to_string(&t.message).unwrap().contains("brown"),
+        _ => false,
+    });
+    assert!(answered, "{child:?}");
+    let outcome = child.iter().find_map(|e| match e {
+        Event::RunFinished(r) => Some(r.outcome),
+        _ => None,
+    });
+    assert_eq!(outcome, Some(RunOutcome::Finished));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

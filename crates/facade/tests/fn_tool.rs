@@ -1,5 +1,6 @@
 //! What `FnTool` declares reaches the runtime's layers: read-only or not decides the gate's plan
-//! mode, and `parallel` lets two calls of a batch overlap.
+//! mode, `parallel` lets two calls of a batch overlap, and declared permission actions are
+//! what the catalog's readers see.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +12,7 @@ use tackle::protocol::{CallId, CallStatus, ErrorCode, ToolCall, ToolResult};
 use tackle::runtime::{
     AllowAll, CancellationToken, Catalog, GateHook, PolicyGate, Runtime, RuntimeConfig, Session,
 };
-use tackle::tool::{DynTool, ExecuteContext, FnTool, ToolCompletion};
+use tackle::tool::{Action, DynTool, ExecuteContext, FnTool, PermissionResource, ToolCompletion};
 use tokio::sync::Barrier;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -100,4 +101,79 @@ async fn parallel_calls_of_one_batch_overlap() {
     for r in &results {
         assert_eq!(r.status, CallStatus::Ok, "{}", r.text());
     }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Target {
+    /// Where the call lands.
+    path: String,
+}
+
+fn deploy(
+    actions: &'static [&'static str],
+    key: fn(String) -> PermissionResource,
+) -> FnTool<Target, impl tackle::tool::ToolFn<Target>> {
+    FnTool::new(
+        "deploy",
+        "Deploys a file.",
+        |args: Target, _: ExecuteContext| async move { Ok(ToolCompletion::single(args.path)) },
+    )
+    .permission(move |args: &Target| vec![key(args.path.clone())])
+    .permission_actions(actions)
+}
+
+#[test]
+fn declared_permission_actions_reach_the_catalog_as_a_built_ins_do() {
+    let yolo = Policy::new(
+        Vec::new(),
+        Mode::Yolo,
+        PathScope::default(),
+        UrlScope::default(),
+    )
+    .unwrap();
+    let fetching = deploy(&["fetch"], |p| PermissionResource {
+        action: Action::Fetch,
+        target: p,
+    });
+    assert_eq!(DynTool::permission_actions(&fetching), ["fetch"]);
+    // As for fetch_url: with no URL scope, no rule could allow a fetch, so it is not offered.
+    assert!(!yolo.advertises(fetching.name(), DynTool::permission_actions(&fetching)));
+    let reading = deploy(&["read"], PermissionResource::read);
+    assert!(yolo.advertises(reading.name(), DynTool::permission_actions(&reading)));
+    // Undeclared, the tool is keyed by `tool.deploy` alone, which yolo allows.
+    let undeclared = echo("plain");
+    assert!(DynTool::permission_actions(&undeclared).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_of_an_undeclared_action_is_refused_naming_the_action_to_add() {
+    let tools: Vec<Arc<dyn DynTool>> = vec![Arc::new(deploy(&["read"], PermissionResource::write))];
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::new(
+        Catalog::new(tools).unwrap(),
+        Arc::new(AllowAll),
+        RuntimeConfig::default(),
+    );
+    let session = Session::open(dir.path()).unwrap();
+    let call = ToolCall {
+        id: CallId("d1".into()),
+        name: "deploy".into(),
+        arguments: serde_json::json!({ "path": "out.txt" }),
+    };
+    let results = runtime
+        .run_batch(&session, vec![call], CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        results[0].code,
+        Some(ErrorCode::PROTOCOL),
+        "{}",
+        results[0].text()
+    );
+    assert!(
+        results[0].text().contains("add `write`"),
+        "{}",
+        results[0].text()
+    );
 }

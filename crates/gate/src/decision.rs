@@ -101,6 +101,9 @@ impl KeyVerdict {
             (Effect::Deny, Because::Rule { pattern, source }) => {
                 let fix = match source {
                     RuleSource::BuiltIn => "built-in deny rules hold in every mode",
+                    RuleSource::Embedder { .. } => {
+                        "the rule is that program's own, and holds until it changes its policy"
+                    }
                     _ => "deny rules beat allow rules, so remove or narrow this one to allow it",
                 };
                 format!(

@@ -74,6 +74,12 @@ pub enum RuleSource {
         /// Who added it, as a person reads it ("the subagent's type").
         by: String,
     },
+    /// A rule the program embedding tackle wrote into its own policy (no file or flag of the
+    /// user's holds it), so a refusal names that program rather than a line to edit.
+    Embedder {
+        /// The program, as a person reads it ("the release bot").
+        by: String,
+    },
 }
 
 impl RuleSource {
@@ -83,6 +89,7 @@ impl RuleSource {
             RuleSource::BuiltIn => "from the built-in defaults".to_owned(),
             RuleSource::File { .. } => format!("at {self}"),
             RuleSource::Flag { .. } | RuleSource::Narrowing { .. } => format!("from {self}"),
+            RuleSource::Embedder { by } => format!("set by {by}"),
         }
     }
 }
@@ -93,7 +100,7 @@ impl fmt::Display for RuleSource {
             RuleSource::BuiltIn => f.write_str("built-in default"),
             RuleSource::File { path, line } => write!(f, "{}:{line}", path.display()),
             RuleSource::Flag { flag } => f.write_str(flag),
-            RuleSource::Narrowing { by } => f.write_str(by),
+            RuleSource::Narrowing { by } | RuleSource::Embedder { by } => f.write_str(by),
         }
     }
 }
@@ -136,6 +143,47 @@ mod tests {
             flag: "--allow".to_owned(),
         };
         assert_eq!(flag.to_string(), "--allow");
+        let program = RuleSource::Embedder {
+            by: "the release bot".to_owned(),
+        };
+        assert_eq!(program.to_string(), "the release bot");
+    }
+
+    #[test]
+    fn a_deny_by_an_embedders_rule_names_the_program_and_no_file_or_flag() {
+        let rule = Rule::new(
+            Effect::Deny,
+            Pattern::parse("read:secrets/**").unwrap(),
+            RuleSource::Embedder {
+                by: "the release bot".to_owned(),
+            },
+        );
+        let policy = crate::Policy::new(
+            vec![rule],
+            crate::Mode::Yolo,
+            crate::PathScope::default(),
+            crate::UrlScope::default(),
+        )
+        .unwrap();
+        let keys = [
+            "tool.read_file".to_owned(),
+            "read:secrets/key.txt".to_owned(),
+        ];
+        let request = crate::policy::Request {
+            tool: "read_file",
+            keys: &keys,
+            mutating: false,
+        };
+        let decision = policy.evaluate(&request, &crate::Grants::new());
+        let crate::Decision::Deny { verdict } = decision else {
+            panic!("not denied: {decision:?}");
+        };
+        let text = verdict.message();
+        assert_eq!(
+            text,
+            "read:secrets/key.txt is denied by deny rule \"read:secrets/**\" set by the release \
+             bot; the rule is that program's own, and holds until it changes its policy"
+        );
     }
 
     #[test]

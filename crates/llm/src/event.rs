@@ -6,6 +6,7 @@
 
 use tackle_protocol::{CallId, ReasoningPart, StopReason, Usage};
 
+/// One event of a turn's stream, in the neutral form every provider lifts its own into.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     /// The response began; the model name and id as the provider reported them.

@@ -46,6 +46,7 @@ pub struct HttpOptions {
 /// a connection (`openssl rand -hex 32` gives 64).
 pub const MIN_TOKEN_BYTES: usize = 32;
 
+/// Why `serve_http` did not serve: an address or token it refuses, or a failed bind.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpServeError {
     #[error(

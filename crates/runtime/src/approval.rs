@@ -47,8 +47,11 @@ pub enum Approval {
     Unavailable { reason: String },
 }
 
+/// The answer an [`Approver`] gives, in time.
 pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = Approval> + Send + 'a>>;
 
+/// Who answers the calls the gate wants approved: a person at a terminal, an MCP client, or
+/// no one ([`HeadlessApprover`]).
 pub trait Approver: Send + Sync {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a>;
 }

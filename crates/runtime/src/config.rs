@@ -29,6 +29,7 @@ pub const LIVE_DISPLAY_BUDGET_BYTES: usize = 64 * 1024;
 /// Bound on a final display.
 pub const FINAL_DISPLAY_LIMIT_BYTES: usize = 64 * 1024;
 
+/// Output limits, timeouts and digests: how the runtime shapes what every call returns.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
     pub preview: PreviewLimits,

@@ -65,6 +65,8 @@ pub enum GateVerdict {
     },
 }
 
+/// What decides whether a call may run: asked once per call with its permission keys, before
+/// anything runs ([`crate::PolicyGate`] over a policy, [`AllowAll`], or a program's own).
 pub trait GateHook: Send + Sync {
     fn check(&self, request: &GateRequest<'_>) -> GateVerdict;
 

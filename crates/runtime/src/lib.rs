@@ -16,6 +16,7 @@ mod approval;
 mod argument_depth;
 mod artifact_source;
 mod blocking;
+mod builder;
 mod catalog;
 mod clock;
 mod config;
@@ -43,6 +44,7 @@ pub mod unguessable;
 pub mod visible;
 
 pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, HeadlessApprover};
+pub use builder::{RuntimeBuildError, RuntimeBuilder};
 pub use catalog::{Catalog, CatalogError, Descriptions};
 pub use config::{
     FINAL_DISPLAY_LIMIT_BYTES, HEADINGS_RESERVE_BYTES, LIVE_DISPLAY_BUDGET_BYTES, PreviewLimits,

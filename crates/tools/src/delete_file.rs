@@ -25,6 +25,7 @@ pub struct DeleteFileArgs {
     pub path: String,
 }
 
+/// The `delete_file` built-in.
 pub struct DeleteFile;
 
 pub const IS_A_DIRECTORY: ErrorCode = ErrorCode::new("is_a_directory");

@@ -65,6 +65,7 @@ pub enum EditPlan {
     Refuse(ToolError),
 }
 
+/// The `edit_file` built-in.
 pub struct EditFile;
 
 impl Tool for EditFile {

@@ -37,6 +37,7 @@ pub struct GlobPlan {
     walk: SurveyWalk,
 }
 
+/// The `glob` built-in.
 pub struct Glob;
 
 impl Tool for Glob {

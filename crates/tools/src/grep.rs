@@ -83,6 +83,7 @@ pub struct GrepPlan {
     walk: SurveyWalk,
 }
 
+/// The `grep` built-in.
 pub struct Grep;
 
 impl Tool for Grep {

@@ -23,6 +23,7 @@ pub struct ListDirArgs {
     pub path: String,
 }
 
+/// The `list_dir` built-in.
 pub struct ListDir;
 
 pub const NOT_A_DIRECTORY: ErrorCode = ErrorCode::new("not_a_directory");

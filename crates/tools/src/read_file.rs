@@ -68,6 +68,7 @@ pub enum ReadFilePlan {
     },
 }
 
+/// The `read_file` built-in.
 pub struct ReadFile {
     indexes: Arc<LineIndexCache>,
     media_max_bytes: u64,

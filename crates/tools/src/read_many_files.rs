@@ -56,6 +56,7 @@ pub enum ReadManyPlan {
     },
 }
 
+/// The `read_many_files` built-in.
 pub struct ReadManyFiles;
 
 impl Tool for ReadManyFiles {

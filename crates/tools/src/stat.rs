@@ -22,6 +22,7 @@ pub struct StatArgs {
     pub path: String,
 }
 
+/// The `stat` built-in.
 pub struct Stat;
 
 impl Tool for Stat {

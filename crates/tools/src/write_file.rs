@@ -29,6 +29,7 @@ pub struct WriteFileArgs {
     pub content: String,
 }
 
+/// The `write_file` built-in.
 pub struct WriteFile;
 
 /// The serialization key of every mutation of `path`: equal for write_file, edit_file and

@@ -96,6 +96,7 @@ pub enum JsonQueryPlan {
     Inline { filter: String, json: String },
 }
 
+/// The `json_query` built-in.
 pub struct JsonQuery;
 
 impl Tool for JsonQuery {
