@@ -204,6 +204,12 @@ impl Host {
             agent.run(Some(&text), cancel.clone()).await
         };
         *open.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if !matches!(end.outcome, RunOutcome::Finished | RunOutcome::Cancelled) {
+            // Said where the person reads: the prompt's answer carries only a stop reason.
+            let why = crate::safe_text::safe_line(&end.reason);
+            self.sink
+                .send(id, Update::AgentText(format!("\n[tackle: {why}]\n")));
+        }
         let stop = match end.outcome {
             RunOutcome::Finished => Stop::EndTurn,
             RunOutcome::BoundHit => Stop::MaxTurns,

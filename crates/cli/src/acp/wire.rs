@@ -128,14 +128,25 @@ fn dispatch(host: &Arc<Host>, peer: Peer, incoming: Incoming) {
             let host = host.clone();
             // Off the reader: a prompt waits on the editor's answers to permission requests.
             tokio::spawn(async move {
-                let result = handle(&host, &method, params).await;
+                let mut after = Vec::new();
+                let result = handle(&host, &method, params, &mut after).await;
                 peer.respond(id, result);
+                // Updates about a session the editor learns of only from this answer.
+                for (session, update) in after {
+                    host.tell(&session, update);
+                }
             });
         }
     }
 }
 
-async fn handle(host: &Host, method: &str, params: Value) -> Result<Value, RpcError> {
+/// Answers one request; `after` receives updates to send once the answer is out.
+async fn handle(
+    host: &Host,
+    method: &str,
+    params: Value,
+    after: &mut Vec<(String, Update)>,
+) -> Result<Value, RpcError> {
     match method {
         "initialize" => Ok(initialize()),
         "authenticate" => Ok(json!({})),
@@ -145,7 +156,7 @@ async fn handle(host: &Host, method: &str, params: Value) -> Result<Value, RpcEr
                 .open(&p.cwd, None)
                 .map_err(|e| RpcError::internal(format!("{e:#}")))?;
             opened.notes.extend(mcp_note(&p.mcp_servers));
-            tell_notes(host, &opened);
+            after.extend(notes(&opened));
             Ok(json!({"sessionId": opened.id, "modes": modes(&opened)}))
         }
         "session/load" => {
@@ -228,13 +239,15 @@ fn parse<T: for<'de> Deserialize<'de>>(params: Value) -> Result<T, RpcError> {
 }
 
 /// What folder trust and the model choice noted, told as the session's first message.
-fn tell_notes(host: &Host, opened: &Opened) {
-    for note in &opened.notes {
-        host.tell(
-            &opened.id,
-            Update::AgentText(format!("[tackle: {}]\n", crate::safe_text::safe_line(note))),
-        );
-    }
+fn notes(opened: &Opened) -> Vec<(String, Update)> {
+    opened
+        .notes
+        .iter()
+        .map(|note| {
+            let text = format!("[tackle: {}]\n", crate::safe_text::safe_line(note));
+            (opened.id.clone(), Update::AgentText(text))
+        })
+        .collect()
 }
 
 /// MCP servers the editor passes along are not started: tackle's own `.agents/mcp.json` and
