@@ -23,6 +23,12 @@ pub enum AgentEvent {
         turn: u32,
         text: String,
     },
+    /// A piece of the model's visible reasoning, as it streams (front ends that show it apart
+    /// from the answer: an editor's thought panel).
+    ThinkingDelta {
+        turn: u32,
+        text: String,
+    },
     ToolCallStarted {
         call_id: CallId,
         tool: String,

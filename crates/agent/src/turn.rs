@@ -41,6 +41,12 @@ pub async fn stream(
                     text: text.clone(),
                 });
             }
+            if let (StreamEvent::ThinkingDelta { text }, Some(turn)) = (&event, turn) {
+                observer.on_event(&AgentEvent::ThinkingDelta {
+                    turn,
+                    text: text.clone(),
+                });
+            }
             match assembler.push(event) {
                 Ok(true) => break,
                 Ok(false) => {}

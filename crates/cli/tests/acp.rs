@@ -70,7 +70,7 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
     let turns = vec![
         // "write a.txt": allowed once.
         call("write_file", json!({"path": "a.txt", "content": "A\n"})),
-        say("wrote a.txt"),
+        json!({"turn": {"thinking": "the file is written", "text": "wrote a.txt"}}),
         // "write b.txt": rejected; the model is told and says so.
         call("write_file", json!({"path": "b.txt", "content": "B\n"})),
         say("the write was rejected"),
@@ -174,6 +174,12 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         updates(&out, "current_mode_update")[0]["currentModeId"],
         "plan"
     );
+    // The reasoning streamed apart from the answer.
+    let thought: String = updates(&out, "agent_thought_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(thought, "the file is written");
 
     // A new process loads the session: the conversation is told again, in order.
     let loaded = client(&["load", &session], &p, &model(&file));
@@ -197,6 +203,10 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         updates(&loaded, "tool_call")
             .iter()
             .any(|u| u["rawInput"]["path"] == "a.txt")
+    );
+    assert_eq!(
+        updates(&loaded, "agent_thought_chunk")[0]["content"]["text"],
+        "the file is written"
     );
     assert!(
         loaded["unknown_session"]

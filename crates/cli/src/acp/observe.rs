@@ -32,6 +32,9 @@ pub fn updates(root: &Path, event: &AgentEvent) -> Vec<Update> {
         AgentEvent::TextDelta { text, .. } if !text.is_empty() => {
             vec![Update::AgentText(text.clone())]
         }
+        AgentEvent::ThinkingDelta { text, .. } if !text.is_empty() => {
+            vec![Update::Thought(text.clone())]
+        }
         AgentEvent::ToolCallStarted {
             call_id,
             tool,

@@ -144,7 +144,9 @@ impl View {
                     };
                 }
             }
-            AgentEvent::ApprovalRequested { .. } | AgentEvent::ToolResults { .. } => {}
+            AgentEvent::ApprovalRequested { .. }
+            | AgentEvent::ToolResults { .. }
+            | AgentEvent::ThinkingDelta { .. } => {}
             AgentEvent::Window {
                 context,
                 source,

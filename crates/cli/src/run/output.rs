@@ -34,8 +34,12 @@ impl JsonLines {
 
 impl Observer for JsonLines {
     fn on_event(&self, event: &AgentEvent) {
-        // The results are in the session's log; the stream says how each call ended.
-        if matches!(event, AgentEvent::ToolResults { .. }) {
+        // The results and the reasoning are in the session's log; the stream says how each
+        // call ended and what the model answered.
+        if matches!(
+            event,
+            AgentEvent::ToolResults { .. } | AgentEvent::ThinkingDelta { .. }
+        ) {
             return;
         }
         let Ok(mut value) = serde_json::to_value(event) else {
