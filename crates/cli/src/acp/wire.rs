@@ -152,8 +152,8 @@ async fn handle(
         "authenticate" => Ok(json!({})),
         "session/new" => {
             let p: NewSession = parse(params)?;
-            let mut opened = host
-                .open(&p.cwd, None)
+            // Loading the configuration starts the project's MCP servers: blocking work.
+            let mut opened = tokio::task::block_in_place(|| host.open(&p.cwd, None))
                 .map_err(|e| RpcError::internal(format!("{e:#}")))?;
             opened.notes.extend(mcp_note(&p.mcp_servers));
             after.extend(notes(&opened));
@@ -161,8 +161,7 @@ async fn handle(
         }
         "session/load" => {
             let p: LoadSession = parse(params)?;
-            let opened = host
-                .open(&p.cwd, Some(&p.session_id))
+            let opened = tokio::task::block_in_place(|| host.open(&p.cwd, Some(&p.session_id)))
                 .map_err(|e| RpcError::internal(format!("{e:#}")))?;
             host.replay(&opened.id)
                 .await
