@@ -216,3 +216,76 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
         loaded["unknown_session"]
     );
 }
+
+/// The editor closes the connection while a prompt runs: tackle ends the turn, the command
+/// it started and itself, instead of waiting for the turn to finish.
+#[test]
+fn an_editor_that_goes_away_ends_the_running_turn_and_its_processes() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::{Duration, Instant};
+
+    let p = Project::new();
+    let turns = vec![call(
+        "bash",
+        json!({"command": "echo $$ > pid.txt; exec sleep 120"}),
+    )];
+    let file = script(&p, "gone.jsonl", &turns);
+    let mut child = Command::new(harness::tackle_binary())
+        .args(["--mode", "yolo", "--model", &model(&file), "acp"])
+        .current_dir(p.path())
+        .env("XDG_CONFIG_HOME", p.xdg())
+        .env("XDG_CACHE_HOME", p.cache_home())
+        .env("HOME", p.home())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let cwd = serde_json::Value::String(p.path().display().to_string());
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":{cwd},"mcpServers":[]}}}}"#).unwrap();
+    let session = loop {
+        let line = lines.next().unwrap().unwrap();
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 2 {
+            break message["result"]["sessionId"].as_str().unwrap().to_owned();
+        }
+    };
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[{{"type":"text","text":"wait"}}]}}}}"#).unwrap();
+    let pid_file = p.join("pid.txt");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::yield_now();
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tackle acp still runs 30 s after the editor went"
+        );
+        std::thread::yield_now();
+    };
+    assert!(status.success(), "{status}");
+    // The sleeper went with the turn (a zombie of nobody's counts as gone).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"),
+        "the command's process is still running: {stat}"
+    );
+}

@@ -19,6 +19,9 @@ use super::observe::Forward;
 use super::update::{Sink, Update};
 use crate::settings::Flags;
 
+/// How long a departing editor's prompts get to stop before the process exits regardless.
+const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How a prompt ended, as the editor is told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -234,6 +237,29 @@ impl Host {
         }
     }
 
+    /// Ends every running prompt (the editor has gone) and waits, at most [`WIND_DOWN`], for
+    /// each to stop with the processes it started; the sessions' logs hold the rest.
+    pub async fn wind_down(&self) {
+        let open: Vec<Arc<Open>> = self.sessions_lock().values().cloned().collect();
+        for session in &open {
+            if let Some(cancel) = session
+                .running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                cancel.cancel();
+            }
+        }
+        let stopped = async {
+            for session in &open {
+                // A prompt holds its agent until it returns.
+                drop(session.agent.lock().await);
+            }
+        };
+        let _ = tokio::time::timeout(WIND_DOWN, stopped).await;
+    }
+
     /// Switches the permission mode of `id`.
     pub fn set_mode(&self, id: &str, mode: &str) -> anyhow::Result<()> {
         let open = self.session(id)?;
@@ -270,22 +296,6 @@ fn runtime(
         .with_approver(approver)
         .with_event_observer(Arc::new(tackle_agent::CallEvents(observer)));
     Ok((Arc::new(runtime), boundaries, tree))
-}
-
-/// A session closed with the connection: nothing to do but drop it; its log holds it all.
-impl Drop for Host {
-    fn drop(&mut self) {
-        for open in self.sessions_lock().values() {
-            if let Some(cancel) = open
-                .running
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-            {
-                cancel.cancel();
-            }
-        }
-    }
 }
 
 /// A command-line failure as an error the editor is shown.

@@ -51,7 +51,8 @@ type Pending = HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>;
 /// The sending half: responses, notifications and requests of tackle's own.
 #[derive(Clone)]
 pub struct Peer {
-    out: mpsc::UnboundedSender<String>,
+    /// Lines to write; `None` tells the writer to stop once what came before it is out.
+    out: mpsc::UnboundedSender<Option<String>>,
     pending: Arc<Mutex<Pending>>,
     next: Arc<AtomicU64>,
 }
@@ -59,7 +60,7 @@ pub struct Peer {
 impl Peer {
     fn send(&self, message: Value) {
         // The writer is gone only when the editor is: nobody is left to tell.
-        let _ = self.out.send(message.to_string());
+        let _ = self.out.send(Some(message.to_string()));
     }
 
     pub fn respond(&self, id: Value, result: Result<Value, RpcError>) {
@@ -132,14 +133,16 @@ pub enum Incoming {
 
 /// Reads `input` until it ends, handing each request and notification to `handle` (which
 /// answers through the [`Peer`]) and each answer to the request waiting for it; `output`
-/// receives every line written.
-pub async fn serve<R, W, H>(input: R, output: W, handle: H)
+/// receives every line written. When `input` ends, `closed` is awaited (it ends the work
+/// still running), then what was written until then goes out and this returns.
+pub async fn serve<R, W, H, C>(input: R, output: W, handle: H, closed: C)
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
     H: Fn(Peer, Incoming) + Send + Sync + 'static,
+    C: Future<Output = ()>,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Option<String>>();
     let peer = Peer {
         out: tx,
         pending: Arc::new(Mutex::new(HashMap::new())),
@@ -147,7 +150,7 @@ where
     };
     let writer = tokio::spawn(async move {
         let mut output = output;
-        while let Some(line) = rx.recv().await {
+        while let Some(Some(line)) = rx.recv().await {
             let written = async {
                 output.write_all(line.as_bytes()).await?;
                 output.write_all(b"\n").await?;
@@ -208,6 +211,8 @@ where
     }
     // Requests still waiting will never be answered.
     peer.pending_lock().clear();
+    closed.await;
+    let _ = peer.out.send(None);
     drop(peer);
     let _ = writer.await;
 }
@@ -250,15 +255,23 @@ mod tests {
     async fn requests_reach_the_handler_and_answers_reach_the_asker() {
         let (client, server) = tokio::io::duplex(1 << 16);
         let (server_in, server_out) = tokio::io::split(server);
-        let served = tokio::spawn(serve(server_in, server_out, |peer: Peer, incoming| {
-            if let Incoming::Request { id, method, .. } = incoming {
-                tokio::spawn(async move {
-                    // Ask the client something before answering.
-                    let asked = peer.request("ask/me", json!({"q": method})).await;
-                    peer.respond(id, asked.map(|v| json!({"got": v})));
-                });
-            }
-        }));
+        let (closed_tx, closed_rx) = oneshot::channel();
+        let served = tokio::spawn(serve(
+            server_in,
+            server_out,
+            |peer: Peer, incoming| {
+                if let Incoming::Request { id, method, .. } = incoming {
+                    tokio::spawn(async move {
+                        // Ask the client something before answering.
+                        let asked = peer.request("ask/me", json!({"q": method})).await;
+                        peer.respond(id, asked.map(|v| json!({"got": v})));
+                    });
+                }
+            },
+            async move {
+                let _ = closed_tx.send(());
+            },
+        ));
         let (client_in, mut client_out) = tokio::io::split(client);
         let mut client_in = BufReader::new(client_in).lines();
         client_out
@@ -291,5 +304,8 @@ mod tests {
         drop(client_out);
         drop(client_in);
         served.await.unwrap();
+        closed_rx
+            .await
+            .expect("closed is called when the input ends");
     }
 }

@@ -104,13 +104,19 @@ pub async fn serve_stdio(options: HostOptions) {
         Arc::new(Notifier(line.clone())),
         Arc::new(PermissionAsker(line.clone())),
     ));
-    rpc::serve(tokio::io::stdin(), tokio::io::stdout(), {
-        let host = host.clone();
-        move |peer: Peer, incoming| {
-            let _ = line.0.set(peer.clone());
-            dispatch(&host, peer, incoming);
-        }
-    })
+    rpc::serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        {
+            let host = host.clone();
+            move |peer: Peer, incoming| {
+                let _ = line.0.set(peer.clone());
+                dispatch(&host, peer, incoming);
+            }
+        },
+        // The editor has gone: running prompts end, and their processes with them.
+        async { host.wind_down().await },
+    )
     .await;
 }
 
