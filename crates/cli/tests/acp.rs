@@ -183,6 +183,11 @@ fn an_editor_runs_a_whole_session_and_loads_it_again() {
 
     // A new process loads the session: the conversation is told again, in order.
     let loaded = client(&["load", &session], &p, &model(&file));
+    let listed = loaded["list_sessions"]["sessions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0]["sessionId"], session.as_str());
+    assert_eq!(listed[0]["title"], "write a.txt");
+    assert_eq!(listed[0]["cwd"], p.path().to_str().unwrap());
     let users: Vec<&str> = updates(&loaded, "user_message_chunk")
         .iter()
         .filter_map(|u| u["content"]["text"].as_str())

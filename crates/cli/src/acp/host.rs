@@ -19,6 +19,19 @@ use super::observe::Forward;
 use super::update::{Sink, Update};
 use crate::settings::Flags;
 
+/// The most sessions `session/list` names.
+const MOST_LISTED: usize = 200;
+
+/// A stored session as an editor lists it.
+pub struct Listed {
+    pub id: String,
+    pub root: PathBuf,
+    /// The first line of its first input, at most 80 characters.
+    pub title: Option<String>,
+    /// When its log last changed (RFC 3339).
+    pub updated: Option<String>,
+}
+
 /// How long a departing editor's prompts get to stop before the process exits regardless.
 const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -172,6 +185,44 @@ impl Host {
         self.sessions_lock().get(id).cloned().ok_or_else(|| {
             anyhow!("no session {id} is open on this connection; open it with session/new or session/load")
         })
+    }
+
+    /// The stored sessions of the project `cwd` is in that an editor can load: the agent's
+    /// own (no subagents' and no `tackle call`'s), written by this user, newest first, at most
+    /// [`MOST_LISTED`].
+    pub fn list(&self, cwd: &Path) -> anyhow::Result<Vec<Listed>> {
+        let root = crate::root::find(None, cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let config = tackle_config::load_with(
+            &root,
+            &self.options.flags,
+            tackle_config::trust::TrustStore::user().as_ref(),
+            &tackle_config::trust::consent::NeverAsk,
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        let store = tackle_runtime::Session::store_dir_for(&config.root);
+        let listed = crate::sessions::summaries(&config)?
+            .into_iter()
+            .filter(|s| s.agent && s.parent.is_none() && !s.foreign)
+            .take(MOST_LISTED)
+            .map(|s| {
+                let log = tackle_store::session_log_path(&store, &s.id);
+                let updated = std::fs::metadata(&log)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| tackle_tool::time::rfc3339_utc(d.as_secs() as i64));
+                Listed {
+                    id: s.id,
+                    root: config.root.clone(),
+                    title: s.task.map(|t| {
+                        let line = t.lines().next().unwrap_or_default();
+                        crate::safe_text::safe_line(&line.chars().take(80).collect::<String>())
+                    }),
+                    updated,
+                }
+            })
+            .collect();
+        Ok(listed)
     }
 
     /// Tells the editor `update` about session `id`.

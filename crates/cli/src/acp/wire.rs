@@ -182,6 +182,30 @@ async fn handle(
                 .map_err(|e| RpcError::invalid(format!("{e:#}")))?;
             Ok(json!({"stopReason": stop_reason(stop)}))
         }
+        "session/list" => {
+            let p: ListSessions = parse(params)?;
+            let cwd = p.cwd.ok_or_else(|| {
+                RpcError::invalid(
+                    "session/list needs `cwd`: tackle's sessions are kept per project",
+                )
+            })?;
+            let listed = tokio::task::block_in_place(|| host.list(&cwd))
+                .map_err(|e| RpcError::internal(format!("{e:#}")))?;
+            let sessions: Vec<Value> = listed
+                .into_iter()
+                .map(|l| {
+                    let mut info = json!({"sessionId": l.id, "cwd": l.root});
+                    if let Some(title) = l.title {
+                        info["title"] = json!(title);
+                    }
+                    if let Some(updated) = l.updated {
+                        info["updatedAt"] = json!(updated);
+                    }
+                    info
+                })
+                .collect();
+            Ok(json!({ "sessions": sessions }))
+        }
         "session/set_mode" => {
             let p: SetMode = parse(params)?;
             host.set_mode(&p.session_id, &p.mode_id)
@@ -191,7 +215,7 @@ async fn handle(
         other => Err(RpcError {
             code: rpc::METHOD_NOT_FOUND,
             message: format!(
-                "tackle does not implement `{other}`; it serves initialize, session/new, session/load, session/prompt, session/set_mode and session/cancel"
+                "tackle does not implement `{other}`; it serves initialize, session/new, session/load, session/list, session/prompt, session/set_mode and session/cancel"
             ),
         }),
     }
@@ -202,6 +226,7 @@ fn initialize() -> Value {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": true,
+            "sessionCapabilities": {"list": {}},
             "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
             "mcpCapabilities": {"http": false, "sse": false},
         },
@@ -230,6 +255,13 @@ struct LoadSession {
 struct Prompt {
     session_id: String,
     prompt: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListSessions {
+    #[serde(default)]
+    cwd: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]

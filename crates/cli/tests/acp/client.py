@@ -8,7 +8,8 @@ each response, each session/update and each permission request with the answer i
                                           mode and a prompt cancelled while its permission
                                           request is open
     client.py load TACKLE ROOT SESSION ARGS...
-                                          a new process loads the stored session
+                                          a new process lists the project's sessions and
+                                          loads the stored one
 
 The answers to permission requests are scripted in order (ANSWERS); the command the model
 runs in the third prompt writes its pid to `pid.txt` and sleeps, and the client cancels the
@@ -146,6 +147,8 @@ async def load(tackle, root, session, args):
     out = {}
     async with acp.spawn_agent_process(editor, tackle, *args, "acp", cwd=root) as (conn, proc):
         await conn.initialize(protocol_version=1)
+        listed = await conn.list_sessions(cwd=root)
+        out["list_sessions"] = listed.model_dump(mode="json", by_alias=True, exclude_none=True)
         loaded = await conn.load_session(cwd=root, session_id=session, mcp_servers=[])
         out["load_session"] = loaded.model_dump(mode="json", by_alias=True, exclude_none=True) if loaded else None
         try:
