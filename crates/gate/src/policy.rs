@@ -235,8 +235,24 @@ impl Policy {
     /// is left out: the approval covered the directory, not files a rule singles out, and the
     /// model can still read such a file by name, which asks. Grants and modes do not widen it.
     pub fn admits_walked_read(&self, path: &str) -> bool {
-        let key = format!("read:{path}");
-        self.key_verdict(&key, &mut Vec::new()).0 == Effect::Allow
+        // A walk asks this of every file it finds, from its walker threads: each thread builds
+        // the key in, and matches with, buffers of its own instead of allocating per file.
+        thread_local! {
+            static BUFFERS: std::cell::RefCell<(String, Vec<usize>)> =
+                const { std::cell::RefCell::new((String::new(), Vec::new())) };
+        }
+        BUFFERS.with(|buffers| match buffers.try_borrow_mut() {
+            Ok(mut buffers) => {
+                let (key, scratch) = &mut *buffers;
+                key.clear();
+                key.push_str("read:");
+                key.push_str(path);
+                self.key_verdict(key, scratch).0 == Effect::Allow
+            }
+            // Re-entered on this thread (a rule's matcher never calls back, but nothing here
+            // relies on that): fresh buffers.
+            Err(_) => self.key_verdict(&format!("read:{path}"), &mut Vec::new()).0 == Effect::Allow,
+        })
     }
 
     /// Whether `key` is a `write:` or `read:` key on a protected path, which a session grant

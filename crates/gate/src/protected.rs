@@ -39,6 +39,8 @@
 //! the path with empty and `.` segments removed (the gate does no I/O, but it need not be
 //! fooled by `.git//config`).
 
+use std::sync::OnceLock;
+
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::PolicyError;
@@ -100,36 +102,52 @@ pub const PROTECTED: &[ProtectedPath] = &[
     },
 ];
 
-/// [`PROTECTED`] compiled into one glob set, each glob mapped to its entry.
+/// The lookup of [`PROTECTED`]: one glob set, each glob mapped to its entry, compiled once per
+/// process and only when a key first names a protected directory. Compiling it is a quarter
+/// of what a one-call `tackle call` executes before its call, and most processes never meet
+/// such a key ([`mentions_protected_name`] answers the rest without it).
 #[derive(Clone, Debug)]
-pub(crate) struct ProtectedSet {
+pub(crate) struct ProtectedSet;
+
+/// [`PROTECTED`]'s globs compiled.
+struct Compiled {
     set: GlobSet,
     entry_of_glob: Vec<usize>,
 }
 
+fn compile() -> Result<Compiled, PolicyError> {
+    let mut set = GlobSetBuilder::new();
+    let mut entry_of_glob = Vec::new();
+    for (index, entry) in PROTECTED.iter().enumerate() {
+        for glob in entry.globs {
+            let glob = GlobBuilder::new(glob)
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| PolicyError::Compile {
+                    reason: e.to_string(),
+                })?;
+            set.add(glob);
+            entry_of_glob.push(index);
+        }
+    }
+    Ok(Compiled {
+        set: set.build().map_err(|e| PolicyError::Compile {
+            reason: e.to_string(),
+        })?,
+        entry_of_glob,
+    })
+}
+
+/// The compiled set; `None` if the constant globs failed to compile, which a test rules out.
+fn compiled() -> Option<&'static Compiled> {
+    static COMPILED: OnceLock<Option<Compiled>> = OnceLock::new();
+    COMPILED.get_or_init(|| compile().ok()).as_ref()
+}
+
 impl ProtectedSet {
     pub(crate) fn build() -> Result<ProtectedSet, PolicyError> {
-        let mut set = GlobSetBuilder::new();
-        let mut entry_of_glob = Vec::new();
-        for (index, entry) in PROTECTED.iter().enumerate() {
-            for glob in entry.globs {
-                let glob = GlobBuilder::new(glob)
-                    .literal_separator(true)
-                    .case_insensitive(true)
-                    .build()
-                    .map_err(|e| PolicyError::Compile {
-                        reason: e.to_string(),
-                    })?;
-                set.add(glob);
-                entry_of_glob.push(index);
-            }
-        }
-        Ok(ProtectedSet {
-            set: set.build().map_err(|e| PolicyError::Compile {
-                reason: e.to_string(),
-            })?,
-            entry_of_glob,
-        })
+        Ok(ProtectedSet)
     }
 
     /// The protection covering `action` on a root-relative path, if any (the strongest when
@@ -138,12 +156,18 @@ impl ProtectedSet {
         if !mentions_protected_name(path) {
             return None;
         }
+        let Some(compiled) = compiled() else {
+            // Fails closed: every path naming a protected directory gets the strongest
+            // protection of its action.
+            return PROTECTED.iter().find(|entry| entry.action == action);
+        };
         let tidy = tidy(path);
         let candidate = Candidate::new(&tidy);
-        self.set
+        compiled
+            .set
             .matches_candidate(&candidate)
             .into_iter()
-            .map(|glob| self.entry_of_glob[glob])
+            .map(|glob| compiled.entry_of_glob[glob])
             .filter(|&entry| PROTECTED[entry].action == action)
             .min()
             .map(|entry| &PROTECTED[entry])
@@ -155,12 +179,24 @@ impl ProtectedSet {
 /// running the glob set, as most keys are.
 const PROTECTED_NAMES: &[&str] = &[".agents", ".git"];
 
+/// Every name in [`PROTECTED_NAMES`] starts with a dot, so only what follows a dot is compared:
+/// a walk asks this of every file it finds, and most paths hold one or two dots.
 fn mentions_protected_name(path: &str) -> bool {
     let path = path.as_bytes();
-    PROTECTED_NAMES.iter().any(|name| {
-        path.windows(name.len())
-            .any(|window| window.eq_ignore_ascii_case(name.as_bytes()))
-    })
+    let mut from = 0;
+    while let Some(at) = path[from..].iter().position(|&b| b == b'.') {
+        let dot = from + at;
+        let after = &path[dot..];
+        if PROTECTED_NAMES.iter().any(|name| {
+            after
+                .get(..name.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(name.as_bytes()))
+        }) {
+            return true;
+        }
+        from = dot + 1;
+    }
+    false
 }
 
 /// `path` without empty or `.` segments (`./.git//config` → `.git/config`).
@@ -187,9 +223,21 @@ mod tests {
                 );
             }
         }
+        assert!(PROTECTED_NAMES.iter().all(|n| n.starts_with('.')));
         assert!(mentions_protected_name("a/.GIT/config"));
+        assert!(mentions_protected_name("a.b/c..git"));
+        assert!(mentions_protected_name(".agents"));
+        assert!(!mentions_protected_name("a.b/c.gi"));
+        assert!(!mentions_protected_name("."));
         assert!(mentions_protected_name("./.Agents//store"));
         assert!(!mentions_protected_name("src/git/agents.rs"));
+    }
+
+    /// The lazily compiled set never falls back to failing closed.
+    #[test]
+    fn the_protected_globs_compile() {
+        assert!(compile().is_ok());
+        assert!(compiled().is_some());
     }
 
     #[test]

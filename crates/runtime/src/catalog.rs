@@ -201,9 +201,20 @@ pub fn drop_sentences_naming(description: &str, absent: &[&str]) -> String {
     if absent.is_empty() {
         return description.to_owned();
     }
+    // Most descriptions name none of them: each name is looked for once in the whole text,
+    // and only those found are looked for sentence by sentence. A whole word of a sentence is
+    // one of the whole text (a sentence's ends are whitespace or the text's ends there).
+    let present: Vec<&str> = absent
+        .iter()
+        .copied()
+        .filter(|name| names_word(description, name))
+        .collect();
+    if present.is_empty() {
+        return description.trim_end().to_owned();
+    }
     let mut out = String::with_capacity(description.len());
     for sentence in sentences(description) {
-        if !absent.iter().any(|name| names_word(sentence, name)) {
+        if !present.iter().any(|name| names_word(sentence, name)) {
             out.push_str(sentence);
         }
     }

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use tackle_fs::{FsError, RelPath, Root};
+use tackle_fs::{FsError, ReadOptions, RelPath, Root};
 
 /// The largest ignore file read; a larger one is skipped and reported. Real ones are a few
 /// kilobytes; the largest in common use (generated monorepo lists) stay far below a megabyte.
@@ -61,30 +61,37 @@ pub struct IgnoreRules {
     root: Arc<Root>,
     /// The root's canonical absolute path (what the walker's paths start with).
     root_abs: PathBuf,
+    /// The same as text without a trailing `/` (empty for `/`); `None` when it is not UTF-8,
+    /// and then no entry beneath it has a root-relative name.
+    root_text: Option<String>,
     global: Arc<Gitignore>,
     /// Root-relative directory → its chain (`None` when neither it nor an ancestor has rules).
-    chains: RwLock<HashMap<String, Option<Arc<Level>>>>,
+    chains: RwLock<HashMap<String, Option<Arc<Level>>, foldhash::fast::RandomState>>,
     skipped: Mutex<Vec<SkippedIgnoreFile>>,
 }
 
 impl IgnoreRules {
     pub fn new(root: Arc<Root>) -> IgnoreRules {
         let root_abs = root.path().to_path_buf();
+        let root_text = root_abs
+            .to_str()
+            .map(|t| t.strip_suffix('/').unwrap_or(t).to_owned());
         IgnoreRules {
             global: global_excludes(&root_abs),
             root,
             root_abs,
-            chains: RwLock::new(HashMap::new()),
+            root_text,
+            chains: RwLock::new(HashMap::default()),
             skipped: Mutex::new(Vec::new()),
         }
     }
 
     /// Whether the entry at `abs` (beneath the root; a directory when `is_dir`) is ignored.
     pub fn is_ignored(&self, abs: &Path, is_dir: bool) -> bool {
-        let Some(parent) = abs.parent().and_then(|p| self.relative(p)) else {
+        let Some(parent) = self.parent_relative(abs) else {
             return false;
         };
-        let chain = self.chain(&parent);
+        let chain = self.chain(parent);
         let mut found: [Match<()>; KINDS] = [Match::None, Match::None, Match::None];
         let mut level = chain.as_deref();
         while let Some(l) = level {
@@ -112,15 +119,17 @@ impl IgnoreRules {
         out
     }
 
-    /// `abs` as a root-relative directory (`.` for the root); `None` outside the root.
-    fn relative(&self, abs: &Path) -> Option<String> {
-        let rest = abs.strip_prefix(&self.root_abs).ok()?;
-        let rest = rest.to_str()?;
-        Some(if rest.is_empty() {
-            ".".to_owned()
-        } else {
-            rest.to_owned()
-        })
+    /// The directory holding `abs`, root-relative (`.` for the root); `None` for the root
+    /// itself, outside the root, or a name that is not UTF-8. On the text, not the path's
+    /// components: every walked entry asks it, and the walker's paths are clean (absolute, no
+    /// `.`, `..` or doubled `/`).
+    fn parent_relative<'a>(&self, abs: &'a Path) -> Option<&'a str> {
+        let (parent, _) = abs.to_str()?.rsplit_once('/')?;
+        let rest = parent.strip_prefix(self.root_text.as_deref()?)?;
+        if rest.is_empty() {
+            return Some(".");
+        }
+        rest.strip_prefix('/').filter(|r| !r.is_empty())
     }
 
     /// The chain of `dir` (root-relative), building it and its ancestors' on first use.
@@ -162,10 +171,28 @@ impl IgnoreRules {
         let mut matchers = [Gitignore::empty(), Gitignore::empty(), Gitignore::empty()];
         matchers[DOT_IGNORE] = self.matcher(&abs_dir, dir, ".ignore");
         matchers[GITIGNORE] = self.matcher(&abs_dir, dir, ".gitignore");
-        if self.is_git_dir(dir) {
-            matchers[GIT_EXCLUDE] = self.matcher(&abs_dir, dir, ".git/info/exclude");
-        }
+        matchers[GIT_EXCLUDE] = self.git_exclude(&abs_dir, dir);
         matchers
+    }
+
+    /// The matcher of `<dir>/.git/info/exclude`, used only where `.git` is a directory itself.
+    /// The file is looked for first and `.git` checked only when it was there (or refused): it
+    /// is absent from almost every directory a walk meets, and its absence costs one confined
+    /// open where the check costs a confined stat resolved component by component. What is
+    /// read through a `.git` that is not a directory is dropped unused and unreported.
+    fn git_exclude(&self, abs_dir: &Path, dir: &str) -> Gitignore {
+        let path = join(dir, ".git/info/exclude");
+        match self.read_ignore_file(&path) {
+            Probe::Absent => Gitignore::empty(),
+            Probe::Read(bytes) if self.is_git_dir(dir) => {
+                compile(abs_dir, &self.root_abs.join(&path), &bytes)
+            }
+            Probe::Refused(rel, e) if self.is_git_dir(dir) => {
+                self.skip(&rel, &e);
+                Gitignore::empty()
+            }
+            Probe::Read(_) | Probe::Refused(..) => Gitignore::empty(),
+        }
     }
 
     /// Whether `<dir>/.git` is a directory itself (not a link, not a `gitdir:` file).
@@ -182,17 +209,51 @@ impl IgnoreRules {
     /// The matcher of `<dir>/<name>`, rooted at `abs_dir`; empty when absent or refused.
     fn matcher(&self, abs_dir: &Path, dir: &str, name: &str) -> Gitignore {
         let path = join(dir, name);
-        let Ok(rel) = self.root.resolve(&path) else {
-            return Gitignore::empty();
-        };
-        match self.root.read_capped(&rel, MAX_IGNORE_FILE_BYTES) {
-            Ok(bytes) => compile(abs_dir, &self.root_abs.join(&path), &bytes),
-            // Nothing there (or a dangling link): no rules, nothing to report.
-            Err(FsError::NotFound { .. } | FsError::NotADirectory { .. }) => Gitignore::empty(),
-            Err(e) => {
+        match self.read_ignore_file(&path) {
+            Probe::Absent => Gitignore::empty(),
+            Probe::Read(bytes) => compile(abs_dir, &self.root_abs.join(&path), &bytes),
+            Probe::Refused(rel, e) => {
                 self.skip(&rel, &e);
                 Gitignore::empty()
             }
+        }
+    }
+
+    /// Reads the ignore file at root-relative `path` (as [`Self::parent_relative`] and
+    /// [`join`] build it: no `.`, `..` or doubled `/`).
+    ///
+    /// Almost every directory a walk meets has none, so the common answers are cheap: one
+    /// confined open of the name as it stands ([`Root::open_walked_file`]: beneath the root
+    /// handle, a final link not followed, non-blocking) says "nothing there" in one system call,
+    /// or hands over a regular file within the cap. Anything else (a link, a FIFO, a directory,
+    /// a hard-linked or oversized file) goes the general way, [`Root::read_capped`], which
+    /// follows links that stay beneath the root, looks before it opens and names the refusal,
+    /// so what is read or reported is the same either way. The fast open does not look first:
+    /// a device node named like an ignore file would be opened (without blocking, never read),
+    /// which git checkouts and archives unpacked without privileges cannot create.
+    fn read_ignore_file(&self, path: &str) -> Probe {
+        use std::io::Read as _;
+        match self.root.open_walked_file(path, ReadOptions::default()) {
+            Err(FsError::NotFound { .. }) => return Probe::Absent,
+            Ok(found) if found.len <= MAX_IGNORE_FILE_BYTES => {
+                let mut bytes = Vec::with_capacity(usize::try_from(found.len).unwrap_or(0));
+                let read = (&found.file)
+                    .take(MAX_IGNORE_FILE_BYTES + 1)
+                    .read_to_end(&mut bytes);
+                if read.is_ok() && bytes.len() as u64 <= MAX_IGNORE_FILE_BYTES {
+                    return Probe::Read(bytes);
+                }
+            }
+            _ => {}
+        }
+        let Ok(rel) = self.root.resolve(path) else {
+            return Probe::Absent;
+        };
+        match self.root.read_capped(&rel, MAX_IGNORE_FILE_BYTES) {
+            Ok(bytes) => Probe::Read(bytes),
+            // Nothing there (or a dangling link): no rules, nothing to report.
+            Err(FsError::NotFound { .. } | FsError::NotADirectory { .. }) => Probe::Absent,
+            Err(e) => Probe::Refused(rel, e),
         }
     }
 
@@ -205,6 +266,16 @@ impl IgnoreRules {
                 reason: e.to_string(),
             });
     }
+}
+
+/// What looking for one ignore file found.
+enum Probe {
+    /// Nothing there, or a dangling link: no rules, nothing to report.
+    Absent,
+    /// The file's bytes.
+    Read(Vec<u8>),
+    /// Something there that is not read, and why (reported in the result).
+    Refused(RelPath, FsError),
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -388,5 +459,50 @@ mod tests {
         assert!(!r.is_ignored(&base.join("big/x"), false));
         let skipped: Vec<String> = r.skipped().into_iter().map(|s| s.path).collect();
         assert_eq!(skipped, [".gitignore", ".ignore", "big/.gitignore"]);
+    }
+
+    /// What the quick open hands to the general read gives the same answers: a link to an
+    /// ignore file inside the root is followed, a FIFO is refused without waiting, and a
+    /// `.git` that is not a directory (a link to one, or a `gitdir:` file) contributes no
+    /// exclude file and no report.
+    #[test]
+    fn ignore_files_behind_links_fifos_and_git_pointers() {
+        let (dir, _) = rules(&[
+            ("shared/ignore-list", "*.log\n"),
+            ("real-git/info/exclude", "*.tmp\n"),
+            ("linked/.keep", ""),
+            ("pointer/.git", "gitdir: ../real-git\n"),
+            ("plain/.git/info/exclude", "*.bak\n"),
+        ]);
+        let base = dir.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink("shared/ignore-list", base.join(".gitignore")).unwrap();
+        std::os::unix::fs::symlink("../real-git", base.join("linked/.git")).unwrap();
+        let fifo = std::ffi::CString::new(
+            base.join("shared/.ignore")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let r = IgnoreRules::new(Arc::new(Root::open(&base).unwrap()));
+        assert!(
+            r.is_ignored(&base.join("a.log"), false),
+            "a linked .gitignore is read"
+        );
+        assert!(
+            !r.is_ignored(&base.join("linked/a.tmp"), false),
+            "a linked .git is no repository"
+        );
+        assert!(
+            !r.is_ignored(&base.join("pointer/a.tmp"), false),
+            "a gitdir file is not read"
+        );
+        assert!(
+            r.is_ignored(&base.join("plain/a.bak"), false),
+            "a real .git's exclude is read"
+        );
+        assert!(!r.is_ignored(&base.join("shared/x"), false));
+        let skipped: Vec<String> = r.skipped().into_iter().map(|s| s.path).collect();
+        assert_eq!(skipped, ["shared/.ignore"]);
     }
 }
