@@ -2,22 +2,23 @@
 //! (literal, case-insensitive, alternation, a character class). Both warm; the result sets are
 //! checked equal (match count, and the first 1000 matches sorted) before timing.
 //!
-//! tackle is measured through the tool's own `prepare` + `execute` (no runtime layers: no
-//! event log, no artifact capture), in process; rg as a subprocess writing JSON to a pipe.
+//! tackle is measured three ways ([`tackle_bench::layers`]), each against the same rg process
+//! writing JSON to a pipe, interleaved run by run: the tool alone in process (`prepare` +
+//! `execute`); one call through the runtime with the project's catalog and gate (the per-file
+//! read check, retention of the matches, the call's durable log records), as `tackle run` and
+//! `serve` pay it; and `tackle call grep` as a process of the release binary.
 //!
-//! Run: `cargo bench -p tackle-bench --bench grep_vs_rg`
-
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+//! Run: `cargo bench -p tackle-bench --bench grep_vs_rg` (`TACKLE_BENCH_RUNS`: runs per
+//! measurement, default 21)
 
 use serde_json::json;
-use tackle_bench::{Stats, corpus, direct, ratio};
+use std::path::Path;
+use std::process::Command;
+use tackle_bench::layers::{InRuntime, process_call, time};
+use tackle_bench::{Stats, corpus, direct, ratio, release};
 use tackle_tools::Grep;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
-
-const RUNS: usize = 31;
 
 fn main() -> BenchResult<()> {
     if std::env::args()
@@ -26,7 +27,13 @@ fn main() -> BenchResult<()> {
     {
         return Ok(());
     }
+    let runs: usize = std::env::var("TACKLE_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(21);
+    let tackle = release::release_tackle()?;
     let dir = corpus::vendored()?.canonicalize()?;
+    let layered = InRuntime::open(&dir)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -37,7 +44,7 @@ fn main() -> BenchResult<()> {
         ("alternation", false, "unreachable!|unimplemented!"),
         ("class", false, "fn [a-z_]+_mut\\("),
     ];
-    let mut worst: f64 = 0.0;
+    let mut worst = [0.0f64; 3];
     for (name, ci, pattern) in cases {
         let args = json!({"pattern": pattern, "case_insensitive": ci});
         let run_tackle = || -> BenchResult<serde_json::Value> {
@@ -88,28 +95,36 @@ fn main() -> BenchResult<()> {
             )
             .into());
         }
-        let mut t = Vec::new();
-        let mut r = Vec::new();
-        for _ in 0..RUNS {
-            t.push(time(|| run_tackle().map(|_| ()))?);
-            r.push(time(|| run_rg().map(|_| ()))?);
+        let (mut tool, mut runtime, mut process) = (Vec::new(), Vec::new(), Vec::new());
+        let mut peer = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..runs {
+            tool.push(time(|| run_tackle().map(|_| ()))?);
+            peer[0].push(time(|| run_rg().map(|_| ()))?);
+            runtime.push(time(|| layered.call("grep", &args).map(|_| ()))?);
+            peer[1].push(time(|| run_rg().map(|_| ()))?);
+            process.push(time(|| {
+                process_call(&tackle, &dir, "grep", &args).map(|_| ())
+            })?);
+            peer[2].push(time(|| run_rg().map(|_| ()))?);
         }
-        let (t, r) = (Stats::of(&mut t), Stats::of(&mut r));
-        let q = ratio(t.median, r.median);
-        worst = worst.max(q);
         println!("{name:<17} {pattern:<28} {total:>6} matches");
-        println!("  tackle grep   {t}");
-        println!("  rg --json     {r}");
-        println!("  ratio (median) {q:.2}x");
+        for (i, (label, mut samples)) in
+            [("tool", tool), ("runtime", runtime), ("process", process)]
+                .into_iter()
+                .enumerate()
+        {
+            let (t, r) = (Stats::of(&mut samples), Stats::of(&mut peer[i]));
+            let q = ratio(t.median, r.median);
+            worst[i] = worst[i].max(q);
+            println!("  {label:<8} tackle {t}");
+            println!("  {:<8} rg     {r}   ratio {q:.2}x", "");
+        }
     }
-    println!("worst ratio {worst:.2}x (target <= 1.10x)");
+    println!(
+        "worst ratio (median, target <= 1.10x): tool {:.2}x, runtime {:.2}x, process {:.2}x",
+        worst[0], worst[1], worst[2]
+    );
     Ok(())
-}
-
-fn time(mut f: impl FnMut() -> BenchResult<()>) -> BenchResult<Duration> {
-    let start = Instant::now();
-    f()?;
-    Ok(start.elapsed())
 }
 
 /// (path, line) of every match in rg's JSON, sorted.

@@ -4,6 +4,7 @@
 pub mod bounded;
 pub mod corpus;
 pub mod direct;
+pub mod layers;
 pub mod llama_server;
 pub mod local_tasks;
 pub mod loop_turns;
