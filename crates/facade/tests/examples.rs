@@ -70,13 +70,20 @@ async fn custom_tool_runs_under_the_gate_and_is_recorded_with_its_permission_key
     assert_eq!(finished.read_keys, vec!["read:notes.txt".to_owned()]);
     // Its output is retained in the session's store as a built-in's is: one artifact, whole.
     let [retained] = &finished.retained_output[..] else {
-        panic!("expected one retained output: {:?}", finished.retained_output);
+        panic!(
+            "expected one retained output: {:?}",
+            finished.retained_output
+        );
     };
     assert!(
         retained.artifact.starts_with("artifact://sha256/"),
         "{retained:?}"
     );
-    assert_eq!(retained.bytes, "notes.txt: 5 words".len() as u64, "{retained:?}");
+    assert_eq!(
+        retained.bytes,
+        "notes.txt: 5 words".len() as u64,
+        "{retained:?}"
+    );
     assert!(!retained.truncated, "{retained:?}");
 }
 
