@@ -118,6 +118,35 @@ impl Peer {
     }
 }
 
+/// Standard output for [`serve`], written in place: the writer runs on a thread of its own,
+/// so a blocking write there holds up nothing else, and a line goes out without a hop to a
+/// blocking pool first (what `tokio::io::stdout` takes for every write).
+pub struct BlockingStdout(pub std::io::Stdout);
+
+impl AsyncWrite for BlockingStdout {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(std::io::Write::write(&mut self.get_mut().0, buf))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(std::io::Write::flush(&mut self.get_mut().0))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
 /// One incoming message for the handler.
 pub enum Incoming {
     Request {
@@ -148,19 +177,33 @@ where
         pending: Arc::new(Mutex::new(HashMap::new())),
         next: Arc::new(AtomicU64::new(1)),
     };
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(Some(line)) = rx.recv().await {
-            let written = async {
-                output.write_all(line.as_bytes()).await?;
-                output.write_all(b"\n").await?;
-                output.flush().await
-            };
-            if written.await.is_err() {
+    // The writer runs on a thread of its own: a line sent from a task that goes on working
+    // without yielding (a turn appending to its log, a tool running) would otherwise wait in
+    // that worker's next-task slot, which no other worker takes, until the task yields, and an
+    // editor would see a turn's text only when the turn ended.
+    let writer = std::thread::Builder::new()
+        .name("acp-writer".to_owned())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
                 return;
-            }
-        }
-    });
+            };
+            rt.block_on(async move {
+                let mut output = output;
+                while let Some(Some(line)) = rx.recv().await {
+                    let written = async {
+                        output.write_all(line.as_bytes()).await?;
+                        output.write_all(b"\n").await?;
+                        output.flush().await
+                    };
+                    if written.await.is_err() {
+                        return;
+                    }
+                }
+            });
+        });
     let mut lines = BufReader::new(input);
     let mut line = Vec::new();
     loop {
@@ -214,7 +257,9 @@ where
     closed.await;
     let _ = peer.out.send(None);
     drop(peer);
-    let _ = writer.await;
+    if let Ok(writer) = writer {
+        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    }
 }
 
 /// One line into `buf` (its newline kept), at most [`MOST_LINE_BYTES`]: a longer line is an

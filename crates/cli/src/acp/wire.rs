@@ -106,7 +106,7 @@ pub async fn serve_stdio(options: HostOptions) {
     ));
     rpc::serve(
         tokio::io::stdin(),
-        tokio::io::stdout(),
+        rpc::BlockingStdout(std::io::stdout()),
         {
             let host = host.clone();
             move |peer: Peer, incoming| {
