@@ -2,8 +2,9 @@
 //! transport): incoming requests and notifications for the handler, responses for it to send,
 //! and requests of its own (permission requests) whose answers it awaits.
 //!
-//! One task reads, one writes; a request's handler runs on a task of its own, so a prompt that
-//! waits on the editor's answer to a permission request never holds the reader.
+//! One task reads and one thread writes; a request's handler runs on a task of its own, so a
+//! prompt that waits on the editor's answer to a permission request never holds the reader,
+//! and a line sent by a busy task goes out at once.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
