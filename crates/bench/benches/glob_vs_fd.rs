@@ -17,8 +17,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::json;
-use tackle_bench::layers::{InRuntime, process_call, time};
-use tackle_bench::{Stats, corpus, direct, ratio, release};
+use tackle_bench::layers::{InRuntime, process_call, three_ways};
+use tackle_bench::{corpus, direct, release};
 use tackle_tools::Glob;
 use tackle_tools::glob::MAX_GLOB_RESULTS;
 
@@ -86,29 +86,20 @@ fn main() -> BenchResult<()> {
                 Ok(direct::call(&rt, &Glob, &dir, args.clone())?.metadata)
             };
             check_same(&direct_call()?, &run_fd(&dir, pattern)?, pattern)?;
-            let (mut tool, mut runtime, mut process) = (Vec::new(), Vec::new(), Vec::new());
-            let mut peer = [Vec::new(), Vec::new(), Vec::new()];
-            for _ in 0..runs {
-                tool.push(time(|| direct_call().map(|_| ()))?);
-                peer[0].push(time(|| run_fd(&dir, pattern).map(|_| ()))?);
-                runtime.push(time(|| layered.call("glob", &args).map(|_| ()))?);
-                peer[1].push(time(|| run_fd(&dir, pattern).map(|_| ()))?);
-                process.push(time(|| {
-                    process_call(&tackle, &dir, "glob", &args).map(|_| ())
-                })?);
-                peer[2].push(time(|| run_fd(&dir, pattern).map(|_| ()))?);
-            }
             println!("  {pattern}");
-            for (i, (label, mut samples)) in
-                [("tool", tool), ("runtime", runtime), ("process", process)]
-                    .into_iter()
-                    .enumerate()
-            {
-                let (t, f) = (Stats::of(&mut samples), Stats::of(&mut peer[i]));
-                let q = ratio(t.median, f.median);
-                worst[i] = worst[i].max(q);
-                println!("    {label:<8} tackle {t}");
-                println!("    {:<8} fd     {f}   ratio {q:.2}x", "");
+            let ratios = three_ways(
+                runs,
+                "    ",
+                "fd",
+                [
+                    &mut || direct_call().map(|_| ()),
+                    &mut || layered.call("glob", &args).map(|_| ()),
+                    &mut || process_call(&tackle, &dir, "glob", &args).map(|_| ()),
+                ],
+                &mut || run_fd(&dir, pattern).map(|_| ()),
+            )?;
+            for (w, q) in worst.iter_mut().zip(ratios) {
+                *w = w.max(q);
             }
         }
     }

@@ -14,8 +14,8 @@
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
-use tackle_bench::layers::{InRuntime, process_call, time};
-use tackle_bench::{Stats, corpus, direct, ratio, release};
+use tackle_bench::layers::{InRuntime, process_call, three_ways};
+use tackle_bench::{corpus, direct, release};
 use tackle_tools::Grep;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -95,29 +95,20 @@ fn main() -> BenchResult<()> {
             )
             .into());
         }
-        let (mut tool, mut runtime, mut process) = (Vec::new(), Vec::new(), Vec::new());
-        let mut peer = [Vec::new(), Vec::new(), Vec::new()];
-        for _ in 0..runs {
-            tool.push(time(|| run_tackle().map(|_| ()))?);
-            peer[0].push(time(|| run_rg().map(|_| ()))?);
-            runtime.push(time(|| layered.call("grep", &args).map(|_| ()))?);
-            peer[1].push(time(|| run_rg().map(|_| ()))?);
-            process.push(time(|| {
-                process_call(&tackle, &dir, "grep", &args).map(|_| ())
-            })?);
-            peer[2].push(time(|| run_rg().map(|_| ()))?);
-        }
         println!("{name:<17} {pattern:<28} {total:>6} matches");
-        for (i, (label, mut samples)) in
-            [("tool", tool), ("runtime", runtime), ("process", process)]
-                .into_iter()
-                .enumerate()
-        {
-            let (t, r) = (Stats::of(&mut samples), Stats::of(&mut peer[i]));
-            let q = ratio(t.median, r.median);
-            worst[i] = worst[i].max(q);
-            println!("  {label:<8} tackle {t}");
-            println!("  {:<8} rg     {r}   ratio {q:.2}x", "");
+        let ratios = three_ways(
+            runs,
+            "  ",
+            "rg",
+            [
+                &mut || run_tackle().map(|_| ()),
+                &mut || layered.call("grep", &args).map(|_| ()),
+                &mut || process_call(&tackle, &dir, "grep", &args).map(|_| ()),
+            ],
+            &mut || run_rg().map(|_| ()),
+        )?;
+        for (w, q) in worst.iter_mut().zip(ratios) {
+            *w = w.max(q);
         }
     }
     println!(

@@ -6,11 +6,7 @@ use std::process::Command;
 
 /// The corpus directory, created with `cargo vendor` when absent.
 pub fn vendored() -> Result<PathBuf, String> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .ok_or("the bench crate is not inside a workspace")?
-        .to_path_buf();
+    let workspace = workspace()?;
     let dir = workspace.join("target/bench-corpus");
     if dir.join(".done").exists() {
         return Ok(dir);
@@ -28,30 +24,14 @@ pub fn vendored() -> Result<PathBuf, String> {
             dir.display()
         ));
     }
-    // A repository of its own, so every peer honours the crates' .gitignore files the same
-    // way (fd before 8.7 does so only inside a git repository).
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .map_err(|e| format!("running git init: {e}"))?;
-    if !status.success() {
-        return Err(format!("git init in {} failed: {status}", dir.display()));
-    }
-    std::fs::write(dir.join(".done"), "").map_err(|e| e.to_string())?;
-    Ok(dir)
+    finish(dir)
 }
 
 /// A small project of 20 files (15 `.rs` in `src/` and `tests/`, 4 `.md`, a `Cargo.toml`), the
 /// size of a repository an agent is often pointed at, under `target/bench-corpus-small/`; a
 /// git repository like [`vendored`]'s, so every peer honours the same rules.
 pub fn small() -> Result<PathBuf, String> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .ok_or("the bench crate is not inside a workspace")?
-        .to_path_buf();
-    let dir = workspace.join("target/bench-corpus-small");
+    let dir = workspace()?.join("target/bench-corpus-small");
     if dir.join(".done").exists() {
         return Ok(dir);
     }
@@ -87,6 +67,22 @@ pub fn small() -> Result<PathBuf, String> {
         "Cargo.toml".to_owned(),
         "[package]\nname = \"small\"\nversion = \"0.1.0\"\n".to_owned(),
     )?;
+    finish(dir)
+}
+
+/// This workspace's root.
+fn workspace() -> Result<PathBuf, String> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "the bench crate is not inside a workspace".to_owned())
+}
+
+/// Makes a corpus directory a git repository of its own, so every peer honours its
+/// `.gitignore` files the same way (fd before 8.7 does so only inside a git repository), and
+/// marks it complete.
+fn finish(dir: PathBuf) -> Result<PathBuf, String> {
     let status = Command::new("git")
         .args(["init", "-q"])
         .current_dir(&dir)

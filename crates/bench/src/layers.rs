@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tackle_protocol::{CallId, ToolCall};
+
+use crate::{Stats, ratio};
 use tackle_runtime::{CancellationToken, Runtime, Session};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -112,6 +114,39 @@ pub fn process_call(
         .into());
     }
     Ok(out.stdout)
+}
+
+/// Times the three ways of one case against the same peer, `runs` times, interleaved (each way
+/// right before a peer run of its own, so a change in the machine's load falls on both), and
+/// prints each way's timings beside its peer's with the ratio of medians, lines indented by
+/// `indent`; returns the three ratios (tool, runtime, process).
+pub fn three_ways(
+    runs: usize,
+    indent: &str,
+    peer_name: &str,
+    ways: [&mut dyn FnMut() -> Result<()>; 3],
+    peer: &mut dyn FnMut() -> Result<()>,
+) -> Result<[f64; 3]> {
+    let mut ours: [Vec<Duration>; 3] = Default::default();
+    let mut theirs: [Vec<Duration>; 3] = Default::default();
+    let mut ways = ways;
+    for _ in 0..runs {
+        for (i, way) in ways.iter_mut().enumerate() {
+            ours[i].push(time(&mut *way)?);
+            theirs[i].push(time(&mut *peer)?);
+        }
+    }
+    let mut ratios = [0.0; 3];
+    for (i, label) in ["tool", "runtime", "process"].into_iter().enumerate() {
+        let (t, p) = (Stats::of(&mut ours[i]), Stats::of(&mut theirs[i]));
+        ratios[i] = ratio(t.median, p.median);
+        println!("{indent}{label:<8} tackle {t}");
+        println!(
+            "{indent}{:<8} {peer_name:<6} {p}   ratio {:.2}x",
+            "", ratios[i]
+        );
+    }
+    Ok(ratios)
 }
 
 /// How long `f` took.
