@@ -323,6 +323,33 @@ pub enum Command {
     /// (--model), folder trust deciding without asking, and every ask of the gate sent to the
     /// editor as a permission request.
     Acp,
+    /// Host agent sessions as a long-lived service: the Agent Client Protocol over HTTP
+    /// (`POST /acp`, answers and updates as event streams) with `_tackle/` extensions to list
+    /// sessions, attach to one, answer its approvals and send it input; sessions survive a
+    /// restart (`--state-dir` keeps what it hosts). `tackle daemon status|stop` manage it.
+    #[command(after_help = DAEMON_AFTER_HELP, args_conflicts_with_subcommands = true)]
+    Daemon {
+        #[command(subcommand)]
+        command: Option<DaemonCommand>,
+        #[command(flatten)]
+        serve: DaemonArgs,
+    },
+    /// Follow a session a daemon hosts: what it said since it started (or since --last-event-id),
+    /// then live; each line you type is sent to it (steering a running prompt, else as the next
+    /// prompt); `/allow ID`, `/allow-session ID`, `/reject ID` answer its approvals, `/cancel`
+    /// ends its prompt. Without SESSION, lists the daemon's sessions.
+    Attach {
+        /// The session to follow.
+        session: Option<String>,
+        #[command(flatten)]
+        daemon: DaemonAddress,
+        /// Start after this event id (as a previous attach printed it) instead of the start.
+        #[arg(long, value_name = "ID")]
+        last_event_id: Option<String>,
+        /// Print each message as a JSON line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// The project's goal: set an objective, show it with its checklist, pause, resume or
     /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered
     /// while the goal is active or paused); only you change its lifecycle.
@@ -343,7 +370,13 @@ impl Command {
     /// for them ([`tackle_process::tune_allocator`]). `serve` and the rest keep glibc's
     /// defaults, under which a server returns more of what it freed.
     pub fn streams_model_turns(&self) -> bool {
-        matches!(self, Command::Run(_) | Command::Chat { .. } | Command::Acp)
+        matches!(
+            self,
+            Command::Run(_)
+                | Command::Chat { .. }
+                | Command::Acp
+                | Command::Daemon { command: None, .. }
+        )
     }
 }
 
@@ -728,3 +761,86 @@ pub enum ServeApprovals {
     /// The client's own confirmation of a mutating call is the user's answer.
     Client,
 }
+
+/// Where a daemon is, for the commands that talk to one.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DaemonAddress {
+    /// The daemon's URL (default: the one running from --state-dir).
+    #[arg(long, value_name = "URL")]
+    pub daemon: Option<String>,
+    /// The environment variable holding the daemon's bearer token (default: the one the running
+    /// daemon was started with).
+    #[arg(long, value_name = "NAME")]
+    pub daemon_token_env: Option<String>,
+    /// The daemon's state directory (default: $XDG_STATE_HOME/tackle/daemon).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// `tackle daemon`'s serving options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DaemonArgs {
+    /// The address to serve on; anything but loopback needs --token-env.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7420")]
+    pub listen: std::net::SocketAddr,
+    /// The environment variable holding the bearer token clients must send (at least 32 bytes).
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// Where the daemon keeps its lock, its address and the sessions it hosts.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The most sessions hosted at once.
+    #[arg(long, value_name = "N", default_value_t = crate::daemon::hosted::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// Keep the peer registry (`POST /peers`, `GET /peers`) that call_peer resolves names in.
+    #[arg(long)]
+    pub peer_hub: bool,
+    /// Register with the hub at URL as --name, and again as a heartbeat.
+    #[arg(long, value_name = "URL", requires = "name")]
+    pub hub: Option<String>,
+    /// This daemon's name in the hub's registry.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The URL the hub gives callers (default: http://<the bound address>).
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// The variable, in callers' environments, holding this daemon's token (registered with
+    /// the hub; never the token itself).
+    #[arg(long, value_name = "NAME")]
+    pub peer_token_env: Option<String>,
+    /// The variable holding the hub's token, when the hub requires one.
+    #[arg(long, value_name = "NAME")]
+    pub hub_token_env: Option<String>,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum DaemonCommand {
+    /// Whether a daemon runs from the state directory, where, and what it hosts.
+    Status {
+        #[command(flatten)]
+        daemon: DaemonAddress,
+        /// Print the status as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the daemon: running prompts are cancelled, their processes end, and the sessions
+    /// stay in their logs for the next start to resume.
+    Stop {
+        #[command(flatten)]
+        daemon: DaemonAddress,
+    },
+}
+
+const DAEMON_AFTER_HELP: &str = "\
+Examples:
+  tackle daemon                              serve 127.0.0.1:7420
+  tackle daemon --listen 0.0.0.0:7420 --token-env TACKLE_TOKEN
+  tackle daemon --peer-hub                   also keep the peer registry
+  tackle daemon --hub http://hub:7420 --name builder --peer-token-env BUILDER_TOKEN
+  tackle run --daemon http://127.0.0.1:7420 'fix the failing test'
+  tackle attach                              list the sessions
+  tackle attach SESSION                      follow one, type to steer it
+  tackle daemon status | tackle daemon stop
+
+Clients speak the Agent Client Protocol: POST /acp with a JSON-RPC message; session/prompt and
+_tackle/session/attach answer as event streams whose event ids are cursors.";

@@ -73,6 +73,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 cli.policy.headless,
             )
         }),
+        Command::Run(args) if args.daemon.is_some() => {
+            crate::daemon::remote::run(cli.root.as_deref(), args)
+        }
         Command::Run(args) => {
             let (flags, models) = crate::run::model_flag(flags.clone());
             setup(
@@ -137,6 +140,19 @@ pub fn run(cli: Cli) -> ExitCode {
             let (flags, models) = crate::run::model_flag(flags.clone());
             crate::acp::run(flags, models)
         }
+        Command::Daemon { command, serve } => {
+            let (flags, models) = crate::run::model_flag(flags.clone());
+            match command {
+                None => crate::daemon::serve(cli.root.as_deref(), flags, models, serve),
+                Some(command) => crate::daemon::manage(command),
+            }
+        }
+        Command::Attach {
+            session,
+            daemon,
+            last_event_id,
+            json,
+        } => crate::daemon::attach::run(session, daemon, last_event_id, json),
         Command::Chat { resume } => {
             // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
             let (flags, models) = crate::run::model_flag(flags.clone());

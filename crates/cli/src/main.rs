@@ -8,6 +8,7 @@ mod args;
 mod artifacts;
 mod chat;
 mod commands;
+mod daemon;
 mod diff;
 mod exit;
 mod goal;

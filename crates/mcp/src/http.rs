@@ -223,7 +223,7 @@ fn check_token<B>(req: &Request<B>, token: Option<&str>) -> Option<Response<Body
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+    if presented.is_some_and(|p| tackle_net::server_guard::bearer_matches(p, token)) {
         return None;
     }
     let mut response = Response::new(
@@ -234,8 +234,4 @@ fn check_token<B>(req: &Request<B>, token: Option<&str>) -> Option<Response<Body
     );
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     Some(response)
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -16,6 +16,7 @@
 pub mod client;
 pub mod guard;
 mod retry;
+pub mod server_guard;
 mod sse;
 
 pub use client::{ClientError, Dialer, DirectDialer, Guarded, Hops, HttpClient, Request, Response};

@@ -51,6 +51,9 @@ pub enum Stop {
 pub struct HostOptions {
     pub flags: Flags,
     pub models: crate::run::ModelFlags,
+    /// A prompt sent while another runs waits its turn (a daemon, where several clients share
+    /// a session) rather than being refused (an editor, which sends one at a time).
+    pub queue_prompts: bool,
 }
 
 /// One open session.
@@ -60,6 +63,16 @@ struct Open {
     gate: Arc<ModeGate>,
     /// The running prompt's cancel, while one runs (shared with the session's approver).
     running: Running,
+    /// Words for the running prompt, taken at its next boundary.
+    steering: tackle_agent::Steering,
+}
+
+/// An open session as a daemon lists it.
+pub struct State {
+    pub id: String,
+    pub root: PathBuf,
+    /// A prompt is running.
+    pub running: bool,
 }
 
 /// Every session of one editor connection.
@@ -169,6 +182,7 @@ impl Host {
         };
         let open = Arc::new(Open {
             root: config.root.clone(),
+            steering: agent.steering(),
             agent: tokio::sync::Mutex::new(agent),
             gate,
             running,
@@ -240,10 +254,62 @@ impl Host {
         Ok(())
     }
 
+    /// The open sessions, in no particular order.
+    pub fn states(&self) -> Vec<State> {
+        self.sessions_lock()
+            .iter()
+            .map(|(id, open)| State {
+                id: id.clone(),
+                root: open.root.clone(),
+                running: open
+                    .running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .is_some(),
+            })
+            .collect()
+    }
+
+    /// Whether session `id` is open.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.sessions_lock().contains_key(id)
+    }
+
+    /// The stored conversation of `id` as updates, to tell a client that attaches.
+    pub async fn retold(&self, id: &str) -> anyhow::Result<Vec<Update>> {
+        let open = self.session(id)?;
+        // Never waits for a running prompt: what it has said so far is in the journal.
+        let Ok(agent) = open.agent.try_lock() else {
+            return Ok(Vec::new());
+        };
+        Ok(super::replay::updates(
+            &open.root,
+            &agent.conversation().messages,
+        ))
+    }
+
+    /// Hands `text` to the running prompt of `id`, taken at its next boundary; false when no
+    /// prompt runs there.
+    pub fn steer(&self, id: &str, text: &str) -> anyhow::Result<bool> {
+        let open = self.session(id)?;
+        let running = open
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        Ok(running && open.steering.send(text))
+    }
+
     /// Runs one prompt to the end of the model's turn.
     pub async fn prompt(&self, id: &str, text: String) -> anyhow::Result<(Stop, RunEnd)> {
         let open = self.session(id)?;
         let cancel = CancellationToken::new();
+        // Queued: the prompt before this one holds the agent until it ends.
+        let queued = if self.options.queue_prompts {
+            Some(open.agent.lock().await)
+        } else {
+            None
+        };
         {
             let mut running = open.running.lock().unwrap_or_else(|p| p.into_inner());
             if running.is_some() {
@@ -254,7 +320,10 @@ impl Host {
             *running = Some(cancel.clone());
         }
         let end = {
-            let mut agent = open.agent.lock().await;
+            let mut agent = match queued {
+                Some(agent) => agent,
+                None => open.agent.lock().await,
+            };
             agent.run(Some(&text), cancel.clone()).await
         };
         *open.running.lock().unwrap_or_else(|p| p.into_inner()) = None;

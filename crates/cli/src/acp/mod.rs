@@ -13,14 +13,14 @@
 //! tackle runs its own confined tools even where the editor offers file system or terminal
 //! methods: the gate and the session's log see every effect.
 
-mod approve;
-mod host;
+pub(crate) mod approve;
+pub(crate) mod host;
 mod modes;
 mod observe;
-mod replay;
-mod rpc;
-mod update;
-mod wire;
+pub(crate) mod replay;
+pub(crate) mod rpc;
+pub(crate) mod update;
+pub(crate) mod wire;
 
 use anyhow::Context;
 
@@ -34,7 +34,11 @@ pub fn run(flags: Flags, models: crate::run::ModelFlags) -> Result<u8, Failure> 
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    rt.block_on(wire::serve_stdio(host::HostOptions { flags, models }));
+    rt.block_on(wire::serve_stdio(host::HostOptions {
+        flags,
+        models,
+        queue_prompts: false,
+    }));
     // A prompt still running when the editor left is cancelled with the host; its processes
     // go with it.
     rt.shutdown_background();

@@ -59,7 +59,7 @@ pub struct Peer {
 }
 
 impl Peer {
-    fn send(&self, message: Value) {
+    pub(crate) fn send(&self, message: Value) {
         // The writer is gone only when the editor is: nobody is left to tell.
         let _ = self.out.send(Some(message.to_string()));
     }
@@ -73,10 +73,6 @@ impl Peer {
                 "error": {"code": e.code, "message": e.message},
             }),
         });
-    }
-
-    pub fn notify(&self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
     /// Sends a request and waits for its answer; an error when the connection ends first.

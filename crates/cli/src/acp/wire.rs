@@ -31,10 +31,7 @@ struct Notifier(Arc<Line>);
 impl Sink for Notifier {
     fn send(&self, session: &str, update: Update) {
         if let Some(peer) = self.0.0.get() {
-            peer.notify(
-                "session/update",
-                json!({"sessionId": session, "update": wire_update(update)}),
-            );
+            peer.send(update_notification(session, update));
         }
     }
 }
@@ -49,46 +46,70 @@ impl Asker for PermissionAsker {
             )));
         };
         Box::pin(async move {
-            let mut options = vec![option("allow_once", "Allow once", "allow_once")];
-            if ask.session_grant {
-                options.push(option(
-                    "allow_session",
-                    "Allow for this session",
-                    "allow_always",
-                ));
-            }
-            options.push(option("reject", "Reject", "reject_once"));
-            let mut text = ask.message.clone();
-            if let Some(effect) = &ask.effect {
-                text.push_str("\n\n");
-                text.push_str(effect);
-            }
-            let params = json!({
-                "sessionId": ask.session,
-                "toolCall": {
-                    "toolCallId": ask.call_id,
-                    "title": super::observe::title(&ask.tool, &ask.arguments),
-                    "kind": kind(Kind::of(&ask.tool)),
-                    "rawInput": ask.arguments,
-                    "content": [text_content(text)],
-                },
-                "options": options,
-            });
-            match peer.request("session/request_permission", params).await {
-                Ok(answer) => match (
-                    answer.pointer("/outcome/outcome").and_then(Value::as_str),
-                    answer.pointer("/outcome/optionId").and_then(Value::as_str),
-                ) {
-                    (Some("selected"), Some("allow_once")) => Answer::Once,
-                    (Some("selected"), Some("allow_session")) => Answer::Session,
-                    (Some("cancelled"), _) => {
-                        Answer::Unanswered("the editor cancelled the permission request".to_owned())
-                    }
-                    _ => Answer::Reject,
-                },
-                Err(e) => Answer::Unanswered(format!("the editor did not answer: {}", e.message)),
-            }
+            let params = permission_request(Value::Null, &ask)["params"].take();
+            permission_answer(peer.request("session/request_permission", params).await)
         })
+    }
+}
+
+/// `update` about `session` as the protocol's `session/update` notification.
+pub(crate) fn update_notification(session: &str, update: Update) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session, "update": wire_update(update)},
+    })
+}
+
+/// `ask` as the protocol's `session/request_permission` request with `id`.
+pub(crate) fn permission_request(id: Value, ask: &Ask) -> Value {
+    let mut options = vec![option("allow_once", "Allow once", "allow_once")];
+    if ask.session_grant {
+        options.push(option(
+            "allow_session",
+            "Allow for this session",
+            "allow_always",
+        ));
+    }
+    options.push(option("reject", "Reject", "reject_once"));
+    let mut text = ask.message.clone();
+    if let Some(effect) = &ask.effect {
+        text.push_str("\n\n");
+        text.push_str(effect);
+    }
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": ask.session,
+            "toolCall": {
+                "toolCallId": ask.call_id,
+                "title": super::observe::title(&ask.tool, &ask.arguments),
+                "kind": kind(Kind::of(&ask.tool)),
+                "rawInput": ask.arguments,
+                "content": [text_content(text)],
+            },
+            "options": options,
+        },
+    })
+}
+
+/// A client's answer to a permission request.
+pub(crate) fn permission_answer(answer: Result<Value, RpcError>) -> Answer {
+    match answer {
+        Ok(answer) => match (
+            answer.pointer("/outcome/outcome").and_then(Value::as_str),
+            answer.pointer("/outcome/optionId").and_then(Value::as_str),
+        ) {
+            (Some("selected"), Some("allow_once")) => Answer::Once,
+            (Some("selected"), Some("allow_session")) => Answer::Session,
+            (Some("cancelled"), _) => {
+                Answer::Unanswered("the editor cancelled the permission request".to_owned())
+            }
+            _ => Answer::Reject,
+        },
+        Err(e) => Answer::Unanswered(format!("the editor did not answer: {}", e.message)),
     }
 }
 
@@ -147,7 +168,7 @@ fn dispatch(host: &Arc<Host>, peer: Peer, incoming: Incoming) {
 }
 
 /// Answers one request; `after` receives updates to send once the answer is out.
-async fn handle(
+pub(crate) async fn handle(
     host: &Host,
     method: &str,
     params: Value,
@@ -312,7 +333,7 @@ fn modes(opened: &Opened) -> Value {
 
 /// The prompt's text: its text blocks, and each resource it links or embeds by name (an
 /// embedded text resource with its text).
-fn prompt_text(blocks: &[Value]) -> String {
+pub(crate) fn prompt_text(blocks: &[Value]) -> String {
     let mut out = String::new();
     let field = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
     for block in blocks {

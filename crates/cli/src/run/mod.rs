@@ -87,6 +87,14 @@ pub struct RunArgs {
     /// End the run once it has cost USD at the model's list prices.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Run on the daemon at URL instead of here (`tackle daemon`): the session is the daemon's
+    /// (in this directory's project), its messages are printed as they come (JSON lines with
+    /// --json), and it stays there for `tackle attach` when this command ends.
+    #[arg(long, value_name = "URL")]
+    pub daemon: Option<String>,
+    /// The environment variable holding the daemon's bearer token.
+    #[arg(long, value_name = "NAME", requires = "daemon")]
+    pub daemon_token_env: Option<String>,
     /// End the run after SECONDS of wall-clock time.
     #[arg(long, value_name = "SECONDS")]
     pub max_duration: Option<f64>,

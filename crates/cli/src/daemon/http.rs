@@ -1,0 +1,453 @@
+//! The daemon's front door: HTTP/1.1 on one address.
+//!
+//! - `POST /acp`, a JSON-RPC message as the body:
+//!   - `session/prompt`: answered as an event stream (`text/event-stream`): the session's
+//!     messages while the prompt runs (`session/update`, `session/request_permission`,
+//!     `_tackle/approval_resolved`), each with its cursor as the event id, then the response.
+//!     The prompt runs on whether or not the client stays to read.
+//!   - `_tackle/session/attach`: an event stream that does not end: what followed the cursor
+//!     (`lastEventId`, or the `Last-Event-ID` header), or the stored conversation and the open
+//!     permission requests when the cursor is from before a restart or missing; then live.
+//!   - any other request: its JSON-RPC response as `application/json`.
+//!   - a response (an answer to a permission request, by its id) or a notification
+//!     (`session/cancel`): 202.
+//! - `GET /health`: `_tackle/health`'s answer.
+//! - `POST /peers`, `GET /peers` on a hub (`--peer-hub`): the registry ([`super::peers`]).
+//!
+//! Every request passes [`ServerGuard`] first (Host, Origin, bearer token); bodies are held to
+//! [`MOST_BODY_BYTES`].
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use serde_json::{Value, json};
+use tackle_net::server_guard::ServerGuard;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+
+use super::hosted::Daemon;
+use super::journal::{Entry, From, cursor, parse_cursor};
+use crate::acp::rpc::RpcError;
+
+/// The largest request body: a prompt with files embedded is large, an endless one is not.
+pub const MOST_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// How often an attached stream that has nothing to say says so (a comment), so proxies and
+/// clients do not take a quiet session for a dead connection.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Serves `listener` until the daemon is stopped.
+pub async fn serve(daemon: Arc<Daemon>, listener: TcpListener, guard: ServerGuard) {
+    let guard = Arc::new(guard);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(_) => continue,
+            },
+            () = daemon.stop.cancelled() => return,
+        };
+        let _ = stream.set_nodelay(true);
+        let daemon = daemon.clone();
+        let guard = guard.clone();
+        let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let daemon = daemon.clone();
+            let guard = guard.clone();
+            async move { Ok::<_, Infallible>(route(&daemon, &guard, req).await) }
+        });
+        tokio::spawn(async move {
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
+}
+
+async fn route(
+    daemon: &Arc<Daemon>,
+    guard: &ServerGuard,
+    req: Request<Incoming>,
+) -> Response<Body> {
+    if let Err(refused) = guard.check(req.headers()) {
+        return text(
+            StatusCode::from_u16(refused.status).unwrap_or(StatusCode::FORBIDDEN),
+            refused.text.to_owned(),
+        );
+    }
+    let path = req.uri().path().to_owned();
+    match (req.method().clone(), path.as_str()) {
+        (Method::POST, "/acp") => acp(daemon, req).await,
+        (Method::GET, "/health") => {
+            let health = super::methods::call(daemon, "_tackle/health", Value::Null).await;
+            json_response(StatusCode::OK, &health.unwrap_or_else(|e| json!(e.message)))
+        }
+        (Method::GET, "/peers") | (Method::POST, "/peers") => match &daemon.peers {
+            Some(registry) => super::peers_http::handle(registry, req).await,
+            None => text(
+                StatusCode::NOT_FOUND,
+                "this daemon is not a peer hub; start the hub with `tackle daemon --peer-hub`"
+                    .to_owned(),
+            ),
+        },
+        _ => text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no {} {path} here; the daemon serves POST /acp, GET /health, and /peers on a hub",
+                req.method()
+            ),
+        ),
+    }
+}
+
+/// Reads a request's body, at most `most` bytes.
+pub async fn read_body(
+    req: Request<Incoming>,
+    most: usize,
+) -> Result<(http::request::Parts, Bytes), Response<Body>> {
+    let (parts, body) = req.into_parts();
+    match Limited::new(body, most).collect().await {
+        Ok(collected) => Ok((parts, collected.to_bytes())),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than {most} bytes, the most the daemon reads"),
+            ))
+        }
+        Err(_) => Err(text(
+            StatusCode::BAD_REQUEST,
+            "the request body could not be read".to_owned(),
+        )),
+    }
+}
+
+async fn acp(daemon: &Arc<Daemon>, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = match read_body(req, MOST_BODY_BYTES).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32600,
+                "the body is not a JSON-RPC message (an object)".to_owned(),
+            );
+        }
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                format!("the body is not JSON: {e}"),
+            );
+        }
+    };
+    let id = message.get("id").cloned();
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    match (message.get("method").and_then(Value::as_str), id) {
+        (Some(method), Some(id)) => match method {
+            "session/prompt" => prompt(daemon, id, params),
+            "_tackle/session/attach" => {
+                let header = parts
+                    .headers
+                    .get("last-event-id")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                attach(daemon, id, params, header).await
+            }
+            _ => {
+                let answer = super::methods::call(daemon, method, params).await;
+                json_response(StatusCode::OK, &response(id, answer))
+            }
+        },
+        (Some(method), None) => {
+            if matches!(method, "session/cancel" | "_tackle/session/cancel")
+                && let Some(session) = params.get("sessionId").and_then(Value::as_str)
+            {
+                daemon.host.cancel(session);
+            }
+            accepted()
+        }
+        (None, Some(id)) => {
+            let Some(id) = id.as_str() else {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    "no open permission request has that id".to_owned(),
+                );
+            };
+            let answer = match message.get("error") {
+                Some(e) => Err(RpcError::internal(
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("an error")
+                        .to_owned(),
+                )),
+                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            match daemon.approvals.answer(id, None, answer) {
+                Ok(()) => accepted(),
+                Err(_) => text(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "no open permission request {id} (answered already, or its prompt ended)"
+                    ),
+                ),
+            }
+        }
+        (None, None) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32600,
+            "the message has neither a method nor an id".to_owned(),
+        ),
+    }
+}
+
+/// `session/prompt` as an event stream: the session's messages until the prompt ends, then its
+/// response.
+fn prompt(daemon: &Arc<Daemon>, id: Value, params: Value) -> Response<Body> {
+    let Some(session) = params
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return json_response(
+            StatusCode::OK,
+            &response(id, Err(RpcError::invalid("`sessionId` is missing"))),
+        );
+    };
+    if !daemon.host.is_open(&session) {
+        let answer = Err(RpcError::invalid(format!(
+            "the daemon hosts no session {session}; open it with session/new or session/load"
+        )));
+        return json_response(StatusCode::OK, &response(id, answer));
+    }
+    let journal = daemon.journals.of(&session);
+    let mut backlog = journal.attach(From::After(journal.last()));
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+    {
+        let daemon = daemon.clone();
+        // On a task of its own: the prompt runs to its end whether the client reads or not.
+        tokio::spawn(async move {
+            let answer = super::methods::call(&daemon, "session/prompt", params).await;
+            let _ = done_tx.send(answer);
+        });
+    }
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let epoch = daemon.epoch.clone();
+    tokio::spawn(async move {
+        let answer = loop {
+            tokio::select! {
+                biased;
+                received = backlog.live.recv() => match received {
+                    Ok(entry) => {
+                        if tx.send(event(&epoch, &entry)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = tx.send(lagged()).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                answer = &mut done_rx => break answer.unwrap_or_else(|_| Err(RpcError::internal("the prompt's task ended without an answer"))),
+            }
+        };
+        // What the prompt said before it ended goes out before its answer.
+        let last = journal.last();
+        while let Ok(entry) = backlog.live.try_recv() {
+            if tx.send(event(&epoch, &entry)).await.is_err() {
+                return;
+            }
+            if entry.seq >= last {
+                break;
+            }
+        }
+        let data = response(id, answer).to_string();
+        let _ = tx.send(Bytes::from(format!("data: {data}\n\n"))).await;
+    });
+    stream_response(rx)
+}
+
+/// `_tackle/session/attach`: the backlog from the cursor, then live, until the client leaves.
+async fn attach(
+    daemon: &Arc<Daemon>,
+    id: Value,
+    params: Value,
+    header: Option<String>,
+) -> Response<Body> {
+    let Some(session) = params
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return json_response(
+            StatusCode::OK,
+            &response(id, Err(RpcError::invalid("`sessionId` is missing"))),
+        );
+    };
+    if !daemon.host.is_open(&session) {
+        let answer = Err(RpcError::invalid(format!(
+            "the daemon hosts no session {session}; _tackle/sessions/list names those it does"
+        )));
+        return json_response(StatusCode::OK, &response(id, answer));
+    }
+    let given = params
+        .get("lastEventId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or(header);
+    let journal = daemon.journals.of(&session);
+    let mut backlog = journal.attach(parse_cursor(&daemon.epoch, given.as_deref()));
+    let mut first: Vec<Bytes> = Vec::new();
+    if backlog.retell {
+        // Numbered as the journal's last message: a client that reconnects from here gets
+        // only what follows.
+        let at = cursor(&daemon.epoch, journal.last());
+        for update in daemon.host.retold(&session).await.unwrap_or_default() {
+            let message = crate::acp::wire::update_notification(&session, update).to_string();
+            first.push(Bytes::from(format!("id: {at}\ndata: {message}\n\n")));
+        }
+        for request in daemon.approvals.pending(&session) {
+            first.push(Bytes::from(format!("id: {at}\ndata: {request}\n\n")));
+        }
+    }
+    let epoch = daemon.epoch.clone();
+    let stop = daemon.stop.clone();
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        for bytes in first {
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+        }
+        for entry in std::mem::take(&mut backlog.entries) {
+            if tx.send(event(&epoch, &entry)).await.is_err() {
+                return;
+            }
+        }
+        let mut quiet_since = Instant::now();
+        loop {
+            tokio::select! {
+                received = backlog.live.recv() => match received {
+                    Ok(entry) => {
+                        if tx.send(event(&epoch, &entry)).await.is_err() {
+                            return;
+                        }
+                        quiet_since = Instant::now();
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = tx.send(lagged()).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                () = tokio::time::sleep_until((quiet_since + KEEPALIVE).into()) => {
+                    if tx.send(Bytes::from_static(b": keepalive\n\n")).await.is_err() {
+                        return;
+                    }
+                    quiet_since = Instant::now();
+                }
+                () = stop.cancelled() => return,
+            }
+        }
+    });
+    stream_response(rx)
+}
+
+fn event(epoch: &str, entry: &Entry) -> Bytes {
+    Bytes::from(format!(
+        "id: {}\ndata: {}\n\n",
+        cursor(epoch, entry.seq),
+        entry.message
+    ))
+}
+
+/// Said when a client fell so far behind that it is cut off: it attaches again from its cursor.
+fn lagged() -> Bytes {
+    let note = json!({
+        "jsonrpc": "2.0",
+        "method": "_tackle/lagged",
+        "params": {"message": "this stream fell behind and is closed; attach again with the last event id received"},
+    });
+    Bytes::from(format!("data: {note}\n\n"))
+}
+
+fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
+    let frames = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|bytes| (Ok::<_, Infallible>(Frame::data(bytes)), rx))
+    });
+    let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache"),
+    );
+    response
+}
+
+fn response(id: Value, answer: Result<Value, RpcError>) -> Value {
+    match answer {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(e) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}})
+        }
+    }
+}
+
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response<Body> {
+    json_response(status, &response(id, Err(RpcError { code, message })))
+}
+
+pub fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed_unsync());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub fn text(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed_unsync());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn accepted() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed_unsync());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// The address a listener is bound to, as clients write it.
+pub fn url_of(addr: SocketAddr) -> String {
+    format!("http://{addr}")
+}

@@ -1,0 +1,284 @@
+//! `tackle daemon`: agent sessions hosted by a long-lived process, reached over HTTP with the
+//! Agent Client Protocol and tackle's `_tackle/` extensions.
+//!
+//! - [`hosted`] the daemon's state: one [`crate::acp::host::Host`] for every session (the same
+//!   sessions `tackle acp` opens, with prompts queued instead of refused), the [`journal`] of
+//!   what each session told its clients, the open permission requests ([`approvals`]), the
+//!   [`state`] directory that lets a restart resume every session, and the [`peers`] registry
+//!   of a hub.
+//! - [`http`] the front door, [`methods`] its JSON-RPC methods, [`peers_http`] the registry's
+//!   routes.
+//! - [`client`] the client side, used by [`remote`] (`tackle run --daemon`), [`attach`]
+//!   (`tackle attach`), `daemon status|stop`, the heartbeat to a hub, and `call_peer`.
+
+pub mod approvals;
+pub mod attach;
+pub mod client;
+pub mod hosted;
+pub mod http;
+pub mod journal;
+pub mod methods;
+pub mod peers;
+pub mod peers_http;
+pub mod remote;
+pub mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use serde_json::{Value, json};
+
+use crate::args::{DaemonAddress, DaemonArgs, DaemonCommand};
+use crate::commands::Failure;
+use crate::exit;
+use crate::settings::Flags;
+
+/// Serves until stopped (`tackle daemon stop`, SIGTERM or Ctrl-C).
+pub fn serve(
+    root: Option<&Path>,
+    flags: Flags,
+    models: crate::run::ModelFlags,
+    args: DaemonArgs,
+) -> Result<u8, Failure> {
+    let token = token_from(args.token_env.as_deref()).map_err(Failure::Usage)?;
+    tackle_net::server_guard::check_listen(args.listen, token.as_deref())
+        .map_err(|e| Failure::Usage(e.into()))?;
+    if args.hub.is_some() && args.name.is_none() {
+        return Err(Failure::Usage(anyhow!(
+            "--hub needs --name: the name callers use"
+        )));
+    }
+    if let Some(name) = &args.name {
+        peers::check_name(name).map_err(|e| Failure::Usage(anyhow!(e)))?;
+    }
+    let dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => state::default_dir().map_err(Failure::Usage)?,
+    };
+    let state = state::StateDir::take(&dir).map_err(Failure::Usage)?;
+    let cwd = std::env::current_dir().context("reading the working directory")?;
+    let default_root = crate::root::find(root, &cwd).unwrap_or(cwd);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let registry = args.peer_hub.then(|| Arc::new(peers::Registry::default()));
+    let daemon = Arc::new(hosted::Daemon::new(
+        crate::acp::host::HostOptions {
+            flags,
+            models,
+            queue_prompts: true,
+        },
+        state,
+        args.max_sessions,
+        default_root,
+        registry,
+    ));
+    let served = rt.block_on(async {
+        let resumed = tokio::task::block_in_place(|| daemon.resume_hosted())?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))?;
+        let bound = listener.local_addr().context("reading the bound address")?;
+        let url = http::url_of(bound);
+        daemon.state.write_running(&state::Running {
+            pid: std::process::id(),
+            url: url.clone(),
+            epoch: daemon.epoch.clone(),
+            started_at: tackle_tool::time::rfc3339_utc(now_s()),
+            token_env: args.token_env.clone(),
+        })?;
+        // The first line: scripts and tests read the address from it.
+        println!("tackle daemon listening on {url}");
+        eprintln!(
+            "tackle daemon: state in {}, {resumed} session(s) resumed",
+            daemon.state.path().display()
+        );
+        if let (Some(hub), Some(name)) = (&args.hub, &args.name) {
+            let heartbeat = Heartbeat {
+                hub: client::DaemonClient::new(hub, token_from(args.hub_token_env.as_deref())?)
+                    .map_err(|e| anyhow!("--hub: {e}"))?,
+                registration: json!({
+                    "name": name,
+                    "url": args.advertise.clone().unwrap_or_else(|| url.clone()),
+                    "token_env": args.peer_token_env,
+                    "ttl_seconds": peers::DEFAULT_TTL.as_secs(),
+                }),
+            };
+            tokio::spawn(heartbeat.run(daemon.stop.clone()));
+        }
+        let guard = tackle_net::server_guard::ServerGuard::new(bound, token);
+        let stop = daemon.stop.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            stop.cancel();
+        });
+        http::serve(daemon.clone(), listener, guard).await;
+        eprintln!("tackle daemon: stopping");
+        daemon.host.wind_down().await;
+        daemon.state.clear_running();
+        anyhow::Ok(())
+    });
+    rt.shutdown_timeout(Duration::from_secs(2));
+    served.map_err(Failure::Engine)?;
+    Ok(exit::OK)
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// Registers with the hub, and again at a third of the entry's time to live, until stopped.
+struct Heartbeat {
+    hub: client::DaemonClient,
+    registration: Value,
+}
+
+impl Heartbeat {
+    async fn run(self, stop: tokio_util::sync::CancellationToken) {
+        let every = peers::DEFAULT_TTL / 3;
+        let mut said = false;
+        loop {
+            match self.hub.post("/peers", &self.registration).await {
+                Ok(_) => said = false,
+                Err(e) if !said => {
+                    eprintln!(
+                        "tackle daemon: registering with the hub {}: {e}",
+                        self.hub.base()
+                    );
+                    said = true;
+                }
+                Err(_) => {}
+            }
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+}
+
+/// The token in the environment variable `name`; an error when it is named but unset.
+pub fn token_from(name: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    match std::env::var(name) {
+        Ok(token) if !token.is_empty() => Ok(Some(token)),
+        _ => Err(anyhow!(
+            "the environment variable {name} (named for the token) is not set or empty"
+        )),
+    }
+}
+
+fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The daemon an address names: `--daemon`, else the one running from the state directory;
+/// its token from `--daemon-token-env`, else from the variable it was started with.
+pub fn locate(address: &DaemonAddress) -> anyhow::Result<client::DaemonClient> {
+    let dir = match &address.state_dir {
+        Some(dir) => dir.clone(),
+        None => state::default_dir()?,
+    };
+    let running = state::read_running(&dir);
+    let url = match (&address.daemon, &running) {
+        (Some(url), _) => url.clone(),
+        (None, Some(running)) => running.url.clone(),
+        (None, None) => {
+            return Err(anyhow!(
+                "no daemon runs from {} (no daemon.json there); start one with `tackle daemon`, or name it with --daemon URL",
+                dir.display()
+            ));
+        }
+    };
+    let env = address
+        .daemon_token_env
+        .clone()
+        .or_else(|| running.and_then(|r| r.token_env));
+    let token = token_from(env.as_deref())?;
+    client::DaemonClient::new(&url, token).map_err(|e| anyhow!("{e}"))
+}
+
+/// `tackle daemon status|stop`.
+pub fn manage(command: DaemonCommand) -> Result<u8, Failure> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    match command {
+        DaemonCommand::Status { daemon, json } => {
+            let client = locate(&daemon).map_err(Failure::Usage)?;
+            let answered = rt.block_on(async {
+                let health = client.call("_tackle/health", Value::Null).await?;
+                let sessions = client.call("_tackle/sessions/list", Value::Null).await?;
+                Ok::<_, client::ClientError>((health, sessions))
+            });
+            let (health, sessions) = answered.map_err(|e| {
+                Failure::Engine(anyhow!(
+                    "the daemon at {} does not answer: {e}",
+                    client.base()
+                ))
+            })?;
+            if json {
+                println!(
+                    "{}",
+                    json!({"url": client.base().as_str(), "health": health, "sessions": sessions["sessions"]})
+                );
+            } else {
+                println!(
+                    "daemon at {} (pid {}, version {}), up {} s, {} session(s)",
+                    client.base(),
+                    health["pid"],
+                    health["version"].as_str().unwrap_or("?"),
+                    health["uptimeSeconds"],
+                    health["sessions"]
+                );
+                for s in sessions["sessions"].as_array().into_iter().flatten() {
+                    println!(
+                        "  {}  {:<8}  {}",
+                        s["sessionId"].as_str().unwrap_or("?"),
+                        s["state"].as_str().unwrap_or("?"),
+                        s["cwd"].as_str().unwrap_or("?")
+                    );
+                }
+            }
+            Ok(exit::OK)
+        }
+        DaemonCommand::Stop { daemon } => {
+            let client = locate(&daemon).map_err(Failure::Usage)?;
+            rt.block_on(client.call("_tackle/daemon/stop", Value::Null))
+                .map_err(|e| {
+                    Failure::Engine(anyhow!("stopping the daemon at {}: {e}", client.base()))
+                })?;
+            // Stopped once its state says so (it takes daemon.json away last).
+            let dir: Option<PathBuf> = daemon
+                .state_dir
+                .clone()
+                .or_else(|| state::default_dir().ok());
+            if daemon.daemon.is_none()
+                && let Some(dir) = dir
+            {
+                let deadline = std::time::Instant::now() + Duration::from_secs(15);
+                while state::read_running(&dir).is_some() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            println!("stopped the daemon at {}", client.base());
+            Ok(exit::OK)
+        }
+    }
+}
