@@ -8,6 +8,7 @@
 //! [`host::gate`].
 
 pub mod agent_types;
+pub mod call_peer_settings;
 pub mod delegation_settings;
 pub mod error;
 pub(crate) mod frontmatter;

@@ -69,6 +69,9 @@ pub struct Config {
     pub agent_loop: crate::loop_settings::LoopSettings,
     /// The hub's `sciontool`, when `[tools.sciontool_status] command` finds it.
     pub sciontool: Option<tackle_tools::SciontoolCommand>,
+    /// `[tools.call_peer]`, checked: `Some` when the model may call peers (a daemon with a
+    /// hub must then offer the tool; anything else refuses to start).
+    pub call_peer: Option<crate::call_peer_settings::CallPeerSettings>,
     /// `[delegation]`, checked.
     pub delegation: tackle_agent::delegate::Limits,
     /// `[messaging]`, checked.
@@ -411,6 +414,7 @@ fn compile(
     let messaging = crate::messaging_settings::settings(&settings)?;
     let wait = crate::wait_settings::wait_settings(&settings, runtime.call_timeout)?;
     let sciontool = crate::sciontool::command(&settings, root)?;
+    let call_peer = crate::call_peer_settings::settings(&settings)?;
     let models = crate::models::resolve(&settings)?;
     let mut process_env = EnvPolicy::default();
     process_env
@@ -459,6 +463,7 @@ fn compile(
         wait,
         agent_loop,
         sciontool,
+        call_peer,
         delegation,
         messaging,
         // Set by `load_with` once trust is decided and the model catalog resolved.

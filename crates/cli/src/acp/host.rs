@@ -54,6 +54,8 @@ pub struct HostOptions {
     /// A prompt sent while another runs waits its turn (a daemon, where several clients share
     /// a session) rather than being refused (an editor, which sends one at a time).
     pub queue_prompts: bool,
+    /// Where call_peer resolves peer names: set only in a daemon with a hub.
+    pub peers: Option<crate::daemon::call_peer::Directory>,
 }
 
 /// One open session.
@@ -409,13 +411,33 @@ fn runtime(
         config.agent_types.iter().cloned().collect(),
         observer.clone(),
     );
-    let (catalog, boundaries) =
-        crate::run::loop_tools::catalog(config, None, None, Some(&tree), small.as_ref())
-            .context("building the tool catalog")?;
+    let (catalog, boundaries) = crate::run::loop_tools::catalog(
+        config,
+        None,
+        None,
+        Some(&tree),
+        small.as_ref(),
+        call_peer(config, options)?,
+    )
+    .context("building the tool catalog")?;
     let runtime = Runtime::new(catalog, gate, config.runtime.clone())
         .with_approver(approver)
         .with_event_observer(Arc::new(tackle_agent::CallEvents(observer)));
     Ok((Arc::new(runtime), boundaries, tree))
+}
+
+/// The call_peer tool, when the configuration enables it and the host has a hub to resolve
+/// names in (the catalog refuses an enabled call_peer without it).
+fn call_peer(
+    config: &Config,
+    options: &HostOptions,
+) -> anyhow::Result<Vec<Arc<dyn tackle_tool::DynTool>>> {
+    Ok(match (config.call_peer, &options.peers) {
+        (Some(settings), Some(directory)) => vec![Arc::new(
+            crate::daemon::call_peer::CallPeer::new(directory.clone(), settings),
+        )],
+        _ => Vec::new(),
+    })
 }
 
 /// A command-line failure as an error the editor is shown.

@@ -39,8 +39,14 @@ pub fn runtime(
         config.agent_types.iter().cloned().collect(),
         observer.clone(),
     );
-    let (catalog, boundaries) =
-        crate::run::loop_tools::catalog(config, Some(prompter), None, Some(&tree), small)?;
+    let (catalog, boundaries) = crate::run::loop_tools::catalog(
+        config,
+        Some(prompter),
+        None,
+        Some(&tree),
+        small,
+        Vec::new(),
+    )?;
     let runtime = Runtime::new(
         catalog,
         tackle_config::host::gate(config),

@@ -13,6 +13,7 @@
 
 pub mod approvals;
 pub mod attach;
+pub mod call_peer;
 pub mod client;
 pub mod hosted;
 pub mod http;
@@ -65,17 +66,37 @@ pub fn serve(
         .build()
         .context("starting the async runtime")?;
     let registry = args.peer_hub.then(|| Arc::new(peers::Registry::default()));
+    let directory = match (&registry, &args.hub) {
+        (Some(registry), _) => Some(call_peer::Directory::Local(registry.clone())),
+        (None, Some(hub)) => Some(call_peer::Directory::Hub(
+            client::DaemonClient::new(
+                hub,
+                token_from(args.hub_token_env.as_deref()).map_err(Failure::Usage)?,
+            )
+            .map_err(|e| Failure::Usage(anyhow!("--hub: {e}")))?,
+        )),
+        (None, None) => None,
+    };
+    let hub = directory.is_some();
+    let daemon_flags = flags.clone();
     let daemon = Arc::new(hosted::Daemon::new(
         crate::acp::host::HostOptions {
-            flags,
+            flags: flags.clone(),
             models,
             queue_prompts: true,
+            peers: directory,
         },
         state,
         args.max_sessions,
         default_root,
         registry,
     ));
+    let refused = rt.block_on(async {
+        tokio::task::block_in_place(|| {
+            refuse_call_peer_without_hub(&daemon.default_root, &daemon_flags, hub)
+        })
+    });
+    refused?;
     let served = rt.block_on(async {
         let resumed = tokio::task::block_in_place(|| daemon.resume_hosted())?;
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -124,6 +145,28 @@ pub fn serve(
     rt.shutdown_timeout(Duration::from_secs(2));
     served.map_err(Failure::Engine)?;
     Ok(exit::OK)
+}
+
+/// `[tools.call_peer]` enabled for the daemon's own project without a hub is a start-up
+/// error, not a tool that fails every call.
+fn refuse_call_peer_without_hub(root: &Path, flags: &Flags, hub: bool) -> Result<(), Failure> {
+    if hub {
+        return Ok(());
+    }
+    let config = tackle_config::load_with(
+        root,
+        flags,
+        tackle_config::trust::TrustStore::user().as_ref(),
+        &tackle_config::trust::consent::NeverAsk,
+    )
+    .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
+    if config.call_peer.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "[tools.call_peer] is enabled for {}, and call_peer needs a peer hub: start the daemon with --peer-hub, or with --hub URL --name NAME",
+            root.display()
+        )));
+    }
+    Ok(())
 }
 
 async fn wait_for_signal() {

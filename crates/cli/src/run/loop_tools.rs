@@ -27,9 +27,19 @@ pub fn catalog(
     wakes: Option<Arc<Wakes>>,
     tree: Option<&Arc<Tree>>,
     small: Option<&SmallModel>,
+    extra: Vec<Arc<dyn DynTool>>,
 ) -> anyhow::Result<(Catalog, Arc<TaskBoundaries>)> {
+    if config.call_peer.is_some()
+        && !extra
+            .iter()
+            .any(|t| t.name() == crate::daemon::call_peer::NAME)
+    {
+        anyhow::bail!(
+            "[tools.call_peer] is enabled, but call_peer runs only in sessions of `tackle daemon` with a peer hub (--peer-hub, or --hub URL --name NAME); remove the setting here, or run the session on such a daemon"
+        );
+    }
     let boundaries = TaskBoundaries::new();
-    let mut tools: Vec<Arc<dyn DynTool>> = Vec::new();
+    let mut tools: Vec<Arc<dyn DynTool>> = extra;
     if let (Some(tree), Some(small)) = (tree, small) {
         tools.extend(agentic_tools(config, tree, small));
     }

@@ -260,8 +260,14 @@ pub fn run(
             Some(built),
         )
     } else {
-        let (catalog, boundaries) =
-            loop_tools::catalog(config, prompter, wakes.clone(), Some(&tree), small.as_ref())?;
+        let (catalog, boundaries) = loop_tools::catalog(
+            config,
+            prompter,
+            wakes.clone(),
+            Some(&tree),
+            small.as_ref(),
+            Vec::new(),
+        )?;
         (catalog, boundaries, commands::gate(config), None)
     };
     let runtime = Runtime::new(catalog, gate, config.runtime.clone())

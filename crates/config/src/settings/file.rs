@@ -145,6 +145,19 @@ pub struct ToolsSection {
     pub enable: Option<Vec<Spanned<String>>>,
     pub wait_and_verify: Option<WaitAndVerifySection>,
     pub sciontool_status: Option<SciontoolStatusSection>,
+    pub call_peer: Option<CallPeerSection>,
+}
+
+/// `[tools.call_peer]`: the model may hand a prompt to a peer daemon the hub registers (only
+/// under `tackle daemon` with a hub).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallPeerSection {
+    pub enabled: Option<Spanned<bool>>,
+    /// One deadline from the peer's session creation to the end of its turn, in seconds.
+    pub deadline_seconds: Option<Spanned<f64>>,
+    /// The most bytes of the peer's answer read; the rest is cut and the result says so.
+    pub max_response_bytes: Option<Spanned<u64>>,
 }
 
 /// `[tools.sciontool_status]` (user config only: it names a program tackle runs).

@@ -89,6 +89,10 @@ pub struct Settings {
     pub wait_poll_allow: Vec<Sourced<String>>,
     /// `[tools.sciontool_status] command`: the program and its leading arguments.
     pub sciontool_command: Sourced<Vec<String>>,
+    /// `[tools.call_peer]`.
+    pub call_peer_enabled: Sourced<bool>,
+    pub call_peer_deadline_seconds: Sourced<f64>,
+    pub call_peer_max_response_bytes: Sourced<u64>,
     /// `[checkpoint] mode` (or `--checkpoint`).
     pub checkpoint_mode: Sourced<String>,
     /// `[posture] mode` (or `--posture`).
@@ -165,6 +169,9 @@ impl Settings {
                 Origin::BuiltIn,
             ),
             wait_poll_allow: Vec::new(),
+            call_peer_enabled: Sourced::new(false, Origin::BuiltIn),
+            call_peer_deadline_seconds: Sourced::new(300.0, Origin::BuiltIn),
+            call_peer_max_response_bytes: Sourced::new(64 * 1024, Origin::BuiltIn),
             sciontool_command: Sourced::new(
                 std::iter::once(tackle_tools::sciontool_status::BINARY)
                     .chain(tackle_tools::sciontool_status::DEFAULT_ARGS.iter().copied())
@@ -308,6 +315,17 @@ impl Settings {
             }
             if let Some(c) = t.sciontool_status.as_ref().and_then(|s| s.command.as_ref()) {
                 self.sciontool_command = f.sourced(c);
+            }
+            if let Some(c) = &t.call_peer {
+                if let Some(e) = &c.enabled {
+                    self.call_peer_enabled = f.sourced(e);
+                }
+                if let Some(d) = &c.deadline_seconds {
+                    self.call_peer_deadline_seconds = f.sourced(d);
+                }
+                if let Some(m) = &c.max_response_bytes {
+                    self.call_peer_max_response_bytes = f.sourced(m);
+                }
             }
             if let Some(w) = &t.wait_and_verify {
                 if let Some(m) = &w.max_timeout_seconds {

@@ -5,9 +5,9 @@ mod merge;
 mod models_file;
 
 pub use file::{
-    AlertSection, BashSection, CheckpointSection, DelegationSection, FetchSection, LoadedFile,
-    MessagingSection, Origin, PathScopeSection, PermissionsSection, PostureSection, SafetySection,
-    SciontoolStatusSection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
+    AlertSection, BashSection, CallPeerSection, CheckpointSection, DelegationSection, FetchSection,
+    LoadedFile, MessagingSection, Origin, PathScopeSection, PermissionsSection, PostureSection,
+    SafetySection, SciontoolStatusSection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
     UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};

@@ -18,9 +18,9 @@ use tackle_tools::SearchGateMode;
 use toml::Spanned;
 
 use crate::settings::{
-    AlertSection, BashSection, FetchSection, LoadedFile, ModelSection, Origin, PathScopeSection,
-    PermissionsSection, SafetySection, SciontoolStatusSection, Settings, SettingsFile,
-    ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
+    AlertSection, BashSection, CallPeerSection, FetchSection, LoadedFile, ModelSection, Origin,
+    PathScopeSection, PermissionsSection, SafetySection, SciontoolStatusSection, Settings,
+    SettingsFile, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
 };
 
 /// How an untrusted project's value for a key is treated.
@@ -128,6 +128,11 @@ pub const KEYS: &[KeyRule] = &[
         "tools.wait_and_verify",
         Treatment::KeptIfNarrower,
         "ceilings (max_timeout_seconds, max_attempts) no higher than those below are kept; a higher one lets waits poll longer, and a poll_allow name the layers below do not list makes a tool that may change things pollable",
+    ),
+    row(
+        "tools.call_peer",
+        Treatment::Ignored,
+        "it lets the model send prompts, and with them the project's content, to other daemons",
     ),
     row(
         "tools.sciontool_status",
@@ -630,6 +635,15 @@ impl Splitter<'_> {
                 }
                 SciontoolStatusSection { command: None }
             }),
+            call_peer: t.call_peer.as_ref().map(|c| {
+                if let Some(e) = &c.enabled {
+                    let line = Spanned::new(e.span(), format!("enabled = {}", e.get_ref()));
+                    let effect =
+                        "call_peer sends prompts to the daemons a hub registers".to_owned();
+                    self.widen("tools.call_peer", &line, effect);
+                }
+                CallPeerSection::default()
+            }),
         }
     }
 
@@ -1059,6 +1073,7 @@ watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 2 | kept
 watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 5 | ignored
 watchdog.repeat_limit | | [watchdog]\nrepeat_limit = 0 | ignored
 watchdog.repeat_limit | [watchdog]\nrepeat_limit = 0 | [watchdog]\nrepeat_limit = 9 | kept
+tools.call_peer | | [tools.call_peer]\nenabled = true | ignored
 tools.sciontool_status | | [tools.sciontool_status]\ncommand = ["./sciontool", "status"] | ignored
 model.default | | [model]\ndefault = "openai:gpt-5" | ignored
 model.default | [model]\ndefault = "anthropic:claude-sonnet-4-5" | [model]\ndefault = "anthropic:claude-sonnet-4-5" | ignored
