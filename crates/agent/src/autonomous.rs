@@ -216,6 +216,39 @@ impl Scheduler for SleepScheduler {
     }
 }
 
+/// What ended a wait, as the log's `wake_ended` says it, and the model's next input (empty
+/// when the wait ended without one: a deadline or a cancel). `max_total` is the bound a
+/// deadline names.
+pub fn woken_input(
+    wake: &Wake,
+    reason: &str,
+    what: &Woken,
+    max_total: Duration,
+) -> (String, String) {
+    match what {
+        Woken::Wake(happened) => (
+            happened.clone(),
+            format!(
+                "[woken] {happened}. You asked to be woken {} to: {reason}",
+                wake.describe()
+            ),
+        ),
+        Woken::Message(text) => ("a message arrived".to_owned(), text.clone()),
+        Woken::Deadline => (
+            format!(
+                "the autonomous run reached its total time of {} s (--max-total) while waiting {}",
+                max_total.as_secs(),
+                wake.describe()
+            ),
+            String::new(),
+        ),
+        Woken::Cancelled => (
+            format!("cancelled while waiting {}", wake.describe()),
+            String::new(),
+        ),
+    }
+}
+
 /// The bounds of an autonomous run, beyond each run's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AutonomyBounds {
@@ -298,28 +331,7 @@ pub async fn run_autonomous(
             reason: reason.clone(),
         });
         let what = scheduler.wait(&wake, deadline, &cancel).await;
-        let (why, text) = match &what {
-            Woken::Wake(happened) => (
-                happened.clone(),
-                format!(
-                    "[woken] {happened}. You asked to be woken {} to: {reason}",
-                    wake.describe()
-                ),
-            ),
-            Woken::Message(text) => ("a message arrived".to_owned(), text.clone()),
-            Woken::Deadline => (
-                format!(
-                    "the autonomous run reached its total time of {} s (--max-total) while waiting {}",
-                    bounds.max_total.as_secs(),
-                    wake.describe()
-                ),
-                String::new(),
-            ),
-            Woken::Cancelled => (
-                format!("cancelled while waiting {}", wake.describe()),
-                String::new(),
-            ),
-        };
+        let (why, text) = woken_input(&wake, &reason, &what, bounds.max_total);
         let ended = Event::WakeEnded(WakeEnded {
             why: why.clone(),
             at_ms: now_ms(),

@@ -50,7 +50,9 @@ pub mod watchdog;
 pub mod window;
 
 pub use ask_user::{Answer, AskUser, Prompter, Question};
-pub use autonomous::{AutonomyBounds, Inbox, Scheduler, SleepScheduler, run_autonomous};
+pub use autonomous::{
+    AutonomyBounds, Inbox, Scheduler, SleepScheduler, Woken, run_autonomous, woken_input,
+};
 pub use bounds::Bounds;
 pub use builder::{AgentBuildError, AgentBuilder};
 pub use conversation::Conversation;

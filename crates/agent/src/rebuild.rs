@@ -43,6 +43,10 @@ pub struct Rebuilt {
     /// The wake an autonomous run was waiting for when its process stopped: the log's last
     /// `wake_pending` with no `wake_ended`, input or run after it.
     pub pending_wake: Option<tackle_protocol::WakePending>,
+    /// Calls of the batch the process stopped in that were waiting for a person's approval
+    /// (`approval_asked`, no `call_finished`): they never ran, and the model is told to call
+    /// them again to be asked again.
+    pub awaiting_approval: Vec<CallId>,
 }
 
 /// Reads the log at `path` and rebuilds its conversation.
@@ -57,7 +61,7 @@ pub fn rebuild(path: &Path) -> Result<Rebuilt, AgentError> {
             .and_then(|t| t.as_str())
             .unwrap_or("")
             .to_owned();
-        if !is_agent_kind(&kind) && kind != "call_finished" {
+        if !is_agent_kind(&kind) && kind != "call_finished" && kind != "approval_asked" {
             return ControlFlow::Continue(());
         }
         let event = match serde_json::from_value::<Event>(record.event) {
@@ -72,7 +76,7 @@ pub fn rebuild(path: &Path) -> Result<Rebuilt, AgentError> {
                 return ControlFlow::Break(());
             }
         };
-        if kind != "call_finished" {
+        if kind != "call_finished" && kind != "approval_asked" {
             out.is_agent_session = true;
         }
         apply(&mut out, &mut open, event);
@@ -91,7 +95,9 @@ pub fn rebuild(path: &Path) -> Result<Rebuilt, AgentError> {
             Some((started, finished)) => (started.turn, finished),
             None => (out.conversation.turns, HashMap::new()),
         };
-        out.interrupted = Some(interrupted(turn, &calls, &finished));
+        out.awaiting_approval
+            .retain(|id| calls.iter().any(|c| &c.id == id) && !finished.contains_key(id));
+        out.interrupted = Some(interrupted(turn, &calls, &finished, &out.awaiting_approval));
     }
     Ok(out)
 }
@@ -141,7 +147,18 @@ fn apply(
         Event::ModelTurnCancelled(cancelled) => {
             conversation.turns = conversation.turns.max(cancelled.turn)
         }
-        Event::ToolBatchStarted(started) => *open = Some((started, HashMap::new())),
+        Event::ToolBatchStarted(started) => {
+            out.awaiting_approval.clear();
+            *open = Some((started, HashMap::new()))
+        }
+        Event::ApprovalAsked(asked) => {
+            if open
+                .as_ref()
+                .is_some_and(|(started, _)| started.calls.contains(&asked.call_id))
+            {
+                out.awaiting_approval.push(asked.call_id);
+            }
+        }
         Event::CallFinished(finished) => {
             if let Some((started, seen)) = open.as_mut()
                 && started.calls.contains(&finished.call_id)
@@ -151,6 +168,7 @@ fn apply(
         }
         Event::ToolBatchFinished(batch) => {
             *open = None;
+            out.awaiting_approval.clear();
             if let Some(note) =
                 crate::task_done::requested_in(&batch, &conversation.unanswered_calls())
             {
@@ -174,10 +192,28 @@ pub fn interrupted(
     turn: u32,
     calls: &[ToolCallPart],
     finished: &HashMap<CallId, CallFinished>,
+    awaiting_approval: &[CallId],
 ) -> ToolBatchFinished {
     let results = calls
         .iter()
         .map(|call| match finished.get(&call.id) {
+            None if awaiting_approval.contains(&call.id) => BatchResult {
+                tool: call.name.clone(),
+                status: CallStatus::Cancelled,
+                code: Some(INTERRUPTED),
+                result: part(
+                    &call.id,
+                    format!(
+                        "{}: this call was waiting for the user's approval when tackle stopped, \
+                         so it never ran. Call it again if it is still needed: the user will be \
+                         asked again.",
+                        call.name
+                    ),
+                    true,
+                ),
+                artifacts: Vec::new(),
+                no_op: false,
+            },
             Some(f) => {
                 let artifacts: Vec<String> = f
                     .retained_output

@@ -20,6 +20,8 @@ use crate::sealed_record::SealedRecord;
 pub enum Event {
     SessionStarted(SessionStarted),
     CallStarted(CallStarted),
+    /// The gate asked a person about a call, which waits for the answer.
+    ApprovalAsked(ApprovalAsked),
     CallFinished(CallFinished),
     UserInput(UserInput),
     RunStarted(RunStarted),
@@ -62,6 +64,16 @@ pub struct SessionStarted {
     /// a subagent's type narrows what its parent may do, never widens it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub narrowing: Vec<String>,
+}
+
+/// Written when the gate puts a call to a person, before they are asked: a log that ends with
+/// it (and no `call_finished` for the call) belongs to a process that stopped while the call
+/// waited for an answer, so the call never ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalAsked {
+    pub call_id: CallId,
+    /// Unix time in milliseconds.
+    pub at_ms: u64,
 }
 
 /// Written when a call reaches the dispatcher, before anything can fail.

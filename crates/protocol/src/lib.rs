@@ -35,7 +35,7 @@ pub use conversation::{
     AssistantTurn, MediaPart, Message, Part, ReasoningPart, Role, StopReason, ToolArguments,
     ToolCallPart, ToolResultPart, Usage,
 };
-pub use event::{CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
+pub use event::{ApprovalAsked, CallFinished, CallStarted, Event, SessionStarted, StoredArguments};
 pub use label::{Label, Privacy, Trust};
 pub use posture::Posture;
 pub use sealed_record::{Quarantined, SealedChange, SealedRecord};

@@ -182,6 +182,23 @@ impl Runtime {
             effect,
         };
         let key = keys.first().cloned().unwrap_or_default();
+        // On record before anyone is asked: a process that stops while the question is open
+        // leaves a log that says the call never ran.
+        let asked = tackle_protocol::Event::ApprovalAsked(tackle_protocol::ApprovalAsked {
+            call_id: call.id.clone(),
+            at_ms: crate::clock::now_ms(),
+        });
+        if let Err(e) = self
+            .record(session, asked, tackle_store::Durability::Written)
+            .await
+        {
+            return Err(Refusal::denied(ToolError::new(
+                ErrorCode::APPROVAL_UNAVAILABLE,
+                format!(
+                    "{message}; it needs approval, but the session log cannot record the question: {e}"
+                ),
+            )));
+        }
         match self.approver().approve(request).await {
             Approval::Once => Ok(()),
             Approval::Session => {

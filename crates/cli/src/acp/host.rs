@@ -54,6 +54,9 @@ pub struct HostOptions {
     /// A prompt sent while another runs waits its turn (a daemon, where several clients share
     /// a session) rather than being refused (an editor, which sends one at a time).
     pub queue_prompts: bool,
+    /// The model may call schedule_next_turn, and the host keeps the wake it asks for until
+    /// the front end (a daemon) takes it ([`Host::take_wake`]).
+    pub wakes: bool,
     /// Where call_peer resolves peer names: set only in a daemon with a hub.
     pub peers: Option<crate::daemon::call_peer::Directory>,
 }
@@ -67,6 +70,21 @@ struct Open {
     running: Running,
     /// Words for the running prompt, taken at its next boundary.
     steering: tackle_agent::Steering,
+    /// The wakes the model asks for, when the host keeps them.
+    wakes: Option<Arc<tackle_agent::Wakes>>,
+    /// The session's directory (its log, its inbox).
+    dir: PathBuf,
+    /// What a resumed session's log left open, until the front end takes it.
+    resumed: Mutex<Option<Resumed>>,
+}
+
+/// What a resumed session's log left open when its last process stopped.
+#[derive(Default)]
+pub struct Resumed {
+    /// The wait it was in (`wake_pending` without its end).
+    pub wake: Option<tackle_protocol::WakePending>,
+    /// Calls that were waiting for approval: the model is told to call them again.
+    pub awaiting_approval: usize,
 }
 
 /// An open session as a daemon lists it.
@@ -143,6 +161,22 @@ impl Host {
             None => crate::own_sessions::open_as(&config.root, config.agent_loop.posture)?,
         };
         let id = session.id().0.clone();
+        let dir = session
+            .event_log_path()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| config.root.clone());
+        let resumed_state = match resume {
+            Some(_) if self.options.wakes => {
+                let rebuilt = tackle_agent::rebuild(&session.event_log_path())
+                    .map_err(|e| anyhow!("reading session {id}'s log: {e}"))?;
+                Some(Resumed {
+                    wake: rebuilt.pending_wake,
+                    awaiting_approval: rebuilt.awaiting_approval.len(),
+                })
+            }
+            _ => None,
+        };
         let choice =
             crate::chat::setup::choose(&config.models, self.options.models.model.as_deref())?;
         notes.extend(choice.notes.iter().cloned());
@@ -158,12 +192,14 @@ impl Host {
             asker: self.asker.clone(),
             running: running.clone(),
         });
+        let wakes = self.options.wakes.then(tackle_agent::Wakes::new);
         let (runtime, boundaries, tree) = runtime(
             &config,
             gate.clone(),
             approver,
             observer.clone(),
             &self.options,
+            wakes.clone(),
         )?;
         let agent = crate::chat::setup::agent(
             &config,
@@ -188,6 +224,9 @@ impl Host {
             agent: tokio::sync::Mutex::new(agent),
             gate,
             running,
+            wakes,
+            dir,
+            resumed: Mutex::new(resumed_state),
         });
         self.sessions_lock().insert(id, open);
         Ok(opened)
@@ -302,8 +341,57 @@ impl Host {
         Ok(running && open.steering.send(text))
     }
 
+    /// The wake the model of `id` asked for in its last prompt, taken.
+    pub fn take_wake(&self, id: &str) -> Option<tackle_agent::WakeRequest> {
+        let open = self.session(id).ok()?;
+        open.wakes
+            .as_ref()?
+            .take(&tackle_protocol::SessionId(id.to_owned()))
+    }
+
+    /// What the log of resumed session `id` left open, taken (once).
+    pub fn take_resumed(&self, id: &str) -> Option<Resumed> {
+        let open = self.session(id).ok()?;
+        open.resumed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// The directory of session `id` (its log and its inbox).
+    pub fn dir(&self, id: &str) -> anyhow::Result<PathBuf> {
+        Ok(self.session(id)?.dir.clone())
+    }
+
+    /// The project root of session `id`.
+    pub fn root(&self, id: &str) -> anyhow::Result<PathBuf> {
+        Ok(self.session(id)?.root.clone())
+    }
+
+    /// Appends `event` to the log of `id` (after a running prompt ends).
+    pub async fn record(&self, id: &str, event: &tackle_protocol::Event) -> anyhow::Result<()> {
+        let open = self.session(id)?;
+        let agent = open.agent.lock().await;
+        agent
+            .session()
+            .append_event(event)
+            .await
+            .map(drop)
+            .map_err(|e| anyhow!("recording in session {id}'s log: {e}"))
+    }
+
     /// Runs one prompt to the end of the model's turn.
     pub async fn prompt(&self, id: &str, text: String) -> anyhow::Result<(Stop, RunEnd)> {
+        self.prompt_input(id, Some(text)).await
+    }
+
+    /// Runs the model's turn on `input`, or, with none, goes on with the conversation as its
+    /// log left it (a resumed session owed results).
+    pub async fn prompt_input(
+        &self,
+        id: &str,
+        input: Option<String>,
+    ) -> anyhow::Result<(Stop, RunEnd)> {
         let open = self.session(id)?;
         let cancel = CancellationToken::new();
         // Queued: the prompt before this one holds the agent until it ends.
@@ -326,7 +414,7 @@ impl Host {
                 Some(agent) => agent,
                 None => open.agent.lock().await,
             };
-            agent.run(Some(&text), cancel.clone()).await
+            agent.run(input.as_deref(), cancel.clone()).await
         };
         *open.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
         if !matches!(end.outcome, RunOutcome::Finished | RunOutcome::Cancelled) {
@@ -399,6 +487,7 @@ fn runtime(
     approver: Arc<dyn tackle_runtime::Approver>,
     observer: Arc<dyn Observer>,
     options: &HostOptions,
+    wakes: Option<Arc<tackle_agent::Wakes>>,
 ) -> anyhow::Result<(
     Arc<Runtime>,
     Arc<tackle_agent::TaskBoundaries>,
@@ -414,7 +503,7 @@ fn runtime(
     let (catalog, boundaries) = crate::run::loop_tools::catalog(
         config,
         None,
-        None,
+        wakes,
         Some(&tree),
         small.as_ref(),
         call_peer(config, options)?,

@@ -38,6 +38,7 @@ pub fn run(flags: Flags, models: crate::run::ModelFlags) -> Result<u8, Failure> 
         flags,
         models,
         queue_prompts: false,
+        wakes: false,
         peers: None,
     }));
     // A prompt still running when the editor left is cancelled with the host; its processes

@@ -28,6 +28,8 @@ pub struct Daemon {
     /// The project a `session/new` without `cwd` opens (a peer's session).
     pub default_root: PathBuf,
     pub peers: Option<Arc<Registry>>,
+    /// The sessions waiting for a wake.
+    pub sleepers: super::wakes::Sleepers,
     /// Cancelled to stop the daemon.
     pub stop: CancellationToken,
     pub started: Instant,
@@ -57,6 +59,7 @@ impl Daemon {
             max_sessions,
             default_root,
             peers,
+            sleepers: super::wakes::Sleepers::default(),
             stop: CancellationToken::new(),
             started: Instant::now(),
         }
@@ -76,8 +79,8 @@ impl Daemon {
     }
 
     /// Resumes every session `sessions.json` names; those that cannot be resumed are said on
-    /// standard error and dropped from it.
-    pub fn resume_hosted(&self) -> anyhow::Result<usize> {
+    /// standard error and dropped from it. Returns the ids resumed.
+    pub fn resume_hosted(&self) -> anyhow::Result<Vec<String>> {
         let hosted = self.state.hosted()?;
         let mut kept = Vec::new();
         for session in hosted {
@@ -91,6 +94,6 @@ impl Daemon {
             }
         }
         self.state.keep_hosted(&kept)?;
-        Ok(kept.len())
+        Ok(kept.into_iter().map(|s| s.id).collect())
     }
 }

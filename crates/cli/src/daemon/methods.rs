@@ -5,7 +5,7 @@
 //! | method | params | result |
 //! |---|---|---|
 //! | `_tackle/health` | | `{ok, pid, version, epoch, sessions, uptimeSeconds}` |
-//! | `_tackle/sessions/list` | | `{sessions: [{sessionId, cwd, state, pendingApprovals, lastEventId}]}` (`state`: `running`, `waiting` (a permission request is open), `idle`) |
+//! | `_tackle/sessions/list` | | `{sessions: [{sessionId, cwd, state, pendingApprovals, lastEventId}]}` (`state`: `running`, `waiting` (a permission request is open), `sleeping` (until a wake it asked for), `idle`) |
 //! | `_tackle/session/attach` | `{sessionId, lastEventId?}` | an event stream: what followed the cursor (or the stored conversation), then live (see `http.rs`) |
 //! | `_tackle/approval/answer` | `{sessionId, requestId, optionId}` | `{}`; `optionId` is one the request offered (`allow_once`, `allow_session`, `reject`) |
 //! | `_tackle/session/send` | `{sessionId, text, mode?}` | `{delivered: "steered" \| "queued"}`: `steer` (default) reaches a running prompt at its next boundary, else it is queued; `queue` runs it as the next prompt |
@@ -55,12 +55,15 @@ pub async fn call(daemon: &Arc<Daemon>, method: &str, params: Value) -> Result<V
                 .unwrap_or_default();
             // Every attached client sees what was asked, whoever asked it.
             if daemon.host.is_open(&id) {
+                super::wakes::interrupt(daemon, &id).await;
                 daemon.host.tell(
                     &id,
                     Update::UserText(crate::acp::wire::prompt_text(&blocks)),
                 );
             }
-            acp(daemon, method, params).await
+            let answer = acp(daemon, method, params).await;
+            super::wakes::after_prompt(daemon, &id).await;
+            answer
         }
         "_tackle/health" => Ok(health(daemon)),
         "_tackle/sessions/list" => Ok(list(daemon)),
@@ -148,6 +151,7 @@ fn list(daemon: &Daemon) -> Value {
             let state = match (s.running, waiting) {
                 (_, n) if n > 0 => "waiting",
                 (true, _) => "running",
+                _ if daemon.sleepers.is_sleeping(&s.id) => "sleeping",
                 _ => "idle",
             };
             json!({
@@ -214,6 +218,7 @@ fn send(daemon: &Arc<Daemon>, p: SendParams) -> Result<Value, RpcError> {
         .tell(&p.session_id, Update::UserText(p.text.clone()));
     let daemon = daemon.clone();
     tokio::spawn(async move {
+        super::wakes::interrupt(&daemon, &p.session_id).await;
         if let Err(e) = daemon.host.prompt(&p.session_id, p.text).await {
             let text = format!(
                 "[tackle: {}]\n",
@@ -221,6 +226,7 @@ fn send(daemon: &Arc<Daemon>, p: SendParams) -> Result<Value, RpcError> {
             );
             daemon.host.tell(&p.session_id, Update::AgentText(text));
         }
+        super::wakes::after_prompt(&daemon, &p.session_id).await;
     });
     Ok(json!({"delivered": "queued"}))
 }

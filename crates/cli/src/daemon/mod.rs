@@ -23,6 +23,7 @@ pub mod peers;
 pub mod peers_http;
 pub mod remote;
 pub mod state;
+pub mod wakes;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,6 +85,7 @@ pub fn serve(
             flags: flags.clone(),
             models,
             queue_prompts: true,
+            wakes: true,
             peers: directory,
         },
         state,
@@ -99,6 +101,10 @@ pub fn serve(
     refused?;
     let served = rt.block_on(async {
         let resumed = tokio::task::block_in_place(|| daemon.resume_hosted())?;
+        for id in &resumed {
+            wakes::resume(&daemon, id);
+        }
+        let resumed = resumed.len();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
