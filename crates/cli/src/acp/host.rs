@@ -316,17 +316,17 @@ impl Host {
         self.sessions_lock().contains_key(id)
     }
 
-    /// The stored conversation of `id` as updates, to tell a client that attaches.
-    pub async fn retold(&self, id: &str) -> anyhow::Result<Vec<Update>> {
+    /// The stored conversation of `id` as updates, to tell a client that attaches; `None` while
+    /// a prompt holds it (never waited for: what the prompt said is in the daemon's journal).
+    pub async fn retold(&self, id: &str) -> anyhow::Result<Option<Vec<Update>>> {
         let open = self.session(id)?;
-        // Never waits for a running prompt: what it has said so far is in the journal.
         let Ok(agent) = open.agent.try_lock() else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
-        Ok(super::replay::updates(
+        Ok(Some(super::replay::updates(
             &open.root,
             &agent.conversation().messages,
-        ))
+        )))
     }
 
     /// Hands `text` to the running prompt of `id`, taken at its next boundary; false when no

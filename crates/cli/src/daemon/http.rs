@@ -5,9 +5,11 @@
 //!     messages while the prompt runs (`session/update`, `session/request_permission`,
 //!     `_tackle/approval_resolved`), each with its cursor as the event id, then the response.
 //!     The prompt runs on whether or not the client stays to read.
-//!   - `_tackle/session/attach`: an event stream that does not end: what followed the cursor
-//!     (`lastEventId`, or the `Last-Event-ID` header), or the stored conversation and the open
-//!     permission requests when the cursor is from before a restart or missing; then live.
+//!   - `_tackle/session/attach`: an event stream that does not end: first
+//!     `_tackle/attached` (`{sessionId, lastEventId, retold}`: the cursor the client is at),
+//!     then what followed the cursor (`lastEventId`, or the `Last-Event-ID` header), or, when
+//!     the cursor is from before a restart or missing, the stored conversation and the open
+//!     permission requests (the journal's messages instead while a prompt runs); then live.
 //!   - any other request: its JSON-RPC response as `application/json`.
 //!   - a response (an answer to a permission request, by its id) or a notification
 //!     (`session/cancel`): 202.
@@ -115,6 +117,21 @@ pub async fn read_body(
     most: usize,
 ) -> Result<(http::request::Parts, Bytes), Response<Body>> {
     let (parts, body) = req.into_parts();
+    let too_large = || {
+        text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is larger than {most} bytes, the most the daemon reads"),
+        )
+    };
+    // A declared length over the limit is refused before a byte of it is read.
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > most as u64) {
+        return Err(too_large());
+    }
     match Limited::new(body, most).collect().await {
         Ok(collected) => Ok((parts, collected.to_bytes())),
         Err(e)
@@ -315,12 +332,21 @@ async fn attach(
         .or(header);
     let journal = daemon.journals.of(&session);
     let mut backlog = journal.attach(parse_cursor(&daemon.epoch, given.as_deref()));
-    let mut first: Vec<Bytes> = Vec::new();
-    if backlog.retell {
-        // Numbered as the journal's last message: a client that reconnects from here gets
-        // only what follows.
-        let at = cursor(&daemon.epoch, journal.last());
-        for update in daemon.host.retold(&session).await.unwrap_or_default() {
+    // First, where the client is: the cursor it may reconnect from.
+    let at = cursor(&daemon.epoch, journal.last());
+    let attached = json!({
+        "jsonrpc": "2.0",
+        "method": "_tackle/attached",
+        "params": {"sessionId": session, "lastEventId": at, "retold": backlog.retell},
+    });
+    let mut first: Vec<Bytes> = vec![Bytes::from(format!("id: {at}\ndata: {attached}\n\n"))];
+    if backlog.retell
+        && let Some(updates) = daemon.host.retold(&session).await.unwrap_or_default()
+    {
+        // The stored conversation stands for the journal's messages; numbered as the last of
+        // them, so a client that reconnects from here gets only what follows.
+        backlog.entries.clear();
+        for update in updates {
             let message = crate::acp::wire::update_notification(&session, update).to_string();
             first.push(Bytes::from(format!("id: {at}\ndata: {message}\n\n")));
         }

@@ -53,8 +53,9 @@ pub enum From {
 pub struct Backlog {
     /// The journal's messages after the cursor, oldest first.
     pub entries: Vec<Arc<Entry>>,
-    /// The cursor is older than the journal (or from another epoch): tell the stored
-    /// conversation first.
+    /// The cursor is older than the journal (or from another epoch, or missing): tell the
+    /// stored conversation first; `entries` then holds every message the journal keeps, for
+    /// when the conversation cannot be read (a prompt holds it).
     pub retell: bool,
     pub live: broadcast::Receiver<Arc<Entry>>,
 }
@@ -113,7 +114,7 @@ impl Journal {
                 live,
             },
             _ => Backlog {
-                entries: Vec::new(),
+                entries: kept.entries.iter().cloned().collect(),
                 retell: true,
                 live,
             },

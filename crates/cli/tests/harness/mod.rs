@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+pub mod daemon;
 pub mod http;
 pub mod replay;
 #[path = "../../../llm/tests/support/routes.rs"]

@@ -1,0 +1,326 @@
+//! `tackle daemon` over HTTP: its methods as a table of requests and answers
+//! (`tests/daemon/methods.json`), a prompt whose permission request another client answers,
+//! attach from a cursor, input sent to a running and an idle session, the token rules, and
+//! `tackle run --daemon`, `tackle attach` and `tackle daemon status|stop` as a user runs them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use harness::Project;
+use harness::daemon::{self, Daemon, is_update, until};
+use harness::replay::{model, script};
+use serde_json::{Value, json};
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"turn": {"tool_calls": [{"name": name, "arguments": arguments}]}})
+}
+
+fn say(text: &str) -> Value {
+    json!({"turn": {"text": text}})
+}
+
+/// `value` with `$SESSION`, `$ROOT` and `$HOST` replaced, wherever they are in its strings.
+fn filled(value: &Value, session: &str, root: &str, host: &str) -> Value {
+    let text = value
+        .to_string()
+        .replace("$SESSION", session)
+        .replace("$ROOT", root)
+        .replace("$HOST", host);
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn every_method_answers_as_the_table_says() {
+    let p = Project::new();
+    let file = script(&p, "methods.jsonl", &[say("hello")]);
+    let d = daemon::start(&p, &p.outside("state"), &["--model", &model(&file)], &[]);
+    let session = d.new_session(p.path());
+    let prompt = d.stream(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    until(&prompt, "the first prompt's answer", |m| {
+        m.get("result").is_some()
+    });
+    let root = p.path().to_str().unwrap();
+    let table: Vec<Value> = serde_json::from_str(include_str!("daemon/methods.json")).unwrap();
+    for case in &table {
+        let case = filled(case, &session, root, &d.addr.to_string());
+        let name = case["name"].as_str().unwrap();
+        let answer = match case.get("rpc") {
+            Some(method) => {
+                let body = json!({
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": method,
+                    "params": case.get("params").cloned().unwrap_or(Value::Null),
+                });
+                d.request("POST", "/acp", &[], body.to_string().as_bytes())
+            }
+            None => raw(&d, &case),
+        };
+        let expect = &case["expect"];
+        assert_eq!(
+            u64::from(answer.status),
+            expect["status"].as_u64().unwrap(),
+            "{name}: {answer:?}"
+        );
+        if let Some(fields) = expect.get("json").and_then(Value::as_object) {
+            let got = answer.json();
+            for (pointer, want) in fields {
+                assert_eq!(
+                    got.pointer(pointer),
+                    Some(want),
+                    "{name}: {pointer} in {got}"
+                );
+            }
+        }
+        if let Some(text) = expect.get("contains").and_then(Value::as_str) {
+            assert!(answer.body.contains(text), "{name}: {text:?} in {answer:?}");
+        }
+    }
+}
+
+/// A case that is not a method call: its own request line, headers and body.
+fn raw(d: &Daemon, case: &Value) -> daemon::Answer {
+    let method = case["method"].as_str().unwrap();
+    let path = case["path"].as_str().unwrap();
+    let body: Vec<u8> = case
+        .get("raw")
+        .map(|text| text.as_str().unwrap().as_bytes().to_vec())
+        .unwrap_or_default();
+    // A length declared but never sent: the daemon must refuse it before reading.
+    let length = case
+        .get("declared")
+        .and_then(Value::as_u64)
+        .unwrap_or(body.len() as u64);
+    let Some(host) = case.get("host").and_then(Value::as_str) else {
+        let headers: Vec<(String, String)> = case
+            .get("headers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect();
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        return d.request(method, path, &headers, &body);
+    };
+    let mut s = TcpStream::connect(d.addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Length: {length}\r\n\r\n"
+    )
+    .unwrap();
+    s.write_all(&body).unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    daemon::Answer {
+        status: head.split_whitespace().nth(1).unwrap().parse().unwrap(),
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+#[test]
+fn a_prompt_streams_while_another_client_answers_its_approval_and_attaches_from_a_cursor() {
+    let p = Project::new();
+    let file = script(
+        &p,
+        "prompt.jsonl",
+        &[
+            call("write_file", json!({"path": "a.txt", "content": "A\n"})),
+            say("wrote a.txt"),
+            say("the next answer"),
+            say("queued answer"),
+        ],
+    );
+    let d = daemon::start(&p, &p.outside("state"), &["--model", &model(&file)], &[]);
+    let session = d.new_session(p.path());
+    let watcher = d.stream("_tackle/session/attach", json!({"sessionId": session}));
+    until(&watcher, "the attach", |m| {
+        m["method"] == "_tackle/attached"
+    });
+    let prompt = d.stream(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "write a.txt"}]}),
+    );
+    // The watcher sees the question and answers it as a JSON-RPC response.
+    let seen = until(&watcher, "the permission request", |m| {
+        m["method"] == "session/request_permission"
+    });
+    let request = &seen.last().unwrap().1;
+    assert!(
+        seen.iter().any(|(_, m)| is_update(m, "user_message_chunk")),
+        "the watcher sees what was asked: {seen:#?}"
+    );
+    let cursor = seen.last().unwrap().0.clone().expect("events carry ids");
+    assert_eq!(d.state(&session), "waiting");
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": request["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+    });
+    assert_eq!(d.tell(answer.clone()), 202);
+    // The prompt's own stream ends with its answer, after everything the prompt said.
+    let streamed = until(&prompt, "the prompt's answer", |m| {
+        m.get("result").is_some()
+    });
+    assert_eq!(
+        streamed.last().unwrap().1["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(
+        streamed
+            .iter()
+            .any(|(_, m)| is_update(m, "agent_message_chunk")
+                && m["params"]["update"]["content"]["text"] == "wrote a.txt"),
+        "{streamed:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "A\n");
+    // The second answer to the same request finds nothing open.
+    assert_eq!(d.tell(answer), 404);
+    // Attaching after the request's cursor gets only what followed: the answer's note first.
+    let late = d.stream(
+        "_tackle/session/attach",
+        json!({"sessionId": session, "lastEventId": cursor}),
+    );
+    let after = until(&late, "the resolution", |m| {
+        m["method"] == "_tackle/approval_resolved"
+    });
+    assert_eq!(after.len(), 2, "{after:#?}");
+    assert_eq!(after[0].1["method"], "_tackle/attached");
+    assert_eq!(after[0].1["params"]["retold"], false);
+    assert_eq!(after[1].1["params"]["outcome"], "allow_once");
+    // An idle session's input is its next prompt; the watcher sees it run.
+    let sent = d.result(
+        "_tackle/session/send",
+        json!({"sessionId": session, "text": "and then?"}),
+    );
+    assert_eq!(sent["delivered"], "queued");
+    until(&watcher, "the queued prompt's answer", |m| {
+        is_update(m, "agent_message_chunk")
+            && m["params"]["update"]["content"]["text"] == "the next answer"
+    });
+    // A cursor from another epoch (a restart) is told the stored conversation.
+    let retold = d.stream(
+        "_tackle/session/attach",
+        json!({"sessionId": session, "lastEventId": "0000.3"}),
+    );
+    until(&retold, "the retold conversation", |m| {
+        is_update(m, "user_message_chunk")
+            && m["params"]["update"]["content"]["text"] == "and then?"
+    });
+    // `tackle daemon status` and `tackle attach` as a user runs them.
+    let state = p.outside("state");
+    let status = p
+        .tackle(["daemon", "status", "--json", "--state-dir"])
+        .arg(&state)
+        .run();
+    status.success();
+    let status: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(status["sessions"][0]["sessionId"], session);
+    let listed = p.tackle(["attach", "--state-dir"]).arg(&state).run();
+    listed.success();
+    assert!(listed.stdout.contains(&session), "{}", listed.stdout);
+    let stopped = p
+        .tackle(["daemon", "stop", "--state-dir"])
+        .arg(&state)
+        .run();
+    stopped.success();
+    assert!(!state.join("daemon.json").exists());
+}
+
+#[test]
+fn a_daemon_with_a_token_refuses_requests_without_it_and_needs_one_off_loopback() {
+    let p = Project::new();
+    let token = "t".repeat(40);
+    let mut d = daemon::start(
+        &p,
+        &p.outside("state"),
+        &["--token-env", "DAEMON_TOKEN"],
+        &[("DAEMON_TOKEN", &token)],
+    );
+    assert_eq!(d.request("GET", "/health", &[], b"").status, 401);
+    d.token = Some("wrong".repeat(8));
+    assert_eq!(d.request("GET", "/health", &[], b"").status, 401);
+    d.token = Some(token.clone());
+    assert_eq!(d.request("GET", "/health", &[], b"").status, 200);
+    // Status finds the token through the variable the daemon was started with.
+    p.tackle(["daemon", "status", "--state-dir"])
+        .arg(p.outside("state"))
+        .env("DAEMON_TOKEN", &token)
+        .run()
+        .success();
+    // Off loopback without a token, with a short one, or with a variable unset: refused.
+    for (args, env, says) in [
+        (
+            vec!["--listen", "0.0.0.0:0"],
+            vec![],
+            "without a bearer token",
+        ),
+        (
+            vec!["--listen", "0.0.0.0:0", "--token-env", "SHORT"],
+            vec![("SHORT", "abc")],
+            "at least 32",
+        ),
+        (vec!["--token-env", "UNSET_TOKEN"], vec![], "UNSET_TOKEN"),
+    ] {
+        let mut cmd = p.tackle(["daemon", "--state-dir"]);
+        cmd.arg(p.outside("other-state")).args(&args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.run();
+        out.code(2);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    // One daemon per state directory.
+    let second = p
+        .tackle(["daemon", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(p.outside("state"))
+        .run();
+    second.code(2);
+    assert!(
+        second.stderr.contains("another daemon"),
+        "{}",
+        second.stderr
+    );
+}
+
+#[test]
+fn tackle_run_on_a_daemon_prints_the_session_and_leaves_it_there() {
+    let p = Project::new();
+    let file = script(&p, "run.jsonl", &[say("done remotely")]);
+    let d = daemon::start(&p, &p.outside("state"), &["--model", &model(&file)], &[]);
+    let out = p
+        .tackle(["run", "--json", "--daemon"])
+        .arg(d.url())
+        .arg("do it")
+        .run();
+    out.success();
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "prompt_ended");
+    assert_eq!(last["stopReason"], "end_turn");
+    assert!(
+        lines.iter().any(|m| is_update(m, "agent_message_chunk")
+            && m["params"]["update"]["content"]["text"] == "done remotely"),
+        "{}",
+        out.stdout
+    );
+    let session = last["sessionId"].as_str().unwrap();
+    assert_eq!(d.state(session), "idle");
+    assert!(out.stderr.contains(&format!("tackle attach {session}")));
+}
