@@ -151,13 +151,12 @@ fn apply(
             out.awaiting_approval.clear();
             *open = Some((started, HashMap::new()))
         }
-        Event::ApprovalAsked(asked) => {
+        Event::ApprovalAsked(asked)
             if open
                 .as_ref()
-                .is_some_and(|(started, _)| started.calls.contains(&asked.call_id))
-            {
-                out.awaiting_approval.push(asked.call_id);
-            }
+                .is_some_and(|(started, _)| started.calls.contains(&asked.call_id)) =>
+        {
+            out.awaiting_approval.push(asked.call_id);
         }
         Event::CallFinished(finished) => {
             if let Some((started, seen)) = open.as_mut()

@@ -117,8 +117,6 @@ pub fn serve(
             started_at: tackle_tool::time::rfc3339_utc(now_s()),
             token_env: args.token_env.clone(),
         })?;
-        // The first line: scripts and tests read the address from it.
-        println!("tackle daemon listening on {url}");
         eprintln!(
             "tackle daemon: state in {}, {resumed} session(s) resumed",
             daemon.state.path().display()
@@ -134,8 +132,18 @@ pub fn serve(
                     "ttl_seconds": peers::DEFAULT_TTL.as_secs(),
                 }),
             };
-            tokio::spawn(heartbeat.run(daemon.stop.clone()));
+            // Registered before the address is announced: a caller that reads the address can
+            // find this daemon at the hub.
+            let first = tokio::time::timeout(Duration::from_secs(5), heartbeat.register()).await;
+            let said = match first {
+                Ok(Ok(())) => false,
+                Ok(Err(e)) => heartbeat.say(&e),
+                Err(_) => heartbeat.say("it did not answer within 5 s"),
+            };
+            tokio::spawn(heartbeat.run(said, daemon.stop.clone()));
         }
+        // The first line: scripts and tests read the address from it.
+        println!("tackle daemon listening on {url}");
         let guard = tackle_net::server_guard::ServerGuard::new(bound, token);
         let stop = daemon.stop.clone();
         tokio::spawn(async move {
@@ -194,24 +202,36 @@ struct Heartbeat {
 }
 
 impl Heartbeat {
-    async fn run(self, stop: tokio_util::sync::CancellationToken) {
+    async fn register(&self) -> Result<(), String> {
+        self.hub
+            .post("/peers", &self.registration)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Says why a registration failed; true, so the same failure is said once.
+    fn say(&self, why: &str) -> bool {
+        eprintln!(
+            "tackle daemon: registering with the hub {}: {why}",
+            self.hub.base()
+        );
+        true
+    }
+
+    /// Registers again every third of the entry's time to live; a failure is said once until a
+    /// registration succeeds again.
+    async fn run(self, mut said: bool, stop: tokio_util::sync::CancellationToken) {
         let every = peers::DEFAULT_TTL / 3;
-        let mut said = false;
         loop {
-            match self.hub.post("/peers", &self.registration).await {
-                Ok(_) => said = false,
-                Err(e) if !said => {
-                    eprintln!(
-                        "tackle daemon: registering with the hub {}: {e}",
-                        self.hub.base()
-                    );
-                    said = true;
-                }
-                Err(_) => {}
-            }
             tokio::select! {
                 () = tokio::time::sleep(every) => {}
                 () = stop.cancelled() => return,
+            }
+            match self.register().await {
+                Ok(()) => said = false,
+                Err(e) if !said => said = self.say(&e),
+                Err(_) => {}
             }
         }
     }
