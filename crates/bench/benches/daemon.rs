@@ -41,7 +41,14 @@ fn main() -> BenchResult<()> {
     println!("binary: {}", tackle.display());
 
     // Sessions per GiB, and attach latency among them.
-    let host = Daemon::start(&tackle, dir.path(), "host", &[say("hello from the model")], &[], &[])?;
+    let host = Daemon::start(
+        &tackle,
+        dir.path(),
+        "host",
+        &[say("hello from the model")],
+        &[],
+        &[],
+    )?;
     let empty = rss_kib(host.child.id())?;
     let mut ids = Vec::new();
     for _ in 0..sessions {
@@ -104,7 +111,9 @@ fn main() -> BenchResult<()> {
             .map(|m| &m["params"]["update"])
             .find(|u| u["sessionUpdate"] == "tool_call_update")
             .ok_or("no call_peer result")?;
-        let text = ended["content"][0]["content"]["text"].as_str().unwrap_or("");
+        let text = ended["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("");
         let result: Value = serde_json::from_str(text.trim())
             .map_err(|e| format!("call_peer did not answer JSON ({e}): {text}"))?;
         let ms = result["duration_ms"].as_u64().ok_or("no duration_ms")?;
@@ -220,10 +229,12 @@ impl Daemon {
     }
 
     fn new_session(&self, cwd: &Path) -> BenchResult<String> {
-        Ok(self.call("session/new", json!({"cwd": cwd, "mcpServers": []}))?["sessionId"]
-            .as_str()
-            .ok_or("no session id")?
-            .to_owned())
+        Ok(
+            self.call("session/new", json!({"cwd": cwd, "mcpServers": []}))?["sessionId"]
+                .as_str()
+                .ok_or("no session id")?
+                .to_owned(),
+        )
     }
 
     /// Runs a prompt to its answer; the messages its stream carried.

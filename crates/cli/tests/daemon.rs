@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod mcp_venv;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -323,4 +324,104 @@ fn tackle_run_on_a_daemon_prints_the_session_and_leaves_it_there() {
     let session = last["sessionId"].as_str().unwrap();
     assert_eq!(d.state(session), "idle");
     assert!(out.stderr.contains(&format!("tackle attach {session}")));
+}
+
+/// The messages a session's journal holds from the start of this daemon's epoch.
+fn journal(d: &Daemon, session: &str, until_text: &str) -> Vec<Value> {
+    let epoch = d.result("_tackle/health", Value::Null)["epoch"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rx = d.stream(
+        "_tackle/session/attach",
+        json!({"sessionId": session, "lastEventId": format!("{epoch}.0")}),
+    );
+    until(&rx, until_text, |m| {
+        m["params"]["update"]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(until_text))
+    })
+    .into_iter()
+    .map(|(_, m)| m)
+    .collect()
+}
+
+#[test]
+fn an_editors_mcp_servers_join_a_session_only_in_a_folder_the_user_trusted() {
+    let p = Project::new();
+    let file = script(
+        &p,
+        "mcp.jsonl",
+        &[
+            call(
+                "mcp__fixture__echo",
+                json!({"text": "from the editor's server"}),
+            ),
+            say("echoed"),
+        ],
+    );
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp_fixture_server.py");
+    let servers = json!([
+        {"name": "fixture", "command": mcp_venv::venv_python(), "args": [fixture], "env": []},
+        {"name": "leaky", "command": "/bin/true", "args": [], "env": [{"name": "K", "value": "${OPENAI_API_KEY}"}]},
+        {"type": "http", "name": "remote", "url": "http://127.0.0.1:9/mcp", "headers": []},
+    ]);
+    let d = daemon::start(
+        &p,
+        &p.outside("state"),
+        &["--model", &model(&file), "--mode", "yolo"],
+        &[],
+    );
+    let open = |d: &Daemon| -> String {
+        d.result(
+            "session/new",
+            json!({"cwd": p.path(), "mcpServers": servers}),
+        )["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // An untrusted folder: none starts, and the session says why and what to do.
+    let untrusted = open(&d);
+    let told = journal(&d, &untrusted, "are not started");
+    let text = told.last().unwrap()["params"]["update"]["content"]["text"].to_string();
+    assert!(
+        text.contains("fixture") && text.contains("tackle trust"),
+        "{text}"
+    );
+    drop(d);
+    // Trusted: the stdio server joins; the one reading tackle's environment and the HTTP one
+    // are refused, each with its reason.
+    p.trust();
+    let d = daemon::start(
+        &p,
+        &p.outside("state2"),
+        &["--model", &model(&file), "--mode", "yolo"],
+        &[],
+    );
+    let trusted = open(&d);
+    let told = journal(&d, &trusted, "stdio servers from editors");
+    let all: String = told.iter().map(|m| m.to_string()).collect();
+    assert!(all.contains("join this session: fixture"), "{all}");
+    assert!(all.contains("${NAME}") && all.contains("leaky"), "{all}");
+    assert!(
+        all.contains("stdio servers from editors") && all.contains("remote"),
+        "{all}"
+    );
+    let prompt = d.stream(
+        "session/prompt",
+        json!({"sessionId": trusted, "prompt": [{"type": "text", "text": "echo"}]}),
+    );
+    let seen = until(&prompt, "the answer", |m| m.get("result").is_some());
+    let ended = seen
+        .iter()
+        .map(|(_, m)| &m["params"]["update"])
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert!(
+        ended.to_string().contains("from the editor's server"),
+        "{ended}"
+    );
 }

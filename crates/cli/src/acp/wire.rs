@@ -180,16 +180,20 @@ pub(crate) async fn handle(
         "session/new" => {
             let p: NewSession = parse(params)?;
             // Loading the configuration starts the project's MCP servers: blocking work.
-            let mut opened = tokio::task::block_in_place(|| host.open(&p.cwd, None))
+            let (servers, refused) = editor_servers(&p.mcp_servers);
+            let mut opened = tokio::task::block_in_place(|| host.open(&p.cwd, None, servers))
                 .map_err(|e| RpcError::internal(format!("{e:#}")))?;
-            opened.notes.extend(mcp_note(&p.mcp_servers));
+            opened.notes.extend(refused);
             after.extend(notes(&opened));
             Ok(json!({"sessionId": opened.id, "modes": modes(&opened)}))
         }
         "session/load" => {
             let p: LoadSession = parse(params)?;
-            let opened = tokio::task::block_in_place(|| host.open(&p.cwd, Some(&p.session_id)))
-                .map_err(|e| RpcError::internal(format!("{e:#}")))?;
+            let (servers, refused) = editor_servers(&p.mcp_servers);
+            let mut opened =
+                tokio::task::block_in_place(|| host.open(&p.cwd, Some(&p.session_id), servers))
+                    .map_err(|e| RpcError::internal(format!("{e:#}")))?;
+            opened.notes.extend(refused);
             host.replay(&opened.id)
                 .await
                 .map_err(|e| RpcError::internal(format!("{e:#}")))?;
@@ -269,6 +273,8 @@ struct NewSession {
 struct LoadSession {
     session_id: String,
     cwd: PathBuf,
+    #[serde(default)]
+    mcp_servers: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -308,16 +314,88 @@ fn notes(opened: &Opened) -> Vec<(String, Update)> {
         .collect()
 }
 
-/// MCP servers the editor passes along are not started: tackle's own `.agents/mcp.json` and
-/// the user's configuration decide which servers run, under folder trust. Said plainly, once,
-/// at the start of the session.
-fn mcp_note(servers: &[Value]) -> Option<String> {
-    (!servers.is_empty()).then(|| {
-        format!(
-            "the editor passed {} MCP server(s), which tackle does not start: add them with `tackle mcp add` to use them (they then run under folder trust)",
-            servers.len()
-        )
-    })
+/// The editor's MCP servers (`mcpServers`), as tackle's server entries, and what could not be
+/// taken. Only stdio servers are taken (the capabilities declare neither HTTP nor SSE); an
+/// `env` value written `${NAME}` is refused, since tackle reads that as a reference to its own
+/// environment, which the editor did not mean.
+fn editor_servers(servers: &[Value]) -> (Vec<tackle_mcp::client::ServerConfig>, Vec<String>) {
+    use tackle_mcp::client::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
+    let mut taken = Vec::new();
+    let mut refused = Vec::new();
+    for server in servers {
+        let name = server.get("name").and_then(Value::as_str).unwrap_or("");
+        let shown = crate::safe_text::safe_line(name);
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        {
+            refused.push(format!(
+                "the editor's MCP server `{shown}` is not started: a name is letters, digits, `_` and `-`"
+            ));
+            continue;
+        }
+        if server
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != "stdio")
+        {
+            refused.push(format!(
+                "the editor's MCP server `{shown}` is not started: tackle takes stdio servers from editors; add it with `tackle mcp add --transport http`"
+            ));
+            continue;
+        }
+        let Some(command) = server.get("command").and_then(Value::as_str) else {
+            refused.push(format!(
+                "the editor's MCP server `{shown}` is not started: it names no command"
+            ));
+            continue;
+        };
+        let args: Vec<String> = server
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        let mut env = std::collections::BTreeMap::new();
+        let mut referenced = false;
+        for pair in server
+            .get("env")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(k), Some(v)) = (
+                pair.get("name").and_then(Value::as_str),
+                pair.get("value").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            referenced |= tackle_mcp::client::config::env_reference(v).is_some();
+            env.insert(k.to_owned(), v.to_owned());
+        }
+        if referenced {
+            refused.push(format!(
+                "the editor's MCP server `{shown}` is not started: an env value of the form ${{NAME}} would read tackle's own environment; give the value itself"
+            ));
+            continue;
+        }
+        taken.push(tackle_mcp::client::ServerConfig {
+            name: name.to_owned(),
+            transport: tackle_mcp::client::Transport::Stdio {
+                command: command.to_owned(),
+                args,
+                env,
+            },
+            read_only: false,
+            poll_allow: Vec::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        });
+    }
+    (taken, refused)
 }
 
 fn modes(opened: &Opened) -> Value {

@@ -84,7 +84,7 @@ impl Daemon {
         let hosted = self.state.hosted()?;
         let mut kept = Vec::new();
         for session in hosted {
-            match self.host.open(&session.root, Some(&session.id)) {
+            match self.host.open(&session.root, Some(&session.id), Vec::new()) {
                 Ok(_) => kept.push(session),
                 Err(e) => eprintln!(
                     "tackle daemon: session {} in {} is not resumed: {e:#}",

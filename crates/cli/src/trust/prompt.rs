@@ -125,6 +125,7 @@ mod tests {
                 }],
             }],
             store_problem: None,
+            recorded: false,
         }
     }
 

@@ -66,12 +66,20 @@ pub struct ProjectTrust {
     pub widenings: Vec<Widening>,
     /// The trust store could not be believed (then every root reads as untrusted).
     pub store_problem: Option<String>,
+    /// The user recorded trust in this root (`tackle trust`), whatever it widens now.
+    pub recorded: bool,
 }
 
 impl ProjectTrust {
     /// Whether the project layer applies whole (its MCP servers start, its widenings hold).
     pub fn applies(&self) -> bool {
         matches!(self.state, TrustState::NothingToTrust | TrustState::Trusted)
+    }
+
+    /// Whether the user trusted this root and it widens nothing beyond what they accepted:
+    /// what a setting from outside the project's files (an editor's MCP servers) needs.
+    pub fn trusted_by_user(&self) -> bool {
+        self.recorded && self.applies()
     }
 
     /// The settings left out because the root is not trusted.
@@ -150,7 +158,9 @@ pub fn evaluate(
         state: TrustState::Untrusted,
         widenings,
         store_problem: records.problem,
+        recorded: false,
     };
+    trust.recorded = records.roots.contains_key(&trust.root);
     trust.state = decide(&trust.digests(), records.roots.get(&trust.root));
     Ok(trust)
 }
