@@ -81,8 +81,9 @@ fn main() -> BenchResult<()> {
 
     // call_peer: a hub whose model calls the peer once a prompt.
     let mut turns = Vec::new();
-    for _ in 0..runs {
-        turns.push(json!({"turn": {"tool_calls": [{"name": "call_peer", "arguments": {"peer": "b", "prompt": "ping"}}]}}));
+    for i in 0..runs {
+        // A different prompt each time: the watchdog remarks on calls repeated verbatim.
+        turns.push(json!({"turn": {"tool_calls": [{"name": "call_peer", "arguments": {"peer": "b", "prompt": format!("ping {i}")}}]}}));
         turns.push(say("done"));
     }
     let hub = Daemon::start(
@@ -114,7 +115,11 @@ fn main() -> BenchResult<()> {
         let text = ended["content"][0]["content"]["text"]
             .as_str()
             .unwrap_or("");
-        let result: Value = serde_json::from_str(text.trim())
+        // The result is a JSON object; anything after it is a note of the loop's.
+        let result: Value = serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .next()
+            .ok_or_else(|| format!("call_peer answered nothing: {text}"))?
             .map_err(|e| format!("call_peer did not answer JSON ({e}): {text}"))?;
         let ms = result["duration_ms"].as_u64().ok_or("no duration_ms")?;
         round_trips.push(Duration::from_millis(ms));
