@@ -196,23 +196,11 @@ pub fn interrupted(
     let results = calls
         .iter()
         .map(|call| match finished.get(&call.id) {
-            None if awaiting_approval.contains(&call.id) => BatchResult {
-                tool: call.name.clone(),
-                status: CallStatus::Cancelled,
-                code: Some(INTERRUPTED),
-                result: part(
-                    &call.id,
-                    format!(
-                        "{}: this call was waiting for the user's approval when tackle stopped, \
-                         so it never ran. Call it again if it is still needed: the user will be \
-                         asked again.",
-                        call.name
-                    ),
-                    true,
-                ),
-                artifacts: Vec::new(),
-                no_op: false,
-            },
+            None if awaiting_approval.contains(&call.id) => never_finished(
+                call,
+                "this call was waiting for the user's approval when tackle stopped, so it never \
+                 ran. Call it again if it is still needed: the user will be asked again.",
+            ),
             Some(f) => {
                 let artifacts: Vec<String> = f
                     .retained_output
@@ -246,22 +234,11 @@ pub fn interrupted(
                     no_op: false,
                 }
             }
-            None => BatchResult {
-                tool: call.name.clone(),
-                status: CallStatus::Cancelled,
-                code: Some(INTERRUPTED),
-                result: part(
-                    &call.id,
-                    format!(
-                        "{}: interrupted: tackle stopped before this call finished, and it was not \
-                         run again. Check whether it took effect before repeating it.",
-                        call.name
-                    ),
-                    true,
-                ),
-                artifacts: Vec::new(),
-                no_op: false,
-            },
+            None => never_finished(
+                call,
+                "interrupted: tackle stopped before this call finished, and it was not run \
+                 again. Check whether it took effect before repeating it.",
+            ),
         })
         .collect();
     ToolBatchFinished {
@@ -271,6 +248,18 @@ pub fn interrupted(
         cancelled: false,
         interrupted: true,
         at_ms: now_ms(),
+    }
+}
+
+/// The result of a call with no `call_finished`: cancelled, `interrupted`, `why` said.
+fn never_finished(call: &ToolCallPart, why: &str) -> BatchResult {
+    BatchResult {
+        tool: call.name.clone(),
+        status: CallStatus::Cancelled,
+        code: Some(INTERRUPTED),
+        result: part(&call.id, format!("{}: {why}", call.name), true),
+        artifacts: Vec::new(),
+        no_op: false,
     }
 }
 

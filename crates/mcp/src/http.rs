@@ -87,26 +87,9 @@ pub async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|source| HttpServeError::Bind { addr, source })?;
-    let port = bound.port();
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        format!("localhost:{port}"),
-        bound.ip().to_string(),
-        bound.to_string(),
-    ];
-    if bound.ip().is_loopback() {
-        hosts.extend([
-            "127.0.0.1".to_owned(),
-            format!("127.0.0.1:{port}"),
-            "[::1]".to_owned(),
-            format!("[::1]:{port}"),
-        ]);
-    }
-    let origins = vec![
-        format!("http://localhost:{port}"),
-        format!("http://127.0.0.1:{port}"),
-        format!("http://[::1]:{port}"),
-    ];
+    // The SDK checks Host and Origin itself, against the lists every tackle server uses.
+    let guard = tackle_net::server_guard::ServerGuard::new(bound, None);
+    let (hosts, origins) = (guard.hosts().to_vec(), guard.origins().to_vec());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)

@@ -79,6 +79,16 @@ impl ServerGuard {
         }
     }
 
+    /// The `Host` values a request may carry.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    /// The `Origin` values a browser's request may carry.
+    pub fn origins(&self) -> &[String] {
+        &self.origins
+    }
+
     /// `Err` when a request with these headers must not be served.
     pub fn check(&self, headers: &http::HeaderMap) -> Result<(), Refused> {
         let text = |name: http::header::HeaderName| {

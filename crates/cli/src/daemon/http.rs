@@ -238,22 +238,13 @@ async fn acp(daemon: &Arc<Daemon>, req: Request<Incoming>) -> Response<Body> {
 /// `session/prompt` as an event stream: the session's messages until the prompt ends, then its
 /// response.
 fn prompt(daemon: &Arc<Daemon>, id: Value, params: Value) -> Response<Body> {
-    let Some(session) = params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        return json_response(
-            StatusCode::OK,
-            &response(id, Err(RpcError::invalid("`sessionId` is missing"))),
-        );
+    let session = match hosted_session(daemon, &params, "open it with session/new or session/load")
+    {
+        Ok(session) => session,
+        Err(why) => {
+            return json_response(StatusCode::OK, &response(id, Err(RpcError::invalid(why))));
+        }
     };
-    if !daemon.host.is_open(&session) {
-        let answer = Err(RpcError::invalid(format!(
-            "the daemon hosts no session {session}; open it with session/new or session/load"
-        )));
-        return json_response(StatusCode::OK, &response(id, answer));
-    }
     let journal = daemon.journals.of(&session);
     let mut backlog = journal.attach(From::After(journal.last()));
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
@@ -309,22 +300,13 @@ async fn attach(
     params: Value,
     header: Option<String>,
 ) -> Response<Body> {
-    let Some(session) = params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        return json_response(
-            StatusCode::OK,
-            &response(id, Err(RpcError::invalid("`sessionId` is missing"))),
-        );
+    let session = match hosted_session(daemon, &params, "_tackle/sessions/list names those it does")
+    {
+        Ok(session) => session,
+        Err(why) => {
+            return json_response(StatusCode::OK, &response(id, Err(RpcError::invalid(why))));
+        }
     };
-    if !daemon.host.is_open(&session) {
-        let answer = Err(RpcError::invalid(format!(
-            "the daemon hosts no session {session}; _tackle/sessions/list names those it does"
-        )));
-        return json_response(StatusCode::OK, &response(id, answer));
-    }
     let given = params
         .get("lastEventId")
         .and_then(Value::as_str)
@@ -395,6 +377,18 @@ async fn attach(
         }
     });
     stream_response(rx)
+}
+
+/// The session `params` names, when the daemon hosts it; otherwise what is wrong, `hint`
+/// saying what to do about an unknown session.
+fn hosted_session(daemon: &Daemon, params: &Value, hint: &str) -> Result<String, String> {
+    let Some(session) = params.get("sessionId").and_then(Value::as_str) else {
+        return Err("`sessionId` is missing".to_owned());
+    };
+    if !daemon.host.is_open(session) {
+        return Err(format!("the daemon hosts no session {session}; {hint}"));
+    }
+    Ok(session.to_owned())
 }
 
 fn event(epoch: &str, entry: &Entry) -> Bytes {
