@@ -42,21 +42,15 @@ pub struct HttpOptions {
     pub sessions: SessionLimits,
 }
 
-/// The shortest bearer token accepted: 32 bytes, so it cannot be guessed or brute-forced over
-/// a connection (`openssl rand -hex 32` gives 64).
-pub const MIN_TOKEN_BYTES: usize = 32;
+/// The shortest bearer token accepted (`tackle_net::server_guard`'s, for every tackle server).
+pub const MIN_TOKEN_BYTES: usize = tackle_net::server_guard::MIN_TOKEN_BYTES;
 
 /// Why `serve_http` did not serve: an address or token it refuses, or a failed bind.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpServeError {
-    #[error(
-        "refusing to serve on {addr}, which is not a loopback address, without a bearer token; set the token's environment variable or bind 127.0.0.1"
-    )]
-    NonLoopbackWithoutToken { addr: SocketAddr },
-    #[error(
-        "the bearer token is {len} bytes; use at least {MIN_TOKEN_BYTES} random bytes (for example `openssl rand -hex 32`)"
-    )]
-    TokenTooShort { len: usize },
+    /// An address or token the rules of every tackle server refuse.
+    #[error(transparent)]
+    Listen(#[from] tackle_net::server_guard::ListenError),
     #[error("binding {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -73,14 +67,7 @@ pub async fn serve_http(
     on_bound: impl FnOnce(SocketAddr),
 ) -> Result<(), HttpServeError> {
     let addr = options.addr;
-    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
-        return Err(HttpServeError::NonLoopbackWithoutToken { addr });
-    }
-    if let Some(token) = &options.bearer_token
-        && token.len() < MIN_TOKEN_BYTES
-    {
-        return Err(HttpServeError::TokenTooShort { len: token.len() });
-    }
+    tackle_net::server_guard::check_listen(addr, options.bearer_token.as_deref())?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| HttpServeError::Bind { addr, source })?;

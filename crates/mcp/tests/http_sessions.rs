@@ -127,7 +127,7 @@ fn a_short_bearer_token_is_refused_and_a_long_one_is_required() {
                 |_| {},
             ));
             assert!(
-                matches!(got, Err(HttpServeError::TokenTooShort { len }) if len == token.len()),
+                matches!(got, Err(HttpServeError::Listen(tackle_net::server_guard::ListenError::TokenTooShort { len })) if len == token.len()),
                 "{token}: {got:?}"
             );
         } else {
