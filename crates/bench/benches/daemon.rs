@@ -48,6 +48,7 @@ fn main() -> BenchResult<()> {
         &[say("hello from the model")],
         &[],
         &[],
+        &[],
     )?;
     let empty = rss_kib(host.child.id())?;
     let mut ids = Vec::new();
@@ -93,6 +94,7 @@ fn main() -> BenchResult<()> {
         &turns,
         &["--peer-hub", "--allow", "call_peer:*"],
         &["[tools.call_peer]", "enabled = true"],
+        &[],
     )?;
     let hub_url = format!("http://{}", hub.addr);
     let peer = Daemon::start(
@@ -100,8 +102,16 @@ fn main() -> BenchResult<()> {
         dir.path(),
         "peer",
         &[say("pong")],
-        &["--hub", &hub_url, "--name", "b"],
+        &[
+            "--hub",
+            &hub_url,
+            "--name",
+            "b",
+            "--hub-token-env",
+            "HUB_TOKEN",
+        ],
         &[],
+        &[("HUB_TOKEN", &hub.token)],
     )?;
     let session = hub.new_session(&hub.project)?;
     let (mut round_trips, mut bare) = (Vec::new(), Vec::new());
@@ -143,6 +153,8 @@ struct Daemon {
     child: Child,
     addr: SocketAddr,
     project: PathBuf,
+    /// The token the daemon drew (its state directory's `token`).
+    token: String,
 }
 
 impl Drop for Daemon {
@@ -160,6 +172,7 @@ impl Daemon {
         turns: &[Value],
         args: &[&str],
         config: &[&str],
+        env: &[(&str, &str)],
     ) -> BenchResult<Daemon> {
         let project = dir.join(name);
         let home = dir.join(format!("{name}-home"));
@@ -175,16 +188,18 @@ impl Daemon {
             text.push('\n');
         }
         std::fs::write(&script, text)?;
+        let state = dir.join(format!("{name}-state"));
         let mut child = Command::new(tackle)
             .current_dir(&project)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join("xdg"))
             .env("XDG_CACHE_HOME", home.join("cache"))
+            .envs(env.iter().copied())
             .arg("--root")
             .arg(&project)
             .args(["--model", &format!("replay:{}", script.display())])
             .args(["daemon", "--listen", "127.0.0.1:0", "--state-dir"])
-            .arg(dir.join(format!("{name}-state")))
+            .arg(&state)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -197,10 +212,14 @@ impl Daemon {
             .ok_or_else(|| format!("unexpected first line: {first}"))?
             .parse()?;
         std::thread::spawn(move || for _ in lines {});
+        let token = std::fs::read_to_string(state.join("token"))?
+            .trim()
+            .to_owned();
         Ok(Daemon {
             child,
             addr,
             project,
+            token,
         })
     }
 
@@ -210,8 +229,9 @@ impl Daemon {
         s.set_read_timeout(Some(Duration::from_secs(60)))?;
         s.write_all(
             format!(
-                "{head} HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                "{head} HTTP/1.0\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                 self.addr,
+                self.token,
                 body.len()
             )
             .as_bytes(),

@@ -86,7 +86,8 @@ fn every_method_answers_as_the_table_says() {
     }
 }
 
-/// A case that is not a method call: its own request line, headers and body.
+/// A case that is not a method call: its own request line, headers and body; the daemon's
+/// token unless the case says `no_token`, its address as `Host` unless the case names another.
 fn raw(d: &Daemon, case: &Value) -> daemon::Answer {
     let method = case["method"].as_str().unwrap();
     let path = case["path"].as_str().unwrap();
@@ -99,26 +100,27 @@ fn raw(d: &Daemon, case: &Value) -> daemon::Answer {
         .get("declared")
         .and_then(Value::as_u64)
         .unwrap_or(body.len() as u64);
-    let Some(host) = case.get("host").and_then(Value::as_str) else {
-        let headers: Vec<(String, String)> = case
-            .get("headers")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
-            .collect();
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        return d.request(method, path, &headers, &body);
-    };
+    let host = case
+        .get("host")
+        .and_then(Value::as_str)
+        .map_or_else(|| d.addr.to_string(), str::to_owned);
+    let mut head = format!(
+        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+    );
+    if let (Some(token), None) = (&d.token, case.get("no_token")) {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    for (k, v) in case
+        .get("headers")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        head.push_str(&format!("{k}: {}\r\n", v.as_str().unwrap()));
+    }
+    head.push_str("\r\n");
     let mut s = TcpStream::connect(d.addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Length: {length}\r\n\r\n"
-    )
-    .unwrap();
+    s.write_all(head.as_bytes()).unwrap();
     s.write_all(&body).unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
@@ -304,6 +306,8 @@ fn tackle_run_on_a_daemon_prints_the_session_and_leaves_it_there() {
     let out = p
         .tackle(["run", "--json", "--daemon"])
         .arg(d.url())
+        .arg("--daemon-state-dir")
+        .arg(p.outside("state"))
         .arg("do it")
         .run();
     out.success();
@@ -424,4 +428,59 @@ fn an_editors_mcp_servers_join_a_session_only_in_a_folder_the_user_trusted() {
         ended.to_string().contains("from the editor's server"),
         "{ended}"
     );
+}
+
+#[test]
+fn a_daemons_token_goes_only_to_the_daemon_that_drew_it() {
+    let p = Project::new();
+    let d = daemon::start(&p, &p.outside("state"), &[], &[]);
+    let token = d.token.clone().expect("the daemon drew a token");
+    // Another server, named with --daemon beside the daemon's state directory.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let elsewhere = listener.local_addr().unwrap();
+    let (heads, head) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(stream);
+            let mut text = String::new();
+            loop {
+                let mut line = String::new();
+                if std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) == 0
+                    || line == "\r\n"
+                {
+                    break;
+                }
+                text.push_str(&line);
+            }
+            let _ = reader
+                .get_mut()
+                .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+            let _ = heads.send(text);
+        }
+    });
+    let out = p
+        .tackle(["run", "--daemon"])
+        .arg(format!("http://{elsewhere}"))
+        .arg("--daemon-state-dir")
+        .arg(p.outside("state"))
+        .arg("hello")
+        .run();
+    assert_ne!(out.code, Some(0));
+    let sent = head.recv_timeout(daemon::PATIENCE).unwrap();
+    assert!(!sent.contains(&token), "{sent}");
+    assert!(
+        !sent.to_ascii_lowercase().contains("authorization"),
+        "{sent}"
+    );
+    // The daemon itself gets it, through the same directory.
+    let file = script(&p, "hello.jsonl", &[say("hello back")]);
+    drop(d);
+    let d = daemon::start(&p, &p.outside("state"), &["--model", &model(&file)], &[]);
+    p.tackle(["run", "--daemon"])
+        .arg(d.url())
+        .arg("--daemon-state-dir")
+        .arg(p.outside("state"))
+        .arg("hello")
+        .run()
+        .success();
 }

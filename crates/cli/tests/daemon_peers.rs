@@ -179,8 +179,13 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
             "b",
             "--peer-token-env",
             "B_TOKEN",
+            "--hub-token-env",
+            "HUB_TOKEN",
         ],
-        &[("B_TOKEN", &token)],
+        &[
+            ("B_TOKEN", &token),
+            ("HUB_TOKEN", hub.token.as_deref().unwrap()),
+        ],
     );
     peer.token = Some(token.clone());
     let (silent, silent_cancels) = stand_in(Stand::Silent);

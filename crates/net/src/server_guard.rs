@@ -43,6 +43,7 @@ pub struct Refused {
 /// The checks for a server bound to one address.
 #[derive(Clone, Debug)]
 pub struct ServerGuard {
+    loopback: bool,
     hosts: Vec<String>,
     origins: Vec<String>,
     token: Option<String>,
@@ -73,6 +74,7 @@ impl ServerGuard {
             format!("http://{bound}"),
         ];
         ServerGuard {
+            loopback: bound.ip().is_loopback(),
             hosts,
             origins,
             token,
@@ -94,13 +96,14 @@ impl ServerGuard {
         let text = |name: http::header::HeaderName| {
             headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
         };
-        // A server not bound to loopback has a token, and the token is what protects it; a
-        // loopback one is protected by the Host check from pages that rebind a name to it.
+        // A server not bound to loopback has a token, and the token is what protects it (its
+        // clients name it as they please); a loopback one is also protected by the Host check
+        // from pages that rebind a name to it.
         let host_ok = match text(http::header::HOST) {
             Some(host) => self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)),
             None => false,
         };
-        if !host_ok && self.token.is_none() {
+        if !host_ok && (self.loopback || self.token.is_none()) {
             return Err(Refused {
                 status: 403,
                 text: "forbidden: the Host header does not name this server's address",

@@ -156,7 +156,7 @@ impl Host {
             &tackle_config::trust::consent::NeverAsk,
         )
         .map_err(|e| anyhow!("{e}"))?;
-        let editor_notes = take_editor_servers(&mut config, editor_servers);
+        let editor_notes = super::editor_mcp::take(&mut config, editor_servers);
         if config.agent_loop.posture == tackle_runtime::Posture::Sealed {
             return Err(anyhow!(
                 "this project runs in the sealed posture, which editors are not served; use tackle run or tackle chat there"
@@ -522,45 +522,6 @@ fn runtime(
         .with_approver(approver)
         .with_event_observer(Arc::new(tackle_agent::CallEvents(observer)));
     Ok((Arc::new(runtime), boundaries, tree))
-}
-
-/// Adds the editor's MCP servers to `config`'s where the user trusted the folder (`tackle
-/// trust`, and nothing widened since); says what was done with them.
-fn take_editor_servers(
-    config: &mut Config,
-    servers: Vec<tackle_mcp::client::ServerConfig>,
-) -> Vec<String> {
-    if servers.is_empty() {
-        return Vec::new();
-    }
-    let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
-    if !config.trust.trusted_by_user() {
-        return vec![format!(
-            "the editor's MCP servers ({}) are not started: they run only in a folder you trusted, as the project's own do; run `tackle trust` in {}",
-            names.join(", "),
-            config.root.display()
-        )];
-    }
-    let mut notes = Vec::new();
-    let mut started = Vec::new();
-    for server in servers {
-        if config.mcp_servers.iter().any(|s| s.name == server.name) {
-            notes.push(format!(
-                "the editor's MCP server {} is not started: tackle's configuration has a server of that name",
-                server.name
-            ));
-        } else {
-            started.push(server.name.clone());
-            config.mcp_servers.push(server);
-        }
-    }
-    if !started.is_empty() {
-        notes.push(format!(
-            "the editor's MCP servers join this session: {} (their tools are mcp__<server>__<tool>)",
-            started.join(", ")
-        ));
-    }
-    notes
 }
 
 /// The call_peer tool, when the configuration enables it and the host has a hub to resolve

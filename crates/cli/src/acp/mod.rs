@@ -14,6 +14,7 @@
 //! methods: the gate and the session's log see every effect.
 
 pub(crate) mod approve;
+mod editor_mcp;
 pub(crate) mod host;
 mod modes;
 mod observe;

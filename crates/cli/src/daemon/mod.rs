@@ -44,8 +44,8 @@ pub fn serve(
     models: crate::run::ModelFlags,
     args: DaemonArgs,
 ) -> Result<u8, Failure> {
-    let token = token_from(args.token_env.as_deref()).map_err(Failure::Usage)?;
-    tackle_net::server_guard::check_listen(args.listen, token.as_deref())
+    let configured = token_from(args.token_env.as_deref()).map_err(Failure::Usage)?;
+    tackle_net::server_guard::check_listen(args.listen, configured.as_deref())
         .map_err(|e| Failure::Usage(e.into()))?;
     if args.hub.is_some() && args.name.is_none() {
         return Err(Failure::Usage(anyhow!(
@@ -109,6 +109,16 @@ pub fn serve(
             .await
             .with_context(|| format!("binding {}", args.listen))?;
         let bound = listener.local_addr().context("reading the bound address")?;
+        // Without a configured token the daemon draws one and leaves it where only this user
+        // reads it: any local user can reach a port on loopback.
+        let token = match configured {
+            Some(token) => token,
+            None => {
+                let drawn = tackle_runtime::unguessable::unguessable_id("tackle");
+                daemon.state.write_token(&drawn)?;
+                drawn
+            }
+        };
         let url = http::url_of(bound);
         daemon.state.write_running(&state::Running {
             pid: std::process::id(),
@@ -144,7 +154,7 @@ pub fn serve(
         }
         // The first line: scripts and tests read the address from it.
         println!("tackle daemon listening on {url}");
-        let guard = tackle_net::server_guard::ServerGuard::new(bound, token);
+        let guard = tackle_net::server_guard::ServerGuard::new(bound, Some(token));
         let stop = daemon.stop.clone();
         tokio::spawn(async move {
             wait_for_signal().await;
@@ -257,7 +267,8 @@ fn now_s() -> i64 {
 }
 
 /// The daemon an address names: `--daemon`, else the one running from the state directory;
-/// its token from `--daemon-token-env`, else from the variable it was started with.
+/// its token from `--daemon-token-env`, else, for the daemon the state directory describes,
+/// from the variable it was started with or the one it drew (the directory's `token`).
 pub fn locate(address: &DaemonAddress) -> anyhow::Result<client::DaemonClient> {
     let dir = match &address.state_dir {
         Some(dir) => dir.clone(),
@@ -274,11 +285,18 @@ pub fn locate(address: &DaemonAddress) -> anyhow::Result<client::DaemonClient> {
             ));
         }
     };
-    let env = address
-        .daemon_token_env
-        .clone()
-        .or_else(|| running.and_then(|r| r.token_env));
-    let token = token_from(env.as_deref())?;
+    // What the state directory says about a token goes only to the daemon it describes: a
+    // --daemon URL elsewhere gets none of it.
+    let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+    let described = running.filter(|r| same(&r.url, &url));
+    let token = match (&address.daemon_token_env, described) {
+        (Some(env), _) => token_from(Some(env))?,
+        (None, Some(running)) => match &running.token_env {
+            Some(env) => token_from(Some(env))?,
+            None => state::read_token(&dir),
+        },
+        (None, None) => None,
+    };
     client::DaemonClient::new(&url, token).map_err(|e| anyhow!("{e}"))
 }
 

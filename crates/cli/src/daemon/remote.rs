@@ -10,16 +10,19 @@ use std::path::Path;
 use anyhow::{Context, anyhow};
 use serde_json::{Value, json};
 
-use super::client::{DaemonClient, Flow};
+use super::client::Flow;
 use crate::commands::Failure;
 use crate::exit;
 use crate::run::RunArgs;
 
 pub fn run(root: Option<&Path>, args: RunArgs) -> Result<u8, Failure> {
     let url = args.daemon.clone().unwrap_or_default();
-    let token = super::token_from(args.daemon_token_env.as_deref()).map_err(Failure::Usage)?;
-    let client =
-        DaemonClient::new(&url, token).map_err(|e| Failure::Usage(anyhow!("--daemon: {e}")))?;
+    let client = super::locate(&crate::args::DaemonAddress {
+        daemon: Some(url.clone()),
+        daemon_token_env: args.daemon_token_env.clone(),
+        state_dir: args.daemon_state_dir.clone(),
+    })
+    .map_err(|e| Failure::Usage(anyhow!("--daemon: {e}")))?;
     let Some(task) = args.prompt.clone() else {
         return Err(Failure::Usage(anyhow!(
             "give a task: tackle run --daemon URL \"<task>\""

@@ -4,6 +4,9 @@
 //! - `daemon.lock`, held for the daemon's life: one daemon per directory.
 //! - `daemon.json`: the running daemon's pid, address, epoch and start time, for `tackle daemon
 //!   status|stop` and for clients that are not told the address (no token is ever written).
+//! - `token`: the bearer token the daemon drew at start when no `--token-env` names one, so
+//!   only this user's clients (`tackle attach`, `daemon status|stop`) can reach it: a port on
+//!   loopback is open to every local user.
 //! - `sessions.json`: every session the daemon hosts (id and project root), rewritten whole
 //!   (write, then rename) whenever one is added, so a restarted daemon resumes them all.
 
@@ -102,6 +105,11 @@ impl StateDir {
         )
     }
 
+    /// Writes the token clients of this directory read.
+    pub fn write_token(&self, token: &str) -> anyhow::Result<()> {
+        write_atomically(&self.dir.join("token"), token.as_bytes())
+    }
+
     /// Takes `daemon.json` away (the daemon is stopping).
     pub fn clear_running(&self) {
         let _ = std::fs::remove_file(self.dir.join("daemon.json"));
@@ -146,6 +154,13 @@ impl StateDir {
             &serde_json::to_vec_pretty(&file)?,
         )
     }
+}
+
+/// The token the daemon of `dir` drew, if it drew one.
+pub fn read_token(dir: &Path) -> Option<String> {
+    let token = std::fs::read_to_string(dir.join("token")).ok()?;
+    let token = token.trim();
+    (!token.is_empty()).then(|| token.to_owned())
 }
 
 /// The running daemon `daemon.json` in `dir` names, if any.

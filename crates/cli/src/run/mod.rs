@@ -92,9 +92,14 @@ pub struct RunArgs {
     /// --json), and it stays there for `tackle attach` when this command ends.
     #[arg(long, value_name = "URL")]
     pub daemon: Option<String>,
-    /// The environment variable holding the daemon's bearer token.
+    /// The environment variable holding the daemon's bearer token (default: the token the
+    /// daemon of --daemon-state-dir drew).
     #[arg(long, value_name = "NAME", requires = "daemon")]
     pub daemon_token_env: Option<String>,
+    /// The state directory of the daemon at --daemon, whose token it drew (default:
+    /// $XDG_STATE_HOME/tackle/daemon).
+    #[arg(long, value_name = "DIR", requires = "daemon")]
+    pub daemon_state_dir: Option<PathBuf>,
     /// End the run after SECONDS of wall-clock time.
     #[arg(long, value_name = "SECONDS")]
     pub max_duration: Option<f64>,

@@ -48,6 +48,7 @@ pub fn line(record: &Record) -> String {
             }
         ),
         "call_started" => format!("{} {}", field(e, "tool"), field(e, "call_id")),
+        "approval_asked" => format!("{} waits for a person's answer", field(e, "call_id")),
         "call_finished" => {
             let code = field(e, "code");
             let code = if code.is_empty() {

@@ -25,7 +25,8 @@ pub struct Daemon {
 }
 
 /// Starts `tackle daemon --listen 127.0.0.1:0 --state-dir <state_dir> <args>` in `project`,
-/// with `env` set, and waits for the line that names its address.
+/// with `env` set, and waits for the line that names its address; its requests carry the
+/// token it drew (unless `args` name one with `--token-env`).
 pub fn start(project: &Project, state_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Daemon {
     let mut cmd = project.tackle(["daemon", "--listen", "127.0.0.1:0", "--state-dir"]);
     cmd.arg(state_dir).args(args);
@@ -62,7 +63,10 @@ pub fn start(project: &Project, state_dir: &Path, args: &[&str], env: &[(&str, &
         child,
         addr,
         state_dir: state_dir.to_path_buf(),
-        token: None,
+        // The token the daemon drew, when no --token-env named one.
+        token: (!args.contains(&"--token-env"))
+            .then(|| std::fs::read_to_string(state_dir.join("token")).ok())
+            .flatten(),
     }
 }
 
