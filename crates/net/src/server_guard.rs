@@ -181,6 +181,27 @@ mod tests {
             401
         );
         let bearer = format!("Bearer {token}");
+        // On loopback a token does not excuse a Host that names another server.
+        assert_eq!(
+            closed
+                .check(&headers(&[
+                    ("host", "evil.example:4000"),
+                    ("authorization", &bearer)
+                ]))
+                .unwrap_err()
+                .status,
+            403
+        );
+        // Off loopback the token is the protection; clients name the server as they please.
+        let public = ServerGuard::new("0.0.0.0:4000".parse().unwrap(), Some(token.clone()));
+        assert!(
+            public
+                .check(&headers(&[
+                    ("host", "build-box:4000"),
+                    ("authorization", &bearer)
+                ]))
+                .is_ok()
+        );
         assert!(
             closed
                 .check(&headers(&[
