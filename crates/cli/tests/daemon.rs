@@ -484,3 +484,53 @@ fn a_daemons_token_goes_only_to_the_daemon_that_drew_it() {
         .run()
         .success();
 }
+
+#[test]
+fn sessions_are_capped_and_a_closed_one_makes_room_and_can_be_loaded_again() {
+    let p = Project::new();
+    let file = script(&p, "cap.jsonl", &[say("first"), say("second")]);
+    let state = p.outside("state");
+    let d = daemon::start(
+        &p,
+        &state,
+        &["--model", &model(&file), "--max-sessions", "1"],
+        &[],
+    );
+    let first = d.new_session(p.path());
+    let prompt = d.stream(
+        "session/prompt",
+        json!({"sessionId": first, "prompt": [{"type": "text", "text": "one"}]}),
+    );
+    until(&prompt, "the answer", |m| m.get("result").is_some());
+    let refused = d.call("session/new", json!({"cwd": p.path(), "mcpServers": []}));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--max-sessions 1")),
+        "{refused}"
+    );
+    assert_eq!(
+        d.result("_tackle/session/close", json!({"sessionId": first})),
+        json!({})
+    );
+    assert!(d.sessions().is_empty());
+    let hosted = std::fs::read_to_string(state.join("sessions.json")).unwrap();
+    assert!(!hosted.contains(&first), "{hosted}");
+    let closed_again = d.call("_tackle/session/close", json!({"sessionId": first}));
+    assert!(closed_again.get("error").is_some(), "{closed_again}");
+    // Loaded again from its log, it goes on where it was.
+    d.result(
+        "session/load",
+        json!({"sessionId": first, "cwd": p.path(), "mcpServers": []}),
+    );
+    let prompt = d.stream(
+        "session/prompt",
+        json!({"sessionId": first, "prompt": [{"type": "text", "text": "two"}]}),
+    );
+    let seen = until(&prompt, "the answer", |m| m.get("result").is_some());
+    assert!(
+        seen.iter().any(|(_, m)| is_update(m, "agent_message_chunk")
+            && m["params"]["update"]["content"]["text"] == "second"),
+        "{seen:#?}"
+    );
+}

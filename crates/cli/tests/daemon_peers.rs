@@ -296,6 +296,9 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
     assert_eq!(status, "failed");
     assert!(text.contains("call_peer:prod-1"), "{text}");
 
+    // Each call let its session on the peer go; the turns stay in the peer's logs.
+    assert!(peer.sessions().is_empty(), "{:?}", peer.sessions());
+
     // No token reached the hub's transcript.
     for log in hub_project.sessions() {
         for record in log {

@@ -456,6 +456,19 @@ impl Host {
         }
     }
 
+    /// Closes session `id`: its running prompt is cancelled and waited for (at most
+    /// [`WIND_DOWN`]), and it is let go; its log stays, for `session/load`. False when no such
+    /// session is open.
+    pub async fn close(&self, id: &str) -> bool {
+        self.cancel(id);
+        let Some(open) = self.sessions_lock().remove(id) else {
+            return false;
+        };
+        // A prompt holds its agent until it returns.
+        let _ = tokio::time::timeout(WIND_DOWN, open.agent.lock()).await;
+        true
+    }
+
     /// Ends every running prompt (the editor has gone) and waits, at most [`WIND_DOWN`], for
     /// each to stop with the processes it started; the sessions' logs hold the rest.
     pub async fn wind_down(&self) {

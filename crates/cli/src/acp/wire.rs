@@ -231,6 +231,17 @@ pub(crate) async fn handle(
                 .collect();
             Ok(json!({ "sessions": sessions }))
         }
+        "session/close" => {
+            let id = params
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| RpcError::invalid("`sessionId` is missing"))?;
+            if host.close(id).await {
+                Ok(json!({}))
+            } else {
+                Err(RpcError::invalid(format!("no session {id} is open")))
+            }
+        }
         "session/set_mode" => {
             let p: SetMode = parse(params)?;
             host.set_mode(&p.session_id, &p.mode_id)
@@ -240,7 +251,7 @@ pub(crate) async fn handle(
         other => Err(RpcError {
             code: rpc::METHOD_NOT_FOUND,
             message: format!(
-                "tackle does not implement `{other}`; it serves initialize, session/new, session/load, session/list, session/prompt, session/set_mode and session/cancel"
+                "tackle does not implement `{other}`; it serves initialize, session/new, session/load, session/list, session/prompt, session/set_mode, session/close and session/cancel"
             ),
         }),
     }

@@ -290,9 +290,15 @@ impl CallPeer {
             .await
             .map_err(|e| failed("failed during its turn", e))?;
         if truncated {
+            // Past the cap: the peer's turn is cancelled, and its session let go.
             cancel_opened(&opened).await;
+        } else {
+            opened.lock().unwrap_or_else(|p| p.into_inner()).take();
+            // The peer hosts a bounded number of sessions; the turn stays in its log.
+            let _ = client
+                .call("session/close", json!({"sessionId": session}))
+                .await;
         }
-        opened.lock().unwrap_or_else(|p| p.into_inner()).take();
         let stop = answer
             .as_ref()
             .and_then(|a| a.get("stopReason"))
@@ -318,12 +324,16 @@ impl CallPeer {
     }
 }
 
-/// Cancels the peer's session this call opened, if it did.
+/// Cancels the peer's session this call opened, if it did, and lets it go there (the
+/// peer's log keeps the turn).
 async fn cancel_opened(opened: &Mutex<Option<(DaemonClient, String)>>) {
     let taken = opened.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some((client, session)) = taken {
         let cancel =
             json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
         let _ = client.tell(&cancel).await;
+        let _ = client
+            .call("session/close", json!({"sessionId": session}))
+            .await;
     }
 }

@@ -14,9 +14,10 @@ use tokio::sync::broadcast;
 
 use crate::acp::update::{Sink, Update};
 
-/// The most messages one session's journal keeps; an attach from before the oldest is told the
-/// stored conversation instead.
+/// The most messages, and bytes of them, one session's journal keeps; an attach from before
+/// the oldest is told the stored conversation instead.
 const KEPT: usize = 4096;
+const KEPT_BYTES: usize = 4 * 1024 * 1024;
 
 /// How many messages a live subscriber may fall behind before it is cut off (it attaches again
 /// from its cursor and loses nothing the journal still keeps).
@@ -33,6 +34,8 @@ struct Kept {
     /// The number the next message gets (the first is 1).
     next: u64,
     entries: VecDeque<Arc<Entry>>,
+    /// The bytes of the messages in `entries`.
+    bytes: usize,
 }
 
 /// One session's journal.
@@ -66,6 +69,7 @@ impl Default for Journal {
             kept: Mutex::new(Kept {
                 next: 1,
                 entries: VecDeque::new(),
+                bytes: 0,
             }),
             live: broadcast::channel(LIVE_BACKLOG).0,
         }
@@ -83,10 +87,13 @@ impl Journal {
         let seq = kept.next;
         kept.next += 1;
         let entry = Arc::new(Entry { seq, message });
-        if kept.entries.len() == KEPT {
-            kept.entries.pop_front();
-        }
+        kept.bytes += entry.message.len();
         kept.entries.push_back(entry.clone());
+        while kept.entries.len() > KEPT || (kept.bytes > KEPT_BYTES && kept.entries.len() > 1) {
+            if let Some(old) = kept.entries.pop_front() {
+                kept.bytes -= old.message.len();
+            }
+        }
         // Sent under the lock, so a subscriber taking its backlog never misses or repeats one.
         let _ = self.live.send(entry);
         seq
@@ -129,6 +136,15 @@ pub struct Journals {
 }
 
 impl Journals {
+    /// Lets the journal of `session` go (the session was closed); its live subscribers see
+    /// their streams end.
+    pub fn remove(&self, session: &str) {
+        self.by_session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+    }
+
     /// The journal of `session`, made on first use.
     pub fn of(&self, session: &str) -> Arc<Journal> {
         self.by_session
@@ -179,6 +195,19 @@ mod tests {
         journal.append("m4".to_owned());
         assert_eq!(backlog.live.try_recv().unwrap().message, "m4");
         assert_eq!(journal.last(), 4);
+    }
+
+    #[test]
+    fn the_journal_keeps_at_most_its_bytes() {
+        let journal = Journal::default();
+        let big = "x".repeat(1024 * 1024);
+        for _ in 0..10 {
+            journal.append(big.clone());
+        }
+        let kept = journal.kept();
+        assert!(kept.bytes <= KEPT_BYTES, "{}", kept.bytes);
+        assert_eq!(kept.entries.len(), 4);
+        assert_eq!(kept.entries.front().unwrap().seq, 7);
     }
 
     #[test]

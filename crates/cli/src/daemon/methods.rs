@@ -10,6 +10,7 @@
 //! | `_tackle/approval/answer` | `{sessionId, requestId, optionId}` | `{}`; `optionId` is one the request offered (`allow_once`, `allow_session`, `reject`) |
 //! | `_tackle/session/send` | `{sessionId, text, mode?}` | `{delivered: "steered" \| "queued"}`: `steer` (default) reaches a running prompt at its next boundary, else it is queued; `queue` runs it as the next prompt |
 //! | `_tackle/session/cancel` | `{sessionId}` | `{}` (as the `session/cancel` notification) |
+//! | `_tackle/session/close` (and `session/close`) | `{sessionId}` | `{}`: the prompt cancelled, the session let go (its log stays, for `session/load`) |
 //! | `_tackle/daemon/stop` | | `{stopping: true}` |
 
 use std::sync::Arc;
@@ -55,7 +56,7 @@ pub async fn call(daemon: &Arc<Daemon>, method: &str, params: Value) -> Result<V
                 .unwrap_or_default();
             // Every attached client sees what was asked, whoever asked it.
             if daemon.host.is_open(&id) {
-                super::wakes::interrupt(daemon, &id).await;
+                super::wakes::interrupt(daemon, &id, "a prompt arrived").await;
                 daemon.host.tell(
                     &id,
                     Update::UserText(crate::acp::wire::prompt_text(&blocks)),
@@ -88,6 +89,20 @@ pub async fn call(daemon: &Arc<Daemon>, method: &str, params: Value) -> Result<V
             Ok(json!({}))
         }
         "_tackle/session/send" => send(daemon, parse(params)?),
+        "session/close" | "_tackle/session/close" => {
+            let id = session_id(&params)?;
+            super::wakes::interrupt(daemon, &id, "the session was closed").await;
+            if !daemon.host.close(&id).await {
+                return Err(RpcError::invalid(format!(
+                    "the daemon hosts no session {id}; _tackle/sessions/list names those it does"
+                )));
+            }
+            daemon.journals.remove(&id);
+            if let Err(e) = daemon.state.remove_hosted(&id) {
+                eprintln!("tackle daemon: {e:#}; a restart would open session {id} again");
+            }
+            Ok(json!({}))
+        }
         "_tackle/session/cancel" => {
             let id = session_id(&params)?;
             daemon.host.cancel(&id);
@@ -100,7 +115,7 @@ pub async fn call(daemon: &Arc<Daemon>, method: &str, params: Value) -> Result<V
         other if other.starts_with("_tackle/") => Err(RpcError {
             code: rpc::METHOD_NOT_FOUND,
             message: format!(
-                "the daemon has no method `{other}`; its extensions are _tackle/health, _tackle/sessions/list, _tackle/session/attach, _tackle/approval/answer, _tackle/session/send, _tackle/session/cancel and _tackle/daemon/stop"
+                "the daemon has no method `{other}`; its extensions are _tackle/health, _tackle/sessions/list, _tackle/session/attach, _tackle/approval/answer, _tackle/session/send, _tackle/session/cancel, _tackle/session/close and _tackle/daemon/stop"
             ),
         }),
         _ => acp(daemon, method, params).await,
@@ -218,7 +233,7 @@ fn send(daemon: &Arc<Daemon>, p: SendParams) -> Result<Value, RpcError> {
         .tell(&p.session_id, Update::UserText(p.text.clone()));
     let daemon = daemon.clone();
     tokio::spawn(async move {
-        super::wakes::interrupt(&daemon, &p.session_id).await;
+        super::wakes::interrupt(&daemon, &p.session_id, "a prompt arrived").await;
         if let Err(e) = daemon.host.prompt(&p.session_id, p.text).await {
             let text = format!(
                 "[tackle: {}]\n",

@@ -143,6 +143,19 @@ impl StateDir {
         )
     }
 
+    /// Takes session `id` out of `sessions.json` (it was closed).
+    pub fn remove_hosted(&self, id: &str) -> anyhow::Result<()> {
+        let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = SessionsFile {
+            sessions: self.hosted()?,
+        };
+        file.sessions.retain(|s| s.id != id);
+        write_atomically(
+            &self.dir.join("sessions.json"),
+            &serde_json::to_vec_pretty(&file)?,
+        )
+    }
+
     /// Keeps only `sessions` in `sessions.json` (those a restart could not resume are dropped).
     pub fn keep_hosted(&self, sessions: &[HostedSession]) -> anyhow::Result<()> {
         let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());

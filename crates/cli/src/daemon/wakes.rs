@@ -60,15 +60,15 @@ impl Sleepers {
     }
 }
 
-/// Before a person's prompt or message runs in `id`: a wait it was in ends (recorded), and the
-/// count of wakes in a row starts again.
-pub async fn interrupt(daemon: &Arc<Daemon>, id: &str) {
+/// Before a person's prompt or message runs in `id`, or it is closed: a wait it was in ends
+/// (recorded with `why`), and the count of wakes in a row starts again.
+pub async fn interrupt(daemon: &Arc<Daemon>, id: &str, why: &str) {
     daemon.sleepers.streak(id, true);
     let sleeping = daemon.sleepers.sleeping().remove(id);
     if let Some(sleeping) = sleeping {
         sleeping.cancel.cancel();
         let ended = Event::WakeEnded(WakeEnded {
-            why: "a prompt arrived".to_owned(),
+            why: why.to_owned(),
             at_ms: now_ms(),
         });
         if let Err(e) = daemon.host.record(id, &ended).await {
