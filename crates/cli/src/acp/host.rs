@@ -405,7 +405,18 @@ impl Host {
         let cancel = CancellationToken::new();
         // Queued: the prompt before this one holds the agent until it ends.
         let queued = if self.options.queue_prompts {
-            Some(open.agent.lock().await)
+            let agent = open.agent.lock().await;
+            // Closed while this prompt waited its turn: it does not run.
+            if !self
+                .sessions_lock()
+                .get(id)
+                .is_some_and(|o| Arc::ptr_eq(o, &open))
+            {
+                return Err(anyhow!(
+                    "session {id} was closed before this prompt's turn came"
+                ));
+            }
+            Some(agent)
         } else {
             None
         };
