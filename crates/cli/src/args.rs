@@ -768,8 +768,9 @@ pub struct DaemonAddress {
     /// The daemon's URL (default: the one running from --state-dir).
     #[arg(long, value_name = "URL")]
     pub daemon: Option<String>,
-    /// The environment variable holding the daemon's bearer token (default: the one the running
-    /// daemon was started with).
+    /// The environment variable holding the daemon's bearer token (default: the one the daemon
+    /// of --state-dir was started with, else the token it drew; neither is sent to another
+    /// --daemon URL).
     #[arg(long, value_name = "NAME")]
     pub daemon_token_env: Option<String>,
     /// The daemon's state directory (default: $XDG_STATE_HOME/tackle/daemon).
@@ -783,10 +784,12 @@ pub struct DaemonArgs {
     /// The address to serve on; anything but loopback needs --token-env.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7420")]
     pub listen: std::net::SocketAddr,
-    /// The environment variable holding the bearer token clients must send (at least 32 bytes).
+    /// The environment variable holding the bearer token clients must send (at least 32
+    /// bytes). Without it the daemon draws a token at start and writes it to <state-dir>/token
+    /// (0600), where this user's tackle commands find it.
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
-    /// Where the daemon keeps its lock, its address and the sessions it hosts.
+    /// Where the daemon keeps its lock, its address, its drawn token and the sessions it hosts.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// The most sessions hosted at once.
