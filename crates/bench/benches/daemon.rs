@@ -87,6 +87,9 @@ fn main() -> BenchResult<()> {
         turns.push(json!({"turn": {"tool_calls": [{"name": "call_peer", "arguments": {"peer": "b", "prompt": format!("ping {i}")}}]}}));
         turns.push(say("done"));
     }
+    // The peer's token is one its callers hold: the peer is started with it, and the hub
+    // finds it in the variable the peer registers.
+    let peer_token = "p".repeat(40);
     let hub = Daemon::start(
         &tackle,
         dir.path(),
@@ -94,7 +97,7 @@ fn main() -> BenchResult<()> {
         &turns,
         &["--peer-hub", "--allow", "call_peer:*"],
         &["[tools.call_peer]", "enabled = true"],
-        &[],
+        &[("PEER_TOKEN", &peer_token)],
     )?;
     let hub_url = format!("http://{}", hub.addr);
     let peer = Daemon::start(
@@ -109,9 +112,13 @@ fn main() -> BenchResult<()> {
             "b",
             "--hub-token-env",
             "HUB_TOKEN",
+            "--token-env",
+            "PEER_TOKEN",
+            "--peer-token-env",
+            "PEER_TOKEN",
         ],
         &[],
-        &[("HUB_TOKEN", &hub.token)],
+        &[("HUB_TOKEN", &hub.token), ("PEER_TOKEN", &peer_token)],
     )?;
     let session = hub.new_session(&hub.project)?;
     let (mut round_trips, mut bare) = (Vec::new(), Vec::new());
@@ -212,9 +219,18 @@ impl Daemon {
             .ok_or_else(|| format!("unexpected first line: {first}"))?
             .parse()?;
         std::thread::spawn(move || for _ in lines {});
-        let token = std::fs::read_to_string(state.join("token"))?
-            .trim()
-            .to_owned();
+        // The token named by --token-env, else the one the daemon drew.
+        let named = args
+            .iter()
+            .position(|a| *a == "--token-env")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|name| env.iter().find(|(k, _)| k == name));
+        let token = match named {
+            Some((_, value)) => (*value).to_owned(),
+            None => std::fs::read_to_string(state.join("token"))?
+                .trim()
+                .to_owned(),
+        };
         Ok(Daemon {
             child,
             addr,
