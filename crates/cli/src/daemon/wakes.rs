@@ -146,6 +146,14 @@ fn arm(daemon: &Arc<Daemon>, id: &str, request: WakeRequest) {
         );
         return;
     }
+    let cancel = CancellationToken::new();
+    // Listed as sleeping before any client is told it sleeps.
+    daemon.sleepers.sleeping().insert(
+        id.to_owned(),
+        Sleeping {
+            cancel: cancel.clone(),
+        },
+    );
     say(
         daemon,
         id,
@@ -154,13 +162,6 @@ fn arm(daemon: &Arc<Daemon>, id: &str, request: WakeRequest) {
             request.wake.describe(),
             request.reason
         ),
-    );
-    let cancel = CancellationToken::new();
-    daemon.sleepers.sleeping().insert(
-        id.to_owned(),
-        Sleeping {
-            cancel: cancel.clone(),
-        },
     );
     let daemon = daemon.clone();
     let id = id.to_owned();
