@@ -4,7 +4,7 @@
 //!
 //! | method | params | result |
 //! |---|---|---|
-//! | `_tackle/health` | | `{ok, pid, version, epoch, sessions, uptimeSeconds}` |
+//! | `_tackle/health` | | `{ok, pid, version, epoch, sessions, peerHub, uptimeSeconds}` |
 //! | `_tackle/sessions/list` | | `{sessions: [{sessionId, cwd, state, pendingApprovals, lastEventId}]}` (`state`: `running`, `waiting` (a permission request is open), `sleeping` (until a wake it asked for), `idle`) |
 //! | `_tackle/session/attach` | `{sessionId, lastEventId?}` | an event stream: what followed the cursor (or the stored conversation), then live (see `http.rs`) |
 //! | `_tackle/approval/answer` | `{sessionId, requestId, optionId}` | `{}`; `optionId` is one the request offered (`allow_once`, `allow_session`, `reject`) |
