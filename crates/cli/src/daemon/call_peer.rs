@@ -262,7 +262,7 @@ impl CallPeer {
         let mut truncated = false;
         let params =
             json!({"sessionId": session, "prompt": [{"type": "text", "text": plan.prompt}]});
-        let answer = client
+        let streamed = client
             .stream("session/prompt", params, |message, _| {
                 let update = &message["params"]["update"];
                 if message["method"] != "session/update"
@@ -287,8 +287,15 @@ impl CallPeer {
                 response.push_str(text);
                 Flow::Continue
             })
-            .await
-            .map_err(|e| failed("failed during its turn", e))?;
+            .await;
+        let answer = match streamed {
+            Ok(answer) => answer,
+            Err(e) => {
+                // The peer's session is let go whatever became of its turn.
+                cancel_opened(&opened).await;
+                return Err(failed("failed during its turn", e));
+            }
+        };
         if truncated {
             // Past the cap: the peer's turn is cancelled, and its session let go.
             cancel_opened(&opened).await;
