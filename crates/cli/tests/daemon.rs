@@ -534,3 +534,24 @@ fn sessions_are_capped_and_a_closed_one_makes_room_and_can_be_loaded_again() {
         "{seen:#?}"
     );
 }
+
+#[test]
+fn generated_nesting_in_a_body_is_refused_and_the_daemon_goes_on() {
+    let p = Project::new();
+    let d = daemon::start(&p, &p.outside("state"), &[], &[]);
+    for depth in [64usize, 1_000, 100_000] {
+        let body = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"_tackle/health\",\"params\":{}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let answer = d.request("POST", "/acp", &[], body.as_bytes());
+        if depth <= 64 {
+            assert_eq!(answer.status, 200, "{depth}: {answer:?}");
+        } else {
+            assert_eq!(answer.status, 400, "{depth}: {answer:?}");
+            assert_eq!(answer.json()["error"]["code"], -32700, "{depth}");
+        }
+    }
+    assert_eq!(d.request("GET", "/health", &[], b"").status, 200);
+}
