@@ -335,9 +335,11 @@ pub enum Command {
         serve: DaemonArgs,
     },
     /// Follow a session a daemon hosts: what it said since it started (or since --last-event-id),
-    /// then live; each line you type is sent to it (steering a running prompt, else as the next
-    /// prompt); `/allow ID`, `/allow-session ID`, `/reject ID` answer its approvals, `/cancel`
-    /// ends its prompt. Without SESSION, lists the daemon's sessions.
+    /// then live. On a terminal this is the chat's screen: the transcript, approvals answered
+    /// with o/s/d, each line you type sent to the session (steering a running prompt, else as
+    /// the next prompt), Ctrl-C cancelling its turn, Ctrl-D leaving it running. Otherwise (or
+    /// with --lines) line by line: `/allow ID`, `/allow-session ID`, `/reject ID` answer its
+    /// approvals, `/cancel` ends its prompt. Without SESSION, lists the daemon's sessions.
     Attach {
         /// The session to follow.
         session: Option<String>,
@@ -349,6 +351,9 @@ pub enum Command {
         /// Print each message as a JSON line instead of text.
         #[arg(long)]
         json: bool,
+        /// Follow line by line even on a terminal (a log to read, a script to drive).
+        #[arg(long, conflicts_with = "json")]
+        lines: bool,
     },
     /// The project's goal: set an objective, show it with its checklist, pause, resume or
     /// cancel it. The model reads it and keeps its checklist (goal_get, goal_update, offered

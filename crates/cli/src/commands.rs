@@ -152,7 +152,8 @@ pub fn run(cli: Cli) -> ExitCode {
             daemon,
             last_event_id,
             json,
-        } => crate::daemon::attach::run(session, daemon, last_event_id, json),
+            lines,
+        } => crate::daemon::attach::run(session, daemon, last_event_id, json || lines, json),
         Command::Chat { resume } => {
             // `--model replay:<file>` is no catalog entry: taken out as `tackle run` does.
             let (flags, models) = crate::run::model_flag(flags.clone());

@@ -16,6 +16,8 @@ pub struct Ask {
     pub call_id: String,
     pub tool: String,
     pub arguments: serde_json::Value,
+    /// The permission keys that need the answer (`tool.bash.cmd:rm -rf build`, `write:a.rs`).
+    pub keys: Vec<String>,
     /// The gate's explanation, naming the rule or default that asks.
     pub message: String,
     /// What the call will do, when the arguments do not say it.
@@ -29,7 +31,8 @@ pub struct Ask {
 pub enum Answer {
     Once,
     Session,
-    Reject,
+    /// Rejected, with the person's words for the model when they gave any.
+    Reject(Option<String>),
     /// The request was cancelled or could not be delivered: `why`.
     Unanswered(String),
 }
@@ -59,6 +62,7 @@ impl Approver for EditorApprover {
             call_id: request.call_id.0.clone(),
             tool: request.tool.to_owned(),
             arguments: request.arguments.clone(),
+            keys: request.keys.to_vec(),
             message: match request.handle {
                 Some(handle) => format!("{handle}: {}", request.message),
                 None => request.message.to_owned(),
@@ -86,8 +90,11 @@ impl Approver for EditorApprover {
                 // Offered only when grantable; a client that answers it anyway gets once.
                 Answer::Session if grantable => Approval::Session,
                 Answer::Session => Approval::Once,
-                Answer::Reject => Approval::Deny {
+                Answer::Reject(None) => Approval::Deny {
                     message: Some("the user rejected this call in the editor".to_owned()),
+                },
+                Answer::Reject(Some(words)) => Approval::Deny {
+                    message: Some(format!("the user rejected this call: {words}")),
                 },
                 Answer::Unanswered(why) => Approval::Unavailable { reason: why },
             }

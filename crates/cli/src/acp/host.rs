@@ -16,7 +16,7 @@ use tackle_runtime::{CancellationToken, Runtime};
 use super::approve::{Asker, EditorApprover, Running};
 use super::modes::ModeGate;
 use super::observe::Forward;
-use super::update::{Sink, Update};
+use super::update::{Sink, Turn, Update};
 use crate::settings::Flags;
 
 /// The most sessions `session/list` names.
@@ -429,6 +429,12 @@ impl Host {
             }
             *running = Some(cancel.clone());
         }
+        self.sink.turn(
+            id,
+            Turn::Started {
+                input: input.clone(),
+            },
+        );
         let end = {
             let mut agent = match queued {
                 Some(agent) => agent,
@@ -450,6 +456,7 @@ impl Host {
             _ if cancel.is_cancelled() => Stop::Cancelled,
             RunOutcome::Error | RunOutcome::ProviderFailed => Stop::Failed,
         };
+        self.sink.turn(id, Turn::Ended { stop });
         Ok((stop, end))
     }
 

@@ -90,6 +90,7 @@ pub fn started(root: &Path, id: &str, tool: &str, arguments: &serde_json::Value)
     let title = title(tool, arguments);
     Update::CallStarted {
         id: id.to_owned(),
+        tool: tool.to_owned(),
         title,
         kind: Kind::of(tool),
         input: arguments.clone(),

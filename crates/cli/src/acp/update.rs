@@ -78,6 +78,8 @@ pub enum Update {
     /// A call is about to run.
     CallStarted {
         id: String,
+        /// The tool's name (editors show the title; tackle's own clients the name).
+        tool: String,
         title: String,
         kind: Kind,
         input: serde_json::Value,
@@ -97,9 +99,23 @@ pub enum Update {
     Mode(String),
 }
 
+/// Where a session's prompt is, for clients that follow a session from elsewhere (the
+/// daemon's attach): an editor on stdio starts and ends its prompts itself and is not told.
+#[derive(Clone, Debug)]
+pub enum Turn {
+    /// A prompt began to run: the person's words, or none when it goes on from the log (a
+    /// wake, a resumed session owed results).
+    Started { input: Option<String> },
+    /// The prompt ended.
+    Ended { stop: super::host::Stop },
+}
+
 /// Where a session's updates go.
 pub trait Sink: Send + Sync {
     fn send(&self, session: &str, update: Update);
+
+    /// A prompt began or ended; only a sink whose clients did not start it cares.
+    fn turn(&self, _session: &str, _turn: Turn) {}
 }
 
 /// The most of one call's output an editor is sent: it is a preview, the model saw it whole

@@ -91,6 +91,14 @@ pub(crate) fn permission_request(id: Value, ask: &Ask) -> Value {
                 "content": [text_content(text)],
             },
             "options": options,
+            // For tackle's own clients (`tackle attach`), which show what the terminal's
+            // approval shows; editors ignore `_meta`.
+            "_meta": {"tackle": {
+                "tool": ask.tool,
+                "keys": ask.keys,
+                "why": ask.message,
+                "effect": ask.effect,
+            }},
         },
     })
 }
@@ -104,10 +112,18 @@ pub(crate) fn permission_answer(answer: Result<Value, RpcError>) -> Answer {
         ) {
             (Some("selected"), Some("allow_once")) => Answer::Once,
             (Some("selected"), Some("allow_session")) => Answer::Session,
+            (Some("selected"), Some("reject")) => Answer::Reject(
+                answer
+                    .pointer("/outcome/_meta/tackle/message")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty())
+                    .map(str::to_owned),
+            ),
             (Some("cancelled"), _) => {
                 Answer::Unanswered("the editor cancelled the permission request".to_owned())
             }
-            _ => Answer::Reject,
+            _ => Answer::Reject(None),
         },
         Err(e) => Answer::Unanswered(format!("the editor did not answer: {}", e.message)),
     }
@@ -449,7 +465,7 @@ pub(crate) fn prompt_text(blocks: &[Value]) -> String {
     out
 }
 
-fn stop_reason(stop: Stop) -> &'static str {
+pub(crate) fn stop_reason(stop: Stop) -> &'static str {
     match stop {
         Stop::EndTurn | Stop::Failed => "end_turn",
         Stop::MaxTurns => "max_turn_requests",
@@ -491,6 +507,7 @@ fn wire_update(update: Update) -> Value {
         }
         Update::CallStarted {
             id,
+            tool,
             title,
             kind: k,
             input,
@@ -516,6 +533,7 @@ fn wire_update(update: Update) -> Value {
                 "rawInput": input,
                 "locations": locations.iter().map(|p| json!({"path": p})).collect::<Vec<_>>(),
                 "content": content,
+                "_meta": {"tackle": {"tool": tool}},
             })
         }
         Update::CallEnded { id, ended, output } => {

@@ -39,6 +39,9 @@ pub struct App {
     pub quit: bool,
     /// Lines scrolled up from the bottom.
     pub scroll: u16,
+    /// The daemon a `tackle attach` follows the session on: the status line names it instead
+    /// of the model and context, which the daemon's session keeps.
+    pub remote: Option<String>,
 }
 
 /// What Ctrl-C did.
@@ -67,6 +70,7 @@ impl App {
             quit_after_run: false,
             quit: false,
             scroll: 0,
+            remote: None,
         }
     }
 
@@ -105,6 +109,22 @@ impl App {
         self.approval = self.waiting.pop_front().map(Pending::new);
     }
 
+    /// The daemon's request `id` was decided by another client: taken down here. Whether it
+    /// was still open here.
+    pub fn withdraw(&mut self, id: &str) -> bool {
+        if self
+            .approval
+            .as_ref()
+            .is_some_and(|p| p.remote.as_deref() == Some(id))
+        {
+            self.answered();
+            return true;
+        }
+        let before = self.waiting.len();
+        self.waiting.retain(|a| a.remote.as_deref() != Some(id));
+        self.waiting.len() != before
+    }
+
     /// A question from the model: shown now, answered by the next line.
     pub fn question(&mut self, asked: Asked) {
         self.view.notice(NoticeKind::Warning, asked.shown());
@@ -138,6 +158,12 @@ impl App {
         } else {
             "ready"
         };
+        if let Some(daemon) = &self.remote {
+            return format!(
+                "{daemon} · session {} · {state}",
+                crate::safe_text::one_line(&self.session, 40)
+            );
+        }
         let compact = if self.view.stats.compact {
             " · compact tools"
         } else {

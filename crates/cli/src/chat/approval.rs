@@ -22,6 +22,9 @@ use crate::safe_text::cut;
 pub struct Ask {
     pub view: ApprovalView,
     pub reply: oneshot::Sender<Approval>,
+    /// The daemon's id of the request, when the ask came from a daemon (`tackle attach`): it
+    /// is taken down when another client decides it.
+    pub remote: Option<String>,
 }
 
 /// The runtime's approver in a chat: every ask goes to the screen and waits for the answer.
@@ -34,7 +37,14 @@ impl Approver for ChatApprover {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> ApprovalFuture<'a> {
         let (reply, answer) = oneshot::channel();
         let view = ApprovalView::of(&request, &self.root);
-        let sent = self.asks.send(Ask { view, reply }).is_ok();
+        let sent = self
+            .asks
+            .send(Ask {
+                view,
+                reply,
+                remote: None,
+            })
+            .is_ok();
         Box::pin(async move {
             let gone = || Approval::Unavailable {
                 reason: "nobody answered: the turn was cancelled or the chat closed".to_owned(),
@@ -50,6 +60,8 @@ impl Approver for ChatApprover {
 /// The ask on screen, and how far its answer has come.
 pub struct Pending {
     pub view: ApprovalView,
+    /// The daemon's id of the request (see [`Ask::remote`]).
+    pub remote: Option<String>,
     reply: Option<oneshot::Sender<Approval>>,
     /// `Some` once d was pressed: the message for the model being typed.
     pub deny_message: Option<InputLine>,
@@ -59,6 +71,7 @@ impl Pending {
     pub fn new(ask: Ask) -> Self {
         Self {
             view: ask.view,
+            remote: ask.remote,
             reply: Some(ask.reply),
             deny_message: None,
         }
@@ -180,7 +193,14 @@ mod tests {
             diff: None,
             effect: Vec::new(),
         };
-        (Pending::new(Ask { view, reply }), rx)
+        (
+            Pending::new(Ask {
+                view,
+                reply,
+                remote: None,
+            }),
+            rx,
+        )
     }
 
     #[test]

@@ -8,8 +8,10 @@
 
 mod app;
 mod approval;
+pub(crate) mod attached;
 mod commands;
 mod diff;
+mod feed;
 mod goal;
 mod input;
 mod markdown;

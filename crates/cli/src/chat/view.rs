@@ -270,6 +270,14 @@ impl View {
         }));
     }
 
+    /// The diff shown with call `call_id`, if it changes a file.
+    pub fn diff_of(&self, call_id: &CallId) -> Option<Diff> {
+        self.entries.iter().rev().find_map(|e| match e {
+            Entry::Tool(t) if &t.call_id == call_id => t.diff.clone(),
+            _ => None,
+        })
+    }
+
     fn tool_mut(&mut self, call_id: &CallId) -> Option<&mut ToolEntry> {
         self.entries.iter_mut().rev().find_map(|e| match e {
             Entry::Tool(t) if &t.call_id == call_id => Some(t),

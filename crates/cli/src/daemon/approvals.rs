@@ -98,7 +98,7 @@ impl Approvals {
         let outcome = match answer {
             Answer::Once => "allow_once",
             Answer::Session => "allow_session",
-            Answer::Reject => "reject",
+            Answer::Reject(_) => "reject",
             Answer::Unanswered(_) => "withdrawn",
         };
         let note = json!({
@@ -166,6 +166,7 @@ mod tests {
             call_id: "c1".to_owned(),
             tool: "bash".to_owned(),
             arguments: json!({"command": "touch x"}),
+            keys: vec!["tool.bash.cmd:touch x".to_owned()],
             message: "bash asks".to_owned(),
             effect: None,
             session_grant: true,

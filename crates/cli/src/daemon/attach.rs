@@ -1,8 +1,10 @@
-//! `tackle attach [SESSION]`: follow a session a daemon hosts, line by line. What the session
-//! said (from the start, or after `--last-event-id`) is printed, then what it says as it
-//! happens; each line typed is sent to it (`_tackle/session/send`: steering a running prompt,
-//! else the next prompt), and `/allow ID`, `/allow-session ID`, `/reject ID`, `/cancel` and
-//! `/quit` do what they say. Without SESSION it lists the daemon's sessions.
+//! `tackle attach [SESSION]`: follow a session a daemon hosts. On a terminal it is the chat's
+//! screen (`crate::chat::attached`); otherwise, or with `--lines` or `--json`, line by line,
+//! here: what the session said (from the start, or after `--last-event-id`) is printed, then
+//! what it says as it happens; each line typed is sent to it (`_tackle/session/send`: steering
+//! a running prompt, else the next prompt), and `/allow ID`, `/allow-session ID`, `/reject
+//! ID`, `/cancel` and `/quit` do what they say. Without SESSION it lists the daemon's
+//! sessions.
 
 use std::io::BufRead;
 
@@ -18,6 +20,7 @@ pub fn run(
     session: Option<String>,
     address: DaemonAddress,
     last_event_id: Option<String>,
+    lines: bool,
     json: bool,
 ) -> Result<u8, Failure> {
     let client = super::locate(&address).map_err(Failure::Usage)?;
@@ -43,6 +46,27 @@ pub fn run(
         }
         return Ok(exit::OK);
     };
+    if !lines && crate::chat::attached::possible() {
+        // Known before the screen is taken over: a session the daemon does not host is said
+        // plainly, and a diff's path is shown relative to the session's directory.
+        let listed = rt
+            .block_on(client.call("_tackle/sessions/list", Value::Null))
+            .map_err(|e| Failure::Engine(anyhow!("{}: {e}", client.base())))?;
+        let Some(found) = listed["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["sessionId"] == session.as_str())
+        else {
+            return Err(Failure::Usage(anyhow!(
+                "the daemon at {} hosts no session {session}; `tackle attach` without a session lists those it does",
+                client.base()
+            )));
+        };
+        let cwd = found["cwd"].as_str().map(std::path::PathBuf::from);
+        drop(rt);
+        return crate::chat::attached::run(client, session, last_event_id, cwd);
+    }
     let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
     // Standard input is read on a thread of its own: a blocking read holds nothing else up.
     std::thread::spawn(move || {

@@ -316,10 +316,16 @@ async fn attach(
     let mut backlog = journal.attach(parse_cursor(&daemon.epoch, given.as_deref()));
     // First, where the client is: the cursor it may reconnect from.
     let at = cursor(&daemon.epoch, journal.last());
+    let running = daemon
+        .host
+        .states()
+        .into_iter()
+        .any(|s| s.id == session && s.running);
+    let state = super::methods::state_of(daemon, &session, running);
     let attached = json!({
         "jsonrpc": "2.0",
         "method": "_tackle/attached",
-        "params": {"sessionId": session, "lastEventId": at, "retold": backlog.retell},
+        "params": {"sessionId": session, "lastEventId": at, "retold": backlog.retell, "state": state},
     });
     let mut first: Vec<Bytes> = vec![Bytes::from(format!("id: {at}\ndata: {attached}\n\n"))];
     if backlog.retell

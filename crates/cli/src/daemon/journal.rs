@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use crate::acp::update::{Sink, Update};
+use serde_json::json;
+
+use crate::acp::update::{Sink, Turn, Update};
 
 /// The most messages, and bytes of them, one session's journal keeps; an attach from before
 /// the oldest is told the stored conversation instead.
@@ -160,6 +162,25 @@ impl Sink for Journals {
     fn send(&self, session: &str, update: Update) {
         let message = crate::acp::wire::update_notification(session, update).to_string();
         self.of(session).append(message);
+    }
+
+    /// `_tackle/turn_started` (`{sessionId, input}`, `input` null for a turn that goes on from
+    /// the log) and `_tackle/turn_ended` (`{sessionId, stopReason}`): an attached client learns
+    /// that a prompt it did not send runs, and when it is over.
+    fn turn(&self, session: &str, turn: Turn) {
+        let message = match turn {
+            Turn::Started { input } => json!({
+                "jsonrpc": "2.0",
+                "method": "_tackle/turn_started",
+                "params": {"sessionId": session, "input": input},
+            }),
+            Turn::Ended { stop } => json!({
+                "jsonrpc": "2.0",
+                "method": "_tackle/turn_ended",
+                "params": {"sessionId": session, "stopReason": crate::acp::wire::stop_reason(stop)},
+            }),
+        };
+        self.of(session).append(message.to_string());
     }
 }
 

@@ -70,7 +70,15 @@ pub async fn call(daemon: &Arc<Daemon>, method: &str, params: Value) -> Result<V
         "_tackle/sessions/list" => Ok(list(daemon)),
         "_tackle/approval/answer" => {
             let p: AnswerParams = parse(params)?;
-            let answer = json!({"outcome": {"outcome": "selected", "optionId": p.option_id}});
+            let mut answer = json!({"outcome": {"outcome": "selected", "optionId": p.option_id}});
+            if let Some(message) = &p.message {
+                if p.option_id != "reject" {
+                    return Err(RpcError::invalid(
+                        "`message` goes with optionId `reject` only: it is what the model is told of the refusal",
+                    ));
+                }
+                answer["outcome"]["_meta"] = json!({"tackle": {"message": message}});
+            }
             daemon
                 .approvals
                 .answer(&p.request_id, Some(&p.session_id), Ok(answer))
@@ -163,12 +171,7 @@ fn list(daemon: &Daemon) -> Value {
         .into_iter()
         .map(|s| {
             let waiting = daemon.approvals.waiting(&s.id);
-            let state = match (s.running, waiting) {
-                (_, n) if n > 0 => "waiting",
-                (true, _) => "running",
-                _ if daemon.sleepers.is_sleeping(&s.id) => "sleeping",
-                _ => "idle",
-            };
+            let state = state_of(daemon, &s.id, s.running);
             json!({
                 "sessionId": s.id,
                 "cwd": s.root,
@@ -181,12 +184,26 @@ fn list(daemon: &Daemon) -> Value {
     json!({ "sessions": sessions })
 }
 
+/// What session `id` is doing, as `_tackle/sessions/list` and `_tackle/attached` say it:
+/// `waiting` (on a permission request), `running`, `sleeping` (until a wake) or `idle`.
+pub fn state_of(daemon: &Daemon, id: &str, running: bool) -> &'static str {
+    match (running, daemon.approvals.waiting(id)) {
+        (_, n) if n > 0 => "waiting",
+        (true, _) => "running",
+        _ if daemon.sleepers.is_sleeping(id) => "sleeping",
+        _ => "idle",
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct AnswerParams {
     session_id: String,
     request_id: String,
     option_id: String,
+    /// With `reject`: the person's words, which reach the model with the refusal.
+    #[serde(default)]
+    message: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -111,6 +111,19 @@ pub fn for_call(root: &Path, tool: &str, arguments: &serde_json::Value) -> Optio
     })
 }
 
+/// The diff from `old` (`None`: the file is new) to `new` of the file shown as `path`, as a
+/// daemon sends a starting call's change.
+pub fn between(path: &str, old: Option<&str>, new: &str) -> Diff {
+    let current = old.map(|o| o.as_bytes().to_vec()).ok_or(Unread::Missing);
+    let mut lines = Capped::default();
+    let change = write_lines(&current, new, &mut lines);
+    Diff {
+        path: tackle_runtime::visible::visible(path).into_owned(),
+        change,
+        lines: lines.finish(),
+    }
+}
+
 /// The file a call names, as it is now.
 struct Target {
     path: String,

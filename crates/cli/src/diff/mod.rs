@@ -8,4 +8,4 @@ mod capped;
 pub mod compute;
 pub mod plain;
 
-pub use compute::{Diff, DiffKind, for_call};
+pub use compute::{Diff, DiffKind, between, for_call};
