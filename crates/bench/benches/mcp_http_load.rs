@@ -414,7 +414,7 @@ fn start_tackle(bin: &Path, root: &Path) -> BenchResult<Server> {
     let mut child = Command::new(bin)
         .arg("--root")
         .arg(root)
-        .args(["--headless", "serve", "--http", "127.0.0.1:0"])
+        .args(["--headless", "serve", "--http", "127.0.0.1:0", "--no-token"])
         .env("XDG_CONFIG_HOME", "/nonexistent/tackle-bench-user-config")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())

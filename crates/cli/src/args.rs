@@ -256,10 +256,17 @@ pub enum Command {
         /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8123) instead of stdio.
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
-        /// Environment variable holding the bearer token HTTP clients must send; required to
-        /// bind a non-loopback address.
+        /// Environment variable holding the bearer token HTTP clients must send (at least 32
+        /// bytes); required to bind a non-loopback address. Without it, on loopback, clients
+        /// send this user's token, drawn once and kept in $XDG_STATE_HOME/tackle/serve/token
+        /// (else ~/.local/state/tackle/serve/token, 0600): a loopback port is open to every
+        /// local user.
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+        /// Serve loopback HTTP without a bearer token, so any local user of the machine can
+        /// call the tools as you: only where you alone use the machine.
+        #[arg(long, requires = "http", conflicts_with = "token_env")]
+        no_token: bool,
         /// Print the posture line on stderr even when stderr is not a terminal (MCP clients log
         /// a server's stderr as errors, so it is quiet there by default; `tackle config` shows
         /// the same facts).

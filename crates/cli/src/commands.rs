@@ -108,6 +108,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve {
             http,
             token_env,
+            no_token,
             verbose,
             approvals,
         } => setup(cli.root.as_deref(), &flags, &NeverAsk).and_then(|c| {
@@ -116,6 +117,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 crate::serve::ServeArgs {
                     http,
                     token_env,
+                    no_token,
                     headless: is_headless(cli.policy.headless),
                     verbose,
                     client_confirms: approvals == crate::args::ServeApprovals::Client,

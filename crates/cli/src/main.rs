@@ -20,6 +20,7 @@ mod plan;
 mod run;
 mod safe_text;
 mod serve;
+mod serve_token;
 mod sessions;
 mod show_config;
 mod skill_prompts;

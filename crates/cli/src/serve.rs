@@ -23,6 +23,8 @@ pub struct ServeArgs {
     pub http: Option<SocketAddr>,
     /// The variable holding the HTTP bearer token.
     pub token_env: Option<String>,
+    /// `--no-token`: serve loopback HTTP without a token.
+    pub no_token: bool,
     /// Refuse approvals instead of asking the client.
     pub headless: bool,
     /// Print the posture line even when stderr is not a terminal.
@@ -36,6 +38,7 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
     let ServeArgs {
         http,
         token_env,
+        no_token,
         headless,
         verbose,
         client_confirms,
@@ -61,38 +64,17 @@ pub fn run(mut config: Config, args: ServeArgs) -> Result<u8, Failure> {
     if verbose || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("tackle serve: {posture}");
     }
-    let bearer_token = match &token_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| {
-            Failure::Usage(anyhow!(
-                "--token-env {var}: the variable is not set; export it with the token clients must send"
-            ))
-        })?)
-        .filter(|t| !t.is_empty()),
+    let token = match http {
+        Some(addr) => Some(
+            crate::serve_token::choose(token_env.as_deref(), no_token, addr)
+                .map_err(Failure::Usage)?,
+        ),
         None => None,
     };
-    if token_env.is_some() && bearer_token.is_none() {
-        return Err(Failure::Usage(anyhow!(
-            "--token-env: the token is empty; set a non-empty token"
-        )));
+    if let Some(token) = &token {
+        eprintln!("tackle serve: {}", token.said());
     }
-    if let Some(token) = &bearer_token
-        && token.len() < tackle_mcp::http::MIN_TOKEN_BYTES
-    {
-        let var = token_env.as_deref().unwrap_or("TOKEN");
-        return Err(Failure::Usage(anyhow!(
-            "--token-env {var}: the token is {} bytes; use at least {} random bytes (for example `export {var}=$(openssl rand -hex 32)`)",
-            token.len(),
-            tackle_mcp::http::MIN_TOKEN_BYTES,
-        )));
-    }
-    if let Some(addr) = http
-        && !addr.ip().is_loopback()
-        && bearer_token.is_none()
-    {
-        return Err(Failure::Usage(anyhow!(
-            "refusing to serve on {addr}, which is not a loopback address, without a bearer token; pass --token-env VAR with the token in VAR, or bind 127.0.0.1"
-        )));
-    }
+    let bearer_token = token.as_ref().and_then(|t| t.token()).map(str::to_owned);
     let runtime = Runtime::new(
         catalog(config)?,
         crate::commands::gate(config),

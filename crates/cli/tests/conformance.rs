@@ -242,7 +242,9 @@ fn suite_verdict(out: &Output, what: &str) {
 fn conformance_server_scenarios_pass_against_tackle_serve() {
     let Some(suite) = Suite::find() else { return };
     let p = Project::new();
-    let mut server = p.tackle(["serve", "--http", "127.0.0.1:0"]).spawn();
+    let mut server = p
+        .tackle(["serve", "--http", "127.0.0.1:0", "--no-token"])
+        .spawn();
     let addr = server.http_address();
     let results = tempfile::tempdir().unwrap();
     let out = suite

@@ -468,7 +468,9 @@ fn stdio_answers_every_mutated_message_and_keeps_serving() {
 
 /// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound.
 fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
-    let mut child = p.tackle(["serve", "--http", "127.0.0.1:0"]).spawn();
+    let mut child = p
+        .tackle(["serve", "--http", "127.0.0.1:0", "--no-token"])
+        .spawn();
     let addr: SocketAddr = child.http_address();
     (child, addr)
 }

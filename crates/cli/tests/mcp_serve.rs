@@ -79,7 +79,16 @@ fn assert_interop(out: &Value) {
 }
 
 fn run_client(args: &[&str]) -> Value {
-    let out = Command::new(venv_python())
+    run_client_with(args, None)
+}
+
+/// The client, sending `bearer` as its token when given.
+fn run_client_with(args: &[&str], bearer: Option<&str>) -> Value {
+    let mut cmd = Command::new(venv_python());
+    if let Some(bearer) = bearer {
+        cmd.env("MCP_BEARER", bearer);
+    }
+    let out = cmd
         .arg(client_script())
         .args(args)
         .env("XDG_CONFIG_HOME", "/nonexistent/tackle-tests-user-config")
@@ -115,8 +124,9 @@ fn python_sdk_over_stdio() {
 /// An `initialize` request, as every HTTP test opens with.
 const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
-/// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound.
-fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
+/// Start `tackle serve --http 127.0.0.1:0` and return it with the address it bound and the
+/// token it asks for (this user's kept one: the project's HOME stands for the user's).
+fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr, String) {
     let mut child = p
         .tackle([
             "--deny",
@@ -127,15 +137,71 @@ fn serve_http(p: &Project) -> (KillOnDrop, SocketAddr) {
         ])
         .spawn();
     let addr: SocketAddr = child.http_address();
+    let token = std::fs::read_to_string(p.home().join(".local/state/tackle/serve/token")).unwrap();
+    (child, addr, token)
+}
+
+/// `tackle serve --http 127.0.0.1:0 --no-token`, for the tests of what a body gets.
+fn serve_http_open(p: &Project) -> (KillOnDrop, SocketAddr) {
+    let mut child = p
+        .tackle([
+            "--deny",
+            "read:secret.txt",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-token",
+        ])
+        .spawn();
+    let addr: SocketAddr = child.http_address();
     (child, addr)
 }
 
 #[test]
 fn python_sdk_over_http() {
     let p = project();
-    let (_server, addr) = serve_http(&p);
-    let out = run_client(&["http", &format!("http://{addr}/mcp")]);
+    let (_server, addr, token) = serve_http(&p);
+    let out = run_client_with(&["http", &format!("http://{addr}/mcp")], Some(&token));
     assert_interop(&out);
+}
+
+/// A loopback port is open to every local user: without `--token-env`, the server asks for
+/// this user's kept token (drawn once, 0600), and `--no-token` is the explicit way out.
+#[test]
+fn http_on_loopback_asks_for_the_users_kept_token_unless_told_no_token() {
+    let p = project();
+    let (server, addr, token) = serve_http(&p);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(post(addr, &[], INITIALIZE), 401, "no token");
+    assert_eq!(
+        post(
+            addr,
+            &[("Authorization", "Bearer not-the-token-0123456789abcdef0123")],
+            INITIALIZE
+        ),
+        401,
+        "a wrong token"
+    );
+    assert_eq!(post(addr, &[("Authorization", &bearer)], INITIALIZE), 200);
+    let path = p.home().join(".local/state/tackle/serve/token");
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    drop(server);
+    // Started again, the same token: a client's configuration keeps working.
+    let (_again, addr, again) = serve_http(&p);
+    assert_eq!(again, token);
+    assert_eq!(post(addr, &[("Authorization", &bearer)], INITIALIZE), 200);
+    // The user's way out, on loopback only, said when it starts.
+    let mut open = p
+        .tackle(["serve", "--http", "127.0.0.1:0", "--no-token"])
+        .spawn();
+    let open_addr = open.http_address();
+    assert_eq!(post(open_addr, &[], INITIALIZE), 200);
+    p.tackle(["serve", "--http", "0.0.0.0:0", "--no-token"])
+        .run()
+        .code(2)
+        .stderr_contains("--no-token serves loopback only");
 }
 
 /// One raw HTTP/1.1 POST; returns the status code.
@@ -166,7 +232,9 @@ fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> u16 {
 #[test]
 fn http_refuses_foreign_origins_hosts_and_oversized_bodies() {
     let p = project();
-    let (_server, addr) = serve_http(&p);
+    let (_server, addr, token) = serve_http(&p);
+    let bearer = format!("Bearer {token}");
+    let authorized = ("Authorization", bearer.as_str());
     let port = addr.port().to_string();
     let same_origin = format!("http://127.0.0.1:{port}");
     let rebinding_with_port = format!("evil.example:{port}");
@@ -192,10 +260,12 @@ fn http_refuses_foreign_origins_hosts_and_oversized_bodies() {
         ),
     ];
     for (what, headers, want) in table {
-        assert_eq!(post(addr, headers, INITIALIZE), *want, "{what}");
+        let mut headers = headers.clone();
+        headers.push(authorized);
+        assert_eq!(post(addr, &headers, INITIALIZE), *want, "{what}");
     }
     let huge = vec![b' '; tackle_mcp::MAX_MESSAGE_BYTES + 1];
-    assert_eq!(post(addr, &[], &huge), 413, "oversized body");
+    assert_eq!(post(addr, &[authorized], &huge), 413, "oversized body");
 }
 
 #[test]
@@ -401,7 +471,7 @@ fn stdio_answers_every_request_and_survives_what_comes_before_initialize() {
 #[test]
 fn http_answers_malformed_and_oversized_bodies_readably() {
     let p = project();
-    let (_server, addr) = serve_http(&p);
+    let (_server, addr) = serve_http_open(&p);
     let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"x","arguments":{"s":""#.to_vec();
     huge.resize(50 * 1000 * 1000, b'a');
     type Row<'a> = (&'a str, &'a [u8], u16, Value, i64);
@@ -451,7 +521,7 @@ fn http_answers_malformed_and_oversized_bodies_readably() {
 #[test]
 fn http_answers_bad_requests_inside_a_session_with_their_ids() {
     let p = project();
-    let (_server, addr) = serve_http(&p);
+    let (_server, addr) = serve_http_open(&p);
     let opened = harness::http::post(addr, None, INITIALIZE);
     assert_eq!(opened.status, 200, "{:?}", opened.messages);
     let session = opened.session.expect("initialize gave no Mcp-Session-Id");
