@@ -104,8 +104,12 @@ fn raw(d: &Daemon, case: &Value) -> daemon::Answer {
         .get("host")
         .and_then(Value::as_str)
         .map_or_else(|| d.addr.to_string(), str::to_owned);
+    let content_type = case
+        .get("content_type")
+        .and_then(Value::as_str)
+        .unwrap_or("application/json");
     let mut head = format!(
-        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+        "{method} {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n"
     );
     if let (Some(token), None) = (&d.token, case.get("no_token")) {
         head.push_str(&format!("Authorization: Bearer {token}\r\n"));

@@ -92,6 +92,22 @@ impl ServerGuard {
     }
 
     /// `Err` when a request with these headers must not be served.
+    /// [`Self::check`] of a whole request: an HTTP/2 request names its server in the
+    /// `:authority` pseudo-header, which stands for `Host` when there is none.
+    pub fn check_request<B>(&self, req: &http::Request<B>) -> Result<(), Refused> {
+        let authority = req.uri().authority().map(|a| a.as_str());
+        match authority {
+            Some(authority) if !req.headers().contains_key(http::header::HOST) => {
+                let mut headers = req.headers().clone();
+                if let Ok(value) = http::HeaderValue::from_str(authority) {
+                    headers.insert(http::header::HOST, value);
+                }
+                self.check(&headers)
+            }
+            _ => self.check(req.headers()),
+        }
+    }
+
     pub fn check(&self, headers: &http::HeaderMap) -> Result<(), Refused> {
         let text = |name: http::header::HeaderName| {
             headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
@@ -222,5 +238,30 @@ mod tests {
         );
         assert!(check_listen(public, Some(&"x".repeat(32))).is_ok());
         assert!(check_listen("127.0.0.1:0".parse().unwrap(), None).is_ok());
+    }
+
+    #[test]
+    fn an_http2_request_is_checked_by_its_authority() {
+        let open = ServerGuard::new("127.0.0.1:4000".parse().unwrap(), None);
+        let h2 = |authority: &str| {
+            http::Request::builder()
+                .uri(format!("http://{authority}/acp"))
+                .body(())
+                .unwrap()
+        };
+        assert!(open.check_request(&h2("127.0.0.1:4000")).is_ok());
+        assert_eq!(
+            open.check_request(&h2("evil.example:4000"))
+                .unwrap_err()
+                .status,
+            403
+        );
+        // A Host header, when there is one, is what is checked.
+        let mut with_host = h2("127.0.0.1:4000");
+        with_host.headers_mut().insert(
+            http::header::HOST,
+            http::HeaderValue::from_static("evil.example:4000"),
+        );
+        assert_eq!(open.check_request(&with_host).unwrap_err().status, 403);
     }
 }

@@ -30,6 +30,8 @@ pub struct Daemon {
     pub peers: Option<Arc<Registry>>,
     /// The sessions waiting for a wake.
     pub sleepers: super::wakes::Sleepers,
+    /// The transport RFD's connections (`Acp-Connection-Id`).
+    pub connections: super::connections::Connections,
     /// Cancelled to stop the daemon.
     pub stop: CancellationToken,
     pub started: Instant,
@@ -60,6 +62,7 @@ impl Daemon {
             default_root,
             peers,
             sleepers: super::wakes::Sleepers::default(),
+            connections: super::connections::Connections::default(),
             stop: CancellationToken::new(),
             started: Instant::now(),
         }

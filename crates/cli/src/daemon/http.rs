@@ -16,6 +16,10 @@
 //! - `GET /health`: `_tackle/health`'s answer.
 //! - `POST /peers`, `GET /peers` on a hub (`--peer-hub`): the registry ([`super::peers`]).
 //!
+//! - `GET` and `DELETE /acp`, and `POST /acp` with `Acp-Connection-Id`: the transport RFD's
+//!   connections ([`super::connected_http`], [`super::websocket`]); `initialize` without one
+//!   opens one.
+//!
 //! Every request passes [`ServerGuard`] first (Host, Origin, bearer token); bodies are held to
 //! [`MOST_BODY_BYTES`].
 
@@ -46,7 +50,7 @@ pub const MOST_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// clients do not take a quiet session for a dead connection.
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
-type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub(super) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 /// Serves `listener` until the daemon is stopped.
 pub async fn serve(daemon: Arc<Daemon>, listener: TcpListener, guard: ServerGuard) {
@@ -68,8 +72,9 @@ pub async fn serve(daemon: Arc<Daemon>, listener: TcpListener, guard: ServerGuar
             async move { Ok::<_, Infallible>(route(&daemon, &guard, req).await) }
         });
         tokio::spawn(async move {
+            // With upgrades: `GET /acp` may become a WebSocket.
             let _ = auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(stream), handler)
+                .serve_connection_with_upgrades(TokioIo::new(stream), handler)
                 .await;
         });
     }
@@ -80,7 +85,7 @@ async fn route(
     guard: &ServerGuard,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    if let Err(refused) = guard.check(req.headers()) {
+    if let Err(refused) = guard.check_request(&req) {
         return text(
             StatusCode::from_u16(refused.status).unwrap_or(StatusCode::FORBIDDEN),
             refused.text.to_owned(),
@@ -89,6 +94,11 @@ async fn route(
     let path = req.uri().path().to_owned();
     match (req.method().clone(), path.as_str()) {
         (Method::POST, "/acp") => acp(daemon, req).await,
+        (Method::GET, "/acp") if super::websocket::wanted(&req) => {
+            super::websocket::upgrade(daemon, req)
+        }
+        (Method::GET, "/acp") => super::connected_http::stream(daemon, req.headers()),
+        (Method::DELETE, "/acp") => super::connected_http::delete(daemon, req.headers()),
         (Method::GET, "/health") => {
             let health = super::methods::call(daemon, "_tackle/health", Value::Null).await;
             json_response(StatusCode::OK, &health.unwrap_or_else(|e| json!(e.message)))
@@ -104,7 +114,7 @@ async fn route(
         _ => text(
             StatusCode::NOT_FOUND,
             format!(
-                "no {} {path} here; the daemon serves POST /acp, GET /health, and /peers on a hub",
+                "no {} {path} here; the daemon serves POST, GET and DELETE /acp, GET /health, and /peers on a hub",
                 req.method()
             ),
         ),
@@ -155,8 +165,27 @@ async fn acp(daemon: &Arc<Daemon>, req: Request<Incoming>) -> Response<Body> {
         Ok(read) => read,
         Err(refused) => return refused,
     };
+    let json_body = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"));
+    if !json_body {
+        return text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "POST /acp takes one JSON-RPC message: send Content-Type: application/json".to_owned(),
+        );
+    }
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v @ Value::Object(_)) => v,
+        Ok(Value::Array(_)) => {
+            return rpc_error(
+                StatusCode::NOT_IMPLEMENTED,
+                Value::Null,
+                -32600,
+                "batches are not served: send one JSON-RPC message a request".to_owned(),
+            );
+        }
         Ok(_) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -174,10 +203,23 @@ async fn acp(daemon: &Arc<Daemon>, req: Request<Incoming>) -> Response<Body> {
             );
         }
     };
+    // The transport RFD's profile: the answer goes to the connection's stream.
+    if parts
+        .headers
+        .contains_key(super::connected_http::CONNECTION_HEADER)
+    {
+        return match super::connected_http::named(daemon, &parts.headers) {
+            Ok(connection) => {
+                super::connected_http::post(daemon, &connection, &parts.headers, message)
+            }
+            Err(refused) => *refused,
+        };
+    }
     let id = message.get("id").cloned();
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     match (message.get("method").and_then(Value::as_str), id) {
         (Some(method), Some(id)) => match method {
+            "initialize" => super::connected_http::initialize(daemon, id, params).await,
             "session/prompt" => prompt(daemon, id, params),
             "_tackle/session/attach" => {
                 let header = parts
@@ -434,7 +476,7 @@ fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
     response
 }
 
-fn response(id: Value, answer: Result<Value, RpcError>) -> Value {
+pub(super) fn response(id: Value, answer: Result<Value, RpcError>) -> Value {
     match answer {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(e) => {
@@ -467,10 +509,14 @@ pub fn text(status: StatusCode, text: String) -> Response<Body> {
     response
 }
 
-fn accepted() -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::new()).boxed_unsync());
+pub(super) fn accepted() -> Response<Body> {
+    let mut response = Response::new(empty());
     *response.status_mut() = StatusCode::ACCEPTED;
     response
+}
+
+pub(super) fn empty() -> Body {
+    Full::new(Bytes::new()).boxed_unsync()
 }
 
 /// The address a listener is bound to, as clients write it.

@@ -15,6 +15,8 @@ pub mod approvals;
 pub mod attach;
 pub mod call_peer;
 pub mod client;
+pub mod connected_http;
+pub mod connections;
 pub mod hosted;
 pub mod http;
 pub mod journal;
@@ -24,6 +26,7 @@ pub mod peers_http;
 pub mod remote;
 pub mod state;
 pub mod wakes;
+pub mod websocket;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
