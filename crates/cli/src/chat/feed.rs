@@ -41,6 +41,8 @@ pub struct Feed {
     cwd: Option<PathBuf>,
     /// Numbers the model's replies, so each turn's text is an entry of its own.
     turn: u32,
+    /// Whether a stream was attached before (this one is a reconnection).
+    attached: bool,
 }
 
 impl Feed {
@@ -49,6 +51,7 @@ impl Feed {
             cursor: None,
             cwd,
             turn: 0,
+            attached: false,
         }
     }
 
@@ -94,6 +97,16 @@ impl Feed {
             "_tackle/attached" => {
                 let state = params["state"].as_str().unwrap_or("idle");
                 let session = params["sessionId"].as_str().unwrap_or("?");
+                let again = std::mem::replace(&mut self.attached, true);
+                if again && params["retold"] == true {
+                    // The daemon could not continue from this chat's cursor (it restarted): what
+                    // follows is the whole conversation from the session's log, told anew.
+                    app.view.entries.clear();
+                    app.approval = None;
+                    app.waiting.clear();
+                    app.running = None;
+                    app.cancelling = false;
+                }
                 let verb = if params["retold"] == true {
                     "its conversation so far, then live"
                 } else {
@@ -490,6 +503,34 @@ mod tests {
             Some("e.4"),
             "a message without an id keeps the cursor"
         );
+    }
+
+    #[test]
+    fn a_conversation_retold_after_a_restart_replaces_the_one_on_screen() {
+        let mut app = app();
+        let mut feed = Feed::new(None);
+        let attached = |retold: bool| {
+            note(
+                "_tackle/attached",
+                json!({"sessionId": "s1", "lastEventId": "e.1", "retold": retold, "state": "idle"}),
+            )
+        };
+        let said = update(
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hello"}}),
+        );
+        feed_all(&mut feed, &mut app, &[attached(true), said.clone()]);
+        // Reattached from a cursor the daemon still knows: only what followed, added.
+        feed_all(&mut feed, &mut app, &[attached(false)]);
+        assert_eq!(app.view.entries.len(), 3);
+        // Reattached after a restart: the retold conversation stands alone.
+        feed_all(&mut feed, &mut app, &[attached(true), said]);
+        let users = app
+            .view
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::User { .. }))
+            .count();
+        assert_eq!(users, 1, "the conversation is not shown twice");
     }
 
     #[test]
