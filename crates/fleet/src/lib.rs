@@ -21,6 +21,7 @@
 // Tests report failure by panicking; unwrap is how they do it.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod artifact_gc;
 mod canonical;
 mod database_url;
 mod db;
@@ -29,8 +30,11 @@ mod lease;
 mod mailbox;
 mod peers;
 mod pg_log;
+mod s3_artifacts;
+mod s3_http;
 mod schema;
 
+pub use artifact_gc::{ArtifactGc, GcReport};
 pub use database_url::DatabaseUrl;
 pub use db::{FleetDb, FleetDbSettings};
 pub use error::FleetError;
@@ -38,4 +42,7 @@ pub use lease::{Claim, Lease, Leases};
 pub use mailbox::{DOORBELL_CHANNEL, Delivery, Mailbox, MailboxWatch, Message, Sent, Wake};
 pub use peers::{Peer, Peers};
 pub use pg_log::{Appended, PgEventLog, PgRecord};
+pub use s3_artifacts::{
+    MULTIPART_THRESHOLD, PutArtifact, S3Artifacts, S3Credentials, S3Settings, record_reference,
+};
 pub use schema::{SCHEMA_VERSION, SchemaReport, VERSION_TABLE};

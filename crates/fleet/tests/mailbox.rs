@@ -191,7 +191,7 @@ async fn concurrent_consumers_some_killed_consume_every_message_exactly_once() {
                         continue;
                     };
                     turn += 1;
-                    if (turn + c) % 4 == 0 {
+                    if (turn + c).is_multiple_of(4) {
                         killed.fetch_add(1, Ordering::SeqCst);
                         drop(delivery);
                         continue;
