@@ -65,7 +65,10 @@ impl FleetDb {
     /// binary knows, [`FleetError::SchemaTooNew`]).
     pub async fn connect_url(url: DatabaseUrl, pool_size: usize) -> Result<Self, FleetError> {
         let config = url.config()?;
-        let tls = tls()?;
+        let tls = tls().map_err(|detail| FleetError::Connect {
+            url: url.redacted(),
+            detail,
+        })?;
         let manager = Manager::from_config(
             config.clone(),
             tls.clone(),
@@ -146,7 +149,7 @@ impl FleetDb {
 }
 
 /// rustls with the ring provider over the webpki roots.
-fn tls() -> Result<MakeRustlsConnect, FleetError> {
+fn tls() -> Result<MakeRustlsConnect, String> {
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
@@ -154,10 +157,7 @@ fn tls() -> Result<MakeRustlsConnect, FleetError> {
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| FleetError::Connect {
-        url: String::new(),
-        detail: format!("tls setup failed: {e}"),
-    })?
+    .map_err(|e| format!("tls setup failed: {e}"))?
     .with_root_certificates(roots)
     .with_no_client_auth();
     Ok(MakeRustlsConnect::new(config))

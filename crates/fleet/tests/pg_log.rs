@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tackle_fleet::{
-    Claim, DatabaseUrl, FleetDb, FleetError, Lease, Leases, Peers, PgEventLog, SCHEMA_VERSION,
+    Claim, DatabaseUrl, FleetDb, FleetDbSettings, FleetError, Lease, Leases, Peers, PgEventLog,
+    SCHEMA_VERSION,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
