@@ -389,6 +389,22 @@ async fn a_database_password_never_appears_in_errors_or_debug_output() {
         shown.contains("cannot connect") && shown.contains("postgres:***@127.0.0.1:1"),
         "{shown}"
     );
+
+    // The URL comes from the environment only; an unset variable is named with the fix.
+    let settings = FleetDbSettings {
+        database_url_env: "TACKLE_FLEET_TEST_URL_NEVER_SET".to_owned(),
+        pool_size: 1,
+    };
+    match FleetDb::connect(&settings).await {
+        Err(e @ FleetError::DatabaseUrlMissing { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("TACKLE_FLEET_TEST_URL_NEVER_SET is not set"),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
