@@ -16,6 +16,7 @@
 //! `NOTIFY` payload, which is not durable (nobody listening, nothing kept) and capped at 8000
 //! bytes.
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::Object;
@@ -27,7 +28,8 @@ use crate::lease::Lease;
 use crate::pg_log::{Checked, append_in};
 use crate::{FleetDb, FleetError};
 
-/// The channel every send rings; the payload is the recipient's session id.
+/// The channel every send rings; the payload is `<schema>:<recipient session id>` (the
+/// schema, so fleets sharing a database in schemas of their own do not ring each other).
 pub const DOORBELL_CHANNEL: &str = "tackle_mailbox";
 
 /// What a send did.
@@ -131,9 +133,12 @@ impl Mailbox {
             });
         }
         // Delivered to listeners only if and when the transaction commits.
-        tx.execute("SELECT pg_notify($1, $2)", &[&DOORBELL_CHANNEL, &recipient])
-            .await
-            .map_err(FleetError::db("ring a doorbell"))?;
+        tx.execute(
+            "SELECT pg_notify($1, current_schema() || ':' || $2)",
+            &[&DOORBELL_CHANNEL, &recipient],
+        )
+        .await
+        .map_err(FleetError::db("ring a doorbell"))?;
         tx.commit().await.map_err(FleetError::db("commit a send"))?;
         Ok(Sent {
             sender_seq: seq,
@@ -361,15 +366,27 @@ async fn listen(db: &FleetDb, recipient: &str) -> Result<Listening, FleetError> 
     // One pending ring is enough: a scan takes every message, so rings coalesce. Dropping
     // `ring` with the connection's task tells the watch the connection is gone.
     let (ring, rings) = mpsc::channel(1);
-    let wanted = recipient.to_owned();
+    // `<schema>:<recipient>`, set before the LISTEN, so before any ring can arrive.
+    let wanted = Arc::new(OnceLock::<String>::new());
     let (client, task) = db
-        .dedicated(move |n| {
-            if n.channel() == DOORBELL_CHANNEL && n.payload() == wanted {
-                let _ = ring.try_send(());
+        .dedicated({
+            let wanted = Arc::clone(&wanted);
+            move |n| {
+                if n.channel() == DOORBELL_CHANNEL
+                    && wanted.get().map(String::as_str) == Some(n.payload())
+                {
+                    let _ = ring.try_send(());
+                }
             }
         })
         .await?;
     let listened = async {
+        // The schema is known before LISTEN commits, so no ring after it is missed.
+        let schema: String = client
+            .query_one("SELECT current_schema()", &[])
+            .await?
+            .get(0);
+        let _ = wanted.set(format!("{schema}:{recipient}"));
         client
             .batch_execute(&format!("LISTEN {DOORBELL_CHANNEL}"))
             .await?;

@@ -1,7 +1,8 @@
 //! `PgEventLog`: a session's event log as rows keyed `(session_id, seq)`.
 //!
 //! **Key decision:** the seq is taken from the session's row (`next_seq`) by the same
-//! transaction that inserts the event, and that `UPDATE` also checks the caller's lease epoch.
+//! statement (one transaction) that inserts the event, and that statement locks the row only
+//! while the caller's lease epoch still holds it.
 //! The row lock serialises one session's appenders, a rolled-back append gives its seq back,
 //! and a reader sees each session's events gapless and in commit order. A fenced daemon's
 //! append matches no row and is refused ([`FleetError::Fenced`]). Rejected: a sequence or
@@ -9,8 +10,8 @@
 //! reader that advances a cursor past a gap loses the event that fills it later.
 //!
 //! Retried writes carry an idempotency key, unique per session: the insert is `ON CONFLICT DO
-//! NOTHING`, and a retry rolls its transaction back (giving the seq back) and answers the
-//! winner's seq.
+//! NOTHING`, the seq advances only when the insert went in, and a retry answers the winner's
+//! seq.
 
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
@@ -90,39 +91,26 @@ impl PgEventLog {
         idem_key: Option<&str>,
     ) -> Result<Appended, FleetError> {
         let checked = Checked::new(event)?;
-        let mut client = self.db.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(FleetError::db("begin an append"))?;
-        match append_in(&tx, lease, &checked, idem_key).await? {
-            Some(seq) => {
-                tx.commit()
-                    .await
-                    .map_err(FleetError::db("commit an append"))?;
-                Ok(Appended {
-                    seq,
-                    duplicate: false,
-                })
-            }
-            None => {
-                tx.rollback()
-                    .await
-                    .map_err(FleetError::db("roll back a duplicate append"))?;
-                let seq: i64 = client
-                    .query_one(
-                        "SELECT seq FROM events WHERE session_id = $1 AND idem_key = $2",
-                        &[&lease.session(), &idem_key],
-                    )
-                    .await
-                    .map_err(FleetError::db("read a duplicate append's seq"))?
-                    .get(0);
-                Ok(Appended {
-                    seq: seq as u64,
-                    duplicate: true,
-                })
-            }
+        let client = self.db.client().await?;
+        // One statement, committed on its own (and durable when it returns).
+        if let Some(seq) = append_in(&client, lease, &checked, idem_key).await? {
+            return Ok(Appended {
+                seq,
+                duplicate: false,
+            });
         }
+        let seq: i64 = client
+            .query_one(
+                "SELECT seq FROM events WHERE session_id = $1 AND idem_key = $2",
+                &[&lease.session(), &idem_key],
+            )
+            .await
+            .map_err(FleetError::db("read a duplicate append's seq"))?
+            .get(0);
+        Ok(Appended {
+            seq: seq as u64,
+            duplicate: true,
+        })
     }
 
     /// Up to `limit` events of `session` from `from_seq` on, in seq order, each checked
@@ -195,50 +183,60 @@ impl PgEventLog {
     }
 }
 
-/// Appends inside the caller's transaction (`tx` is a transaction, or a connection on which
-/// the caller began one): the seq from the session's row (checking the lease), then the
-/// event. `None` when `idem_key` is already recorded for the session: the caller must roll
-/// back, since the seq was taken.
+/// Appends in one statement (its own transaction, or part of the caller's: `tx` is a
+/// connection or a transaction): lock the session's row if the lease's owner and epoch still
+/// hold it, insert the event at its `next_seq` unless `idem_key` is recorded, and advance
+/// `next_seq` only if the event went in. `None` when `idem_key` was already recorded (nothing
+/// changed).
+///
+/// One statement is one round trip: `WITH` runs the row lock, the insert and the advance as
+/// one unit, the advance seeing the insert's `RETURNING`.
 pub(crate) async fn append_in(
     tx: &impl GenericClient,
     lease: &Lease,
     event: &Checked<'_>,
     idem_key: Option<&str>,
 ) -> Result<Option<u64>, FleetError> {
-    let take_seq = tx
+    let append = tx
         .prepare_cached(
-            "UPDATE sessions SET next_seq = next_seq + 1
-              WHERE id = $1 AND owner = $2 AND lease_epoch = $3
-          RETURNING next_seq - 1",
+            "WITH s AS (
+                 SELECT next_seq FROM sessions
+                  WHERE id = $1 AND owner = $2 AND lease_epoch = $3
+                    FOR UPDATE
+             ), ins AS (
+                 INSERT INTO events (session_id, seq, idem_key, payload, crc)
+                 SELECT $1, next_seq, $4, $5, $6 FROM s
+                 ON CONFLICT (session_id, idem_key) DO NOTHING
+                 RETURNING seq
+             ), advance AS (
+                 UPDATE sessions SET next_seq = next_seq + 1
+                  WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
+                 RETURNING next_seq
+             )
+             SELECT (SELECT seq FROM ins),
+                    EXISTS (SELECT 1 FROM s),
+                    (SELECT count(*) FROM advance)",
         )
         .await
         .map_err(FleetError::db("prepare an append"))?;
-    let insert = tx
-        .prepare_cached(
-            "INSERT INTO events (session_id, seq, idem_key, payload, crc)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (session_id, idem_key) DO NOTHING
-          RETURNING seq",
+    let row = tx
+        .query_one(
+            &append,
+            &[
+                &lease.session(),
+                &lease.owner(),
+                &lease.epoch(),
+                &idem_key,
+                event.value,
+                &event.crc,
+            ],
         )
         .await
-        .map_err(FleetError::db("prepare an append"))?;
-    let Some(row) = tx
-        .query_opt(
-            &take_seq,
-            &[&lease.session(), &lease.owner(), &lease.epoch()],
-        )
-        .await
-        .map_err(FleetError::db("take a seq"))?
-    else {
+        .map_err(FleetError::db("append an event"))?;
+    let seq: Option<i64> = row.get(0);
+    let leased: bool = row.get(1);
+    if !leased {
         return Err(refusal(tx, lease).await);
-    };
-    let seq: i64 = row.get(0);
-    let inserted = tx
-        .query_opt(
-            &insert,
-            &[&lease.session(), &seq, &idem_key, event.value, &event.crc],
-        )
-        .await
-        .map_err(FleetError::db("insert an event"))?;
-    Ok(inserted.map(|_| seq as u64))
+    }
+    Ok(seq.map(|seq| seq as u64))
 }

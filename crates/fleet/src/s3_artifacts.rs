@@ -17,7 +17,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use futures::TryStreamExt;
 use object_store::aws::{AmazonS3Builder, S3CopyIfNotExists};
 use object_store::path::Path;
 use object_store::{
@@ -314,32 +315,35 @@ impl S3Artifacts {
     /// [`FleetError::DigestMismatch`] naming the key (and is reported on every read).
     pub async fn get(&self, id: ArtifactId) -> Result<Bytes, FleetError> {
         let key = self.key(id);
-        let fetched = match self.store.get(&key).await {
-            Ok(result) => result.bytes().await,
-            Err(e) => Err(e),
+        let missing = |e: object_store::Error| match e {
+            object_store::Error::NotFound { .. } => FleetError::ArtifactMissing {
+                id,
+                key: key.to_string(),
+            },
+            e => FleetError::object_store("read", &key)(e),
         };
-        let bytes = match fetched {
-            Ok(bytes) => bytes,
-            Err(object_store::Error::NotFound { .. }) => {
-                return Err(FleetError::ArtifactMissing {
-                    id,
-                    key: key.to_string(),
-                });
-            }
-            Err(e) => return Err(FleetError::object_store("read", &key)(e)),
-        };
-        if !self.is_verified(id) {
-            let actual = ArtifactId::of(&bytes);
-            if actual != id {
-                return Err(FleetError::DigestMismatch {
-                    key: key.to_string(),
-                    expected: id,
-                    actual,
-                });
-            }
-            self.lock_verified().insert(id);
+        let result = self.store.get(&key).await.map_err(missing)?;
+        if self.is_verified(id) {
+            return result.bytes().await.map_err(missing);
         }
-        Ok(bytes)
+        // Hashed chunk by chunk as they arrive, so the hashing overlaps the transfer.
+        let mut bytes = BytesMut::with_capacity(usize::try_from(result.meta.size).unwrap_or(0));
+        let mut hasher = Sha256::new();
+        let mut chunks = result.into_stream();
+        while let Some(chunk) = chunks.try_next().await.map_err(missing)? {
+            hasher.update(&chunk);
+            bytes.extend_from_slice(&chunk);
+        }
+        let actual = ArtifactId::from_bytes(hasher.finalize().into());
+        if actual != id {
+            return Err(FleetError::DigestMismatch {
+                key: key.to_string(),
+                expected: id,
+                actual,
+            });
+        }
+        self.lock_verified().insert(id);
+        Ok(bytes.freeze())
     }
 
     /// Whether an object exists under the artifact's key (its bytes are not checked).
