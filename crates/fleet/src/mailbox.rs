@@ -149,7 +149,10 @@ impl Mailbox {
     /// The oldest message for the leased session that no other consumer holds, locked until
     /// the [`Delivery`] is committed or dropped; `None` when there is none.
     pub async fn receive(&self, recipient: &Lease) -> Result<Option<Delivery>, FleetError> {
-        let client = self.db.client().await?;
+        // From BEGIN on, an error or a cancelled future must not hand the connection back to
+        // the pool inside the transaction: the guard closes it instead.
+        let conn = InTransaction(Some(self.db.client().await?));
+        let client = conn.client()?;
         client
             .batch_execute("BEGIN")
             .await
@@ -173,17 +176,19 @@ impl Mailbox {
                 .batch_execute("COMMIT")
                 .await
                 .map_err(FleetError::db("end an empty receive"))?;
+            conn.release();
             return Ok(None);
         };
+        let message = Message {
+            message_id: row.get(0),
+            sender: row.get(1),
+            body: row.get(2),
+            sent_at: row.get(3),
+        };
         Ok(Some(Delivery {
-            client: Some(client),
+            conn,
             recipient: recipient.clone(),
-            message: Message {
-                message_id: row.get(0),
-                sender: row.get(1),
-                body: row.get(2),
-                sent_at: row.get(3),
-            },
+            message,
         }))
     }
 
@@ -210,8 +215,8 @@ impl Mailbox {
 /// delivered again.
 #[derive(Debug)]
 pub struct Delivery {
-    /// Inside the open transaction; `None` once committed.
-    client: Option<Object>,
+    /// Inside the open transaction.
+    conn: InTransaction,
     recipient: Lease,
     message: Message,
 }
@@ -226,31 +231,43 @@ impl Delivery {
     /// the transaction that read it; returns the event's seq. [`FleetError::Fenced`] when the
     /// recipient's lease was taken over meanwhile (nothing is recorded; the new owner
     /// receives it).
-    pub async fn commit(mut self) -> Result<u64, FleetError> {
-        let Some(client) = self.client.take() else {
-            // Only `commit`, which consumes the delivery, takes the client.
-            return Err(FleetError::Database {
-                action: "commit a delivery",
-                detail: "the delivery was already committed".to_owned(),
-            });
-        };
-        let result = consume(&client, &self.recipient, &self.message.message_id).await;
-        match result {
-            Ok(seq) => Ok(seq),
-            Err(e) => {
-                // The transaction may be aborted or half done: never return it to the pool.
-                drop(Object::take(client));
-                Err(e)
-            }
-        }
+    pub async fn commit(self) -> Result<u64, FleetError> {
+        let seq = consume(
+            self.conn.client()?,
+            &self.recipient,
+            &self.message.message_id,
+        )
+        .await?;
+        // Committed: the connection is clean again.
+        self.conn.release();
+        Ok(seq)
     }
 }
 
-impl Drop for Delivery {
+/// A pooled connection inside a transaction begun with `BEGIN`. Dropped (an error, a
+/// cancelled future, a consumer that dies), it closes the connection, so the server rolls the
+/// transaction back; only [`InTransaction::release`], after `COMMIT`, returns it to the pool.
+#[derive(Debug)]
+struct InTransaction(Option<Object>);
+
+impl InTransaction {
+    fn client(&self) -> Result<&Object, FleetError> {
+        // Set at construction and taken only by `release` and `drop`, which consume it.
+        self.0.as_ref().ok_or(FleetError::Database {
+            action: "use a transaction's connection",
+            detail: "the connection was already released".to_owned(),
+        })
+    }
+
+    fn release(mut self) {
+        // Back to the pool: dropping an `Object` returns it.
+        drop(self.0.take());
+    }
+}
+
+impl Drop for InTransaction {
     fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            // A pooled connection inside a transaction must not be reused: closing it makes
-            // the server roll the transaction back and release the message.
+        if let Some(client) = self.0.take() {
             drop(Object::take(client));
         }
     }
