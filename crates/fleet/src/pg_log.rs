@@ -1,0 +1,242 @@
+//! `PgEventLog`: a session's event log as rows keyed `(session_id, seq)`.
+//!
+//! **Key decision:** the seq is taken from the session's row (`next_seq`) by the same
+//! statement (one transaction) that inserts the event, and that statement locks the row only
+//! while the caller's lease epoch still holds it.
+//! The row lock serialises one session's appenders, a rolled-back append gives its seq back,
+//! and a reader sees each session's events gapless and in commit order. A fenced daemon's
+//! append matches no row and is refused ([`FleetError::Fenced`]). Rejected: a sequence or
+//! `bigserial`, whose values are never rolled back and do not follow commit order, so a
+//! reader that advances a cursor past a gap loses the event that fills it later.
+//!
+//! Retried writes carry an idempotency key, unique per session: the insert is `ON CONFLICT DO
+//! NOTHING`, the seq advances only when the insert went in, and a retry answers the winner's
+//! seq.
+
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+
+use crate::canonical::checksum;
+use crate::lease::{Lease, refusal};
+use crate::{FleetDb, FleetError};
+
+/// One stored event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgRecord {
+    /// Its seq: consecutive within the session, from 1.
+    pub seq: u64,
+    /// The event as stored (`jsonb`: keys may come back in another order).
+    pub event: Value,
+}
+
+/// What an append did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The event's seq.
+    pub seq: u64,
+    /// The idempotency key was already recorded: nothing was written, and `seq` is the
+    /// first write's.
+    pub duplicate: bool,
+}
+
+/// The event logs of the sessions in a fleet database.
+#[derive(Debug, Clone)]
+pub struct PgEventLog {
+    db: FleetDb,
+}
+
+/// An event checked for storage, with its checksum.
+#[derive(Debug)]
+pub(crate) struct Checked<'a> {
+    value: &'a Value,
+    crc: i64,
+}
+
+impl<'a> Checked<'a> {
+    pub(crate) fn new(value: &'a Value) -> Result<Self, FleetError> {
+        let crc = checksum(value).map_err(|reason| FleetError::EventRefused { reason })?;
+        Ok(Self {
+            value,
+            crc: i64::from(crc),
+        })
+    }
+}
+
+impl PgEventLog {
+    /// The logs in the fleet database `db`.
+    pub fn new(db: &FleetDb) -> Self {
+        Self { db: db.clone() }
+    }
+
+    /// Creates the session's row (empty log, no owner); `false` when it existed.
+    pub async fn create_session(&self, session: &str) -> Result<bool, FleetError> {
+        let client = self.db.client().await?;
+        let created = client
+            .execute(
+                "INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
+                &[&session],
+            )
+            .await
+            .map_err(FleetError::db("create a session"))?;
+        Ok(created == 1)
+    }
+
+    /// Appends `event` to the leased session's log, durable once this returns (the commit
+    /// waits for the WAL flush; concurrent committers share it). With `idem_key`, a retry of
+    /// an append that committed answers the first seq with `duplicate` set.
+    pub async fn append(
+        &self,
+        lease: &Lease,
+        event: &Value,
+        idem_key: Option<&str>,
+    ) -> Result<Appended, FleetError> {
+        let checked = Checked::new(event)?;
+        let client = self.db.client().await?;
+        // One statement, committed on its own (and durable when it returns).
+        if let Some(seq) = append_in(&client, lease, &checked, idem_key).await? {
+            return Ok(Appended {
+                seq,
+                duplicate: false,
+            });
+        }
+        let seq: i64 = client
+            .query_one(
+                "SELECT seq FROM events WHERE session_id = $1 AND idem_key = $2",
+                &[&lease.session(), &idem_key],
+            )
+            .await
+            .map_err(FleetError::db("read a duplicate append's seq"))?
+            .get(0);
+        Ok(Appended {
+            seq: seq as u64,
+            duplicate: true,
+        })
+    }
+
+    /// Up to `limit` events of `session` from `from_seq` on, in seq order, each checked
+    /// against its checksum and the one before it.
+    pub async fn read_from(
+        &self,
+        session: &str,
+        from_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<PgRecord>, FleetError> {
+        let client = self.db.client().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT seq, payload, crc FROM events
+                  WHERE session_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
+            )
+            .await
+            .map_err(FleetError::db("prepare an event read"))?;
+        let from = i64::try_from(from_seq.max(1)).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(&statement, &[&session, &from, &limit])
+            .await
+            .map_err(FleetError::db("read events"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        let mut expected = from as u64;
+        for row in rows {
+            let seq = row.get::<_, i64>(0) as u64;
+            let event: Value = row.get(1);
+            let crc: i64 = row.get(2);
+            if seq != expected {
+                return Err(FleetError::Gap {
+                    session: session.to_owned(),
+                    expected,
+                    found: seq,
+                });
+            }
+            let actual = checksum(&event).map_err(|reason| FleetError::Corrupt {
+                session: session.to_owned(),
+                seq,
+                reason,
+            })?;
+            if i64::from(actual) != crc {
+                return Err(FleetError::Corrupt {
+                    session: session.to_owned(),
+                    seq,
+                    reason: format!("checksum {actual:08x}, recorded {crc:08x}"),
+                });
+            }
+            out.push(PgRecord { seq, event });
+            expected = seq + 1;
+        }
+        Ok(out)
+    }
+
+    /// The seq of the session's last committed event (0 for an empty log).
+    pub async fn last_seq(&self, session: &str) -> Result<u64, FleetError> {
+        let client = self.db.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT next_seq - 1 FROM sessions WHERE id = $1",
+                &[&session],
+            )
+            .await
+            .map_err(FleetError::db("read a session's last seq"))?
+            .ok_or_else(|| FleetError::UnknownSession {
+                session: session.to_owned(),
+            })?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+}
+
+/// Appends in one statement (its own transaction, or part of the caller's: `tx` is a
+/// connection or a transaction): lock the session's row if the lease's owner and epoch still
+/// hold it, insert the event at its `next_seq` unless `idem_key` is recorded, and advance
+/// `next_seq` only if the event went in. `None` when `idem_key` was already recorded (nothing
+/// changed).
+///
+/// One statement is one round trip: `WITH` runs the row lock, the insert and the advance as
+/// one unit, the advance seeing the insert's `RETURNING`.
+pub(crate) async fn append_in(
+    tx: &impl GenericClient,
+    lease: &Lease,
+    event: &Checked<'_>,
+    idem_key: Option<&str>,
+) -> Result<Option<u64>, FleetError> {
+    let append = tx
+        .prepare_cached(
+            "WITH s AS (
+                 SELECT next_seq FROM sessions
+                  WHERE id = $1 AND owner = $2 AND lease_epoch = $3
+                    FOR UPDATE
+             ), ins AS (
+                 INSERT INTO events (session_id, seq, idem_key, payload, crc)
+                 SELECT $1, next_seq, $4, $5, $6 FROM s
+                 ON CONFLICT (session_id, idem_key) DO NOTHING
+                 RETURNING seq
+             ), advance AS (
+                 UPDATE sessions SET next_seq = next_seq + 1
+                  WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
+                 RETURNING next_seq
+             )
+             SELECT (SELECT seq FROM ins),
+                    EXISTS (SELECT 1 FROM s),
+                    (SELECT count(*) FROM advance)",
+        )
+        .await
+        .map_err(FleetError::db("prepare an append"))?;
+    let row = tx
+        .query_one(
+            &append,
+            &[
+                &lease.session(),
+                &lease.owner(),
+                &lease.epoch(),
+                &idem_key,
+                event.value,
+                &event.crc,
+            ],
+        )
+        .await
+        .map_err(FleetError::db("append an event"))?;
+    let seq: Option<i64> = row.get(0);
+    let leased: bool = row.get(1);
+    if !leased {
+        return Err(refusal(tx, lease).await);
+    }
+    Ok(seq.map(|seq| seq as u64))
+}
