@@ -10,6 +10,7 @@
 //! closed WebSocket or a client that falls too far behind ends the connection only.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,9 +22,10 @@ use super::hosted::Daemon;
 use super::journal::From;
 use crate::acp::rpc::RpcError;
 
-/// Messages a connection may have waiting for its stream; past this it is closed (the client
-/// reads too slowly, or never opened its stream).
+/// Messages, and bytes of them, a connection may have waiting for its stream; past either it
+/// is closed (the client reads too slowly, or never opened its stream).
 const OUTBOX: usize = 4096;
+const OUTBOX_BYTES: usize = 32 * 1024 * 1024;
 /// The most connections at once.
 pub const MOST_CONNECTIONS: usize = 256;
 /// A connection with no stream open and nothing sent for this long is let go.
@@ -43,6 +45,8 @@ pub struct Connection {
     pending: Mutex<HashSet<String>>,
     pub closed: CancellationToken,
     last_used: Mutex<Instant>,
+    /// The bytes of the messages waiting for the stream.
+    queued: AtomicUsize,
 }
 
 /// Every open connection.
@@ -83,6 +87,7 @@ impl Connections {
             pending: Mutex::new(HashSet::new()),
             closed: CancellationToken::new(),
             last_used: Mutex::new(Instant::now()),
+            queued: AtomicUsize::new(0),
         });
         open.insert(connection.id.clone(), connection.clone());
         Ok(connection)
@@ -132,7 +137,9 @@ impl Connection {
 
     /// Queues `message` for the connection's stream; a connection that cannot take it is closed.
     pub fn send(&self, message: String) {
-        if self.outbox.try_send(message).is_err() {
+        let bytes = message.len();
+        let queued = self.queued.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if queued > OUTBOX_BYTES || self.outbox.try_send(message).is_err() {
             self.closed.cancel();
         }
     }
@@ -212,10 +219,15 @@ impl StreamLease {
     /// The next message, `None` once the connection is closed.
     pub async fn next(&mut self) -> Option<String> {
         let inbox = self.inbox.as_mut()?;
-        tokio::select! {
-            message = inbox.recv() => message,
+        let message = tokio::select! {
+            biased;
             () = self.connection.closed.cancelled() => None,
-        }
+            message = inbox.recv() => message,
+        }?;
+        self.connection
+            .queued
+            .fetch_sub(message.len(), Ordering::Relaxed);
+        Some(message)
     }
 }
 
@@ -345,5 +357,34 @@ pub fn receive(daemon: &Arc<Daemon>, connection: &Arc<Connection>, message: Valu
             );
             Received::Accepted
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_that_is_not_read_is_closed_past_its_budget_and_not_before() {
+        let connections = Connections::default();
+        let connection = connections.create().unwrap();
+        let message = "x".repeat(1024 * 1024);
+        for _ in 0..OUTBOX_BYTES / message.len() {
+            connection.send(message.clone());
+        }
+        assert!(!connection.closed.is_cancelled(), "within the budget");
+        // Read, the bytes are given back.
+        let mut lease = connection.take_stream().unwrap();
+        assert_eq!(lease.next().await.map(|m| m.len()), Some(message.len()));
+        connection.send(message.clone());
+        assert!(!connection.closed.is_cancelled());
+        connection.send(message);
+        assert!(connection.closed.is_cancelled(), "past the budget");
+        assert_eq!(
+            lease.next().await,
+            None,
+            "a closed connection's stream ends"
+        );
+        assert!(connections.get(&connection.id).is_none());
     }
 }
