@@ -123,7 +123,16 @@ impl Mailbox {
                 ],
             )
             .await
-            .map_err(FleetError::db("insert a message"))?;
+            .map_err(|e| {
+                // The recipient has no row: a typed refusal, not the constraint's wording.
+                if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) {
+                    FleetError::UnknownSession {
+                        session: recipient.to_owned(),
+                    }
+                } else {
+                    FleetError::db("insert a message")(e)
+                }
+            })?;
         if inserted == 0 {
             tx.rollback()
                 .await

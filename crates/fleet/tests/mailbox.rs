@@ -91,6 +91,13 @@ async fn a_send_is_one_transaction_and_a_retried_send_is_a_no_op() {
         "the refused send left nothing"
     );
 
+    // A recipient the database does not know is named, and the send leaves nothing.
+    match mailbox.send(&alice, "nobody", "m2", &json!({})).await {
+        Err(FleetError::UnknownSession { session }) => assert_eq!(session, "nobody"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(log.last_seq("alice").await.unwrap(), 1, "no message_sent");
+
     let delivery = mailbox.receive(&bob).await.unwrap().unwrap();
     assert_eq!(delivery.message().message_id, "m1");
     assert_eq!(delivery.message().sender, "alice");
