@@ -66,6 +66,16 @@ pub enum FleetError {
         until: SystemTime,
     },
 
+    /// A batch of a working copy does not follow what the database holds for the session.
+    #[error(
+        "fleet: session {session}'s working copy does not follow the database (a batch from seq {first}, the database's next seq is {next}); resume the session to rebuild its working copy"
+    )]
+    Diverged {
+        session: String,
+        first: u64,
+        next: u64,
+    },
+
     /// A stored event's checksum does not match its payload.
     #[error(
         "fleet: event {seq} of session {session} is corrupt ({reason}); restore it from a backup"

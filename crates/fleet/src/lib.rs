@@ -9,7 +9,9 @@
 //!
 //! **Refuses** to know what an event or a message means (both are opaque JSON), to read a
 //! database password from anywhere but the environment, or to print one ([`DatabaseUrl`]).
-//! It is not yet behind the storage seam of `tackle-store`: nothing above the seam uses it.
+//! [`FleetBackend`] puts it behind `tackle-store`'s storage seam: installed in a process,
+//! every session log and artifact of that process is durable here, and nothing above the
+//! seam knows.
 //!
 //! **Key decision:** every ordering and exactly-once guarantee is a constraint or a row lock
 //! inside one PostgreSQL transaction (seq from the session's row, idempotency keys under
@@ -22,10 +24,12 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod artifact_gc;
+mod backend;
 mod canonical;
 mod database_url;
 mod db;
 mod error;
+mod io;
 mod lease;
 mod mailbox;
 mod peers;
@@ -35,9 +39,11 @@ mod s3_http;
 mod schema;
 
 pub use artifact_gc::{ArtifactGc, GcReport};
+pub use backend::FleetBackend;
 pub use database_url::DatabaseUrl;
 pub use db::{FleetDb, FleetDbSettings};
 pub use error::FleetError;
+pub use io::FleetIo;
 pub use lease::{Claim, Lease, Leases};
 pub use mailbox::{DOORBELL_CHANNEL, Delivery, Mailbox, MailboxWatch, Message, Sent, Wake};
 pub use peers::{Peer, Peers};

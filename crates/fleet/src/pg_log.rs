@@ -113,6 +113,92 @@ impl PgEventLog {
         })
     }
 
+    /// Appends `events` as seqs `first_seq..` of the leased session in one transaction,
+    /// recording every artifact they name as referenced (and no longer a collection
+    /// candidate) in the same one: a working copy's records, numbered by the process that
+    /// holds the lease. Idempotent: when the session is already past `first_seq` (a retry
+    /// of a batch whose commit was not acknowledged), the stored events must be these, and
+    /// nothing is written; a gap, or different events under those seqs, is refused.
+    pub async fn append_batch(
+        &self,
+        lease: &Lease,
+        first_seq: u64,
+        events: &[Value],
+    ) -> Result<(), FleetError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut seqs = Vec::with_capacity(events.len());
+        let mut crcs = Vec::with_capacity(events.len());
+        let mut ref_hex = Vec::new();
+        let mut ref_seq = Vec::new();
+        for (i, event) in events.iter().enumerate() {
+            let seq = i64::try_from(first_seq + i as u64).unwrap_or(i64::MAX);
+            seqs.push(seq);
+            crcs.push(Checked::new(event)?.crc);
+            for id in tackle_store::backend::artifacts_named(event) {
+                ref_hex.push(id.to_hex());
+                ref_seq.push(seq);
+            }
+        }
+        let first = seqs[0];
+        let mut client = self.db.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(FleetError::db("begin an append"))?;
+        let next: Option<i64> = tx
+            .query_opt(
+                "SELECT next_seq FROM sessions
+                  WHERE id = $1 AND owner = $2 AND lease_epoch = $3 FOR UPDATE",
+                &[&lease.session(), &lease.owner(), &lease.epoch()],
+            )
+            .await
+            .map_err(FleetError::db("lock a session for an append"))?
+            .map(|row| row.get(0));
+        let Some(next) = next else {
+            return Err(refusal(&tx, lease).await);
+        };
+        if next != first {
+            let last = seqs[seqs.len() - 1];
+            return already_stored(&tx, lease.session(), first, last, next, &crcs).await;
+        }
+        let payloads: Vec<&Value> = events.iter().collect();
+        tx.execute(
+            "INSERT INTO events (session_id, seq, payload, crc)
+             SELECT $1, s, p, c FROM unnest($2::bigint[], $3::jsonb[], $4::bigint[]) AS r(s, p, c)",
+            &[&lease.session(), &seqs, &payloads, &crcs],
+        )
+        .await
+        .map_err(FleetError::db("append events"))?;
+        let after = first + seqs.len() as i64;
+        tx.execute(
+            "UPDATE sessions SET next_seq = $2 WHERE id = $1",
+            &[&lease.session(), &after],
+        )
+        .await
+        .map_err(FleetError::db("advance a session's seq"))?;
+        if !ref_hex.is_empty() {
+            tx.execute(
+                "INSERT INTO artifact_refs (sha256, session_id, seq)
+                 SELECT h, $1, s FROM unnest($2::text[], $3::bigint[]) AS r(h, s)
+                 ON CONFLICT DO NOTHING",
+                &[&lease.session(), &ref_hex, &ref_seq],
+            )
+            .await
+            .map_err(FleetError::db("record artifact references"))?;
+            tx.execute(
+                "DELETE FROM gc_candidates WHERE sha256 = ANY($1)",
+                &[&ref_hex],
+            )
+            .await
+            .map_err(FleetError::db("clear collection candidates"))?;
+        }
+        tx.commit()
+            .await
+            .map_err(FleetError::db("commit an append"))
+    }
+
     /// Up to `limit` events of `session` from `from_seq` on, in seq order, each checked
     /// against its checksum and the one before it.
     pub async fn read_from(
@@ -239,4 +325,36 @@ pub(crate) async fn append_in(
         return Err(refusal(tx, lease).await);
     }
     Ok(seq.map(|seq| seq as u64))
+}
+
+/// A batch for `first..=last` found the session's next seq at `next`: a retry whose first
+/// attempt committed is fine when every seq holds the same checksum; anything else is a gap
+/// or a divergence, refused.
+async fn already_stored(
+    tx: &impl GenericClient,
+    session: &str,
+    first: i64,
+    last: i64,
+    next: i64,
+    crcs: &[i64],
+) -> Result<(), FleetError> {
+    if next > last {
+        let stored = tx
+            .query(
+                "SELECT crc FROM events WHERE session_id = $1 AND seq BETWEEN $2 AND $3
+                  ORDER BY seq",
+                &[&session, &first, &last],
+            )
+            .await
+            .map_err(FleetError::db("read back a retried append"))?;
+        let stored: Vec<i64> = stored.iter().map(|row| row.get(0)).collect();
+        if stored == crcs {
+            return Ok(());
+        }
+    }
+    Err(FleetError::Diverged {
+        session: session.to_owned(),
+        first: first as u64,
+        next: next as u64,
+    })
 }

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use tackle_protocol::{Event, SessionId, SessionStarted, TurnId};
-use tackle_store::{ArtifactStore, Durability, EventLog, LogKey, LogOrigin, LogSeal};
+use tackle_store::{ArtifactStore, Durability, EventLog, LogKey, LogOrigin, LogSeal, Opening};
 use tokio::sync::OnceCell;
 
 use crate::clock::now_ms;
@@ -150,7 +150,7 @@ impl Session {
     ) -> Result<Self, RuntimeError> {
         let id = new_session_id();
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
-        let (log, _recovery) = open_log(&log_path, &id.0, log_key.as_ref())?;
+        let (log, _recovery) = open_log(&log_path, &id.0, log_key.as_ref(), Opening::New)?;
         let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
         let context = SessionContext::new(id.clone(), options);
         recorder.append_blocking(
@@ -221,9 +221,24 @@ impl Session {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         let store_dir = Self::store_dir_for(&root);
         let log_path = tackle_store::session_log_path(&store_dir, id);
-        if !valid || !log_path.is_file() {
+        let backed = tackle_store::logs_are_backed();
+        if !valid || (!backed && !log_path.is_file()) {
             return Err(RuntimeError::UnknownSession { id: id.to_owned() });
         }
+        // A backend's copy is taken first: it replaces the working copy, tagged with this
+        // user's key (the backend is the user's own, named in their config alone).
+        let taken = if backed {
+            Some(
+                open_log(&log_path, id, Some(key), Opening::Existing).map_err(|e| match e {
+                    RuntimeError::EventLog(e) if tackle_store::is_unknown_session(&e) => {
+                        RuntimeError::UnknownSession { id: id.to_owned() }
+                    }
+                    other => other,
+                })?,
+            )
+        } else {
+            None
+        };
         let origin = EventLog::origin(&log_path, &LogSeal::new(key, id))?;
         if let (LogOrigin::Foreign(first), ForeignLogs::Refuse) = (&origin, foreign) {
             return Err(RuntimeError::ForeignLog {
@@ -232,7 +247,10 @@ impl Session {
             });
         }
         let store = Arc::new(ArtifactStore::open(&store_dir)?);
-        let (log, _recovery) = open_log(&log_path, id, Some(key))?;
+        let (log, _recovery) = match taken {
+            Some(taken) => taken,
+            None => open_log(&log_path, id, Some(key), Opening::Existing)?,
+        };
         let log = log_syncing(log, &store);
         let options = recorded_options(&log_path, id)?;
         let session = Self {
@@ -336,15 +354,15 @@ impl Session {
 }
 
 /// The log at `path` of session `id`, its appends tagged when there is a key.
+/// Through the installed storage backend, if any ([`tackle_store::open_session_log`]).
 fn open_log(
     path: &Path,
     id: &str,
     key: Option<&LogKey>,
+    opening: Opening,
 ) -> Result<(EventLog, tackle_store::Recovery), RuntimeError> {
-    Ok(match key {
-        Some(key) => EventLog::open_sealed(path, LogSeal::new(key, id))?,
-        None => EventLog::open(path)?,
-    })
+    let seal = key.map(|key| LogSeal::new(key, id));
+    Ok(tackle_store::open_session_log(path, id, seal, opening)?)
 }
 
 fn canonical(root: &Path) -> Result<PathBuf, RuntimeError> {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
+use crate::backend::ArtifactBackend;
 use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
 use crate::spill::SpilledSink;
@@ -84,6 +85,10 @@ struct StorePaths {
     /// Held through [`ArtifactStore::sync_written`]: when several event logs share the store,
     /// one whose sync finds nothing owed must still wait for the files another is syncing.
     syncing: Mutex<()>,
+    /// Where artifacts are durable besides these files (the installed backend's), and the
+    /// artifacts published here and not yet there.
+    remote: Option<Arc<dyn ArtifactBackend>>,
+    unuploaded: Mutex<Vec<ArtifactId>>,
 }
 
 /// digest → (when it was published or refreshed, its length, its file's mtime then).
@@ -129,6 +134,8 @@ impl ArtifactStore {
             }),
             fresh: Mutex::new(HashMap::new()),
             syncing: Mutex::new(()),
+            remote: crate::backend::backend().and_then(|b| b.artifacts()),
+            unuploaded: Mutex::new(Vec::new()),
         };
         let store = Self {
             paths: Arc::new(paths),
@@ -245,6 +252,7 @@ impl ArtifactStore {
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner()),
         );
+        self.upload_published()?;
         if pending.is_empty() {
             return Ok(());
         }
@@ -265,6 +273,51 @@ impl ArtifactStore {
                 .extend(pending);
         }
         result
+    }
+
+    /// Hands the artifacts published since the last call to the backend, if there is one; on
+    /// failure they stay owed.
+    fn upload_published(&self) -> io::Result<()> {
+        let Some(remote) = &self.paths.remote else {
+            return Ok(());
+        };
+        let owed = std::mem::take(&mut *self.paths.lock_unuploaded());
+        if owed.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<PathBuf> = owed.iter().map(|id| self.artifact_path(*id)).collect();
+        let batch: Vec<(ArtifactId, &Path)> = owed
+            .iter()
+            .copied()
+            .zip(paths.iter().map(PathBuf::as_path))
+            .collect();
+        remote.upload(&batch).map_err(|e| {
+            self.paths.lock_unuploaded().extend(owed.iter().copied());
+            io::Error::from(e)
+        })
+    }
+
+    /// Fetches a missing artifact from the backend into this store, checked against its
+    /// digest; `Ok(false)` when there is no backend or it lacks the artifact too.
+    fn fetch_missing(&self, id: ArtifactId) -> Result<bool, StoreError> {
+        let Some(remote) = &self.paths.remote else {
+            return Ok(false);
+        };
+        let fetched = remote.download(id).map_err(|e| StoreError::Backend {
+            id,
+            source: e,
+        })?;
+        let Some(bytes) = fetched else {
+            return Ok(false);
+        };
+        let actual = ArtifactId::of(&bytes);
+        if actual != id {
+            return Err(StoreError::ArtifactCorrupt { id, actual });
+        }
+        // Published here without owing an upload: the backend has it.
+        self.paths.publish_bytes(&bytes, id, Durability::Synced)?;
+        self.verified_set().insert(id);
+        Ok(true)
     }
 
     /// The artifact parsed as a manifest, if it exists, is a regular file no larger than
@@ -297,7 +350,10 @@ impl ArtifactStore {
         let mut file = match open_regular_nofollow(&path) {
             Ok(file) => file,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::ArtifactMissing { id });
+                if !self.fetch_missing(id)? {
+                    return Err(StoreError::ArtifactMissing { id });
+                }
+                open_regular_nofollow(&path).map_err(StoreError::io("open artifact", &path))?
             }
             Err(err) => return Err(StoreError::io("open artifact", &path)(err)),
         };
@@ -444,6 +500,20 @@ impl StorePaths {
             }
         }
         fresh.insert(id, (Instant::now(), len, mtime));
+    }
+
+    fn lock_unuploaded(&self) -> std::sync::MutexGuard<'_, Vec<ArtifactId>> {
+        // Only pushed to and taken whole: a panic elsewhere cannot leave it inconsistent.
+        self.unuploaded
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Owes the backend, if there is one, the artifact just published.
+    fn published(&self, id: ArtifactId) {
+        if self.remote.is_some() {
+            self.lock_unuploaded().push(id);
+        }
     }
 
     fn lock_fresh(&self) -> std::sync::MutexGuard<'_, FreshSet> {
@@ -856,6 +926,7 @@ impl Capture {
             CaptureSink::Memory(buf) => {
                 let id = ArtifactId::from_bytes(std::mem::take(&mut self.hasher).finalize().into());
                 self.paths.publish_bytes(&buf, id, self.durability)?;
+                self.paths.published(id);
                 return Ok(info(id));
             }
             CaptureSink::File(spilled) => spilled,
@@ -883,6 +954,7 @@ impl Capture {
             let _ = fs::remove_file(&path);
         }
         result?;
+        self.paths.published(info.id);
         Ok(info)
     }
 }

@@ -35,6 +35,13 @@ pub enum StoreError {
         /// What the bytes on disk actually hash to.
         actual: ArtifactId,
     },
+    /// The backend artifacts are durable in failed to hand one back.
+    #[error("artifact {}: {source}", id.public_uri())]
+    Backend {
+        id: crate::ArtifactId,
+        #[source]
+        source: crate::BackendError,
+    },
     /// A directory of the store is a symlink or not a directory.
     #[error(transparent)]
     Layout(#[from] crate::LayoutError),
@@ -90,10 +97,20 @@ pub enum EventLogError {
         reason: String,
     },
     /// An earlier write or sync failed, so what reached the disk is unknown.
-    #[error("event log {}: an earlier write or sync failed; reopen the log to recover", path.display())]
+    #[error("event log {}: an earlier write or sync failed{}; reopen the log to recover", path.display(), why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default())]
     Poisoned {
         /// The log file.
         path: PathBuf,
+        /// What failed, when the backend said ([`crate::BackendError`]).
+        why: Option<String>,
+    },
+    /// The backend the log is durable in refused or failed; nothing from this record on is
+    /// acknowledged.
+    #[error("event log {}: {source}", path.display())]
+    Backend {
+        path: PathBuf,
+        #[source]
+        source: crate::BackendError,
     },
     /// The record is longer than a line may be ([`crate::MAX_RECORD_BYTES`]); nothing was
     /// written.

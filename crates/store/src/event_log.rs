@@ -18,6 +18,7 @@ use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
 use crate::log_read::{check_tail, scan_all, scan_origin};
 use crate::log_seal::{LogOrigin, LogSeal};
+use crate::backend::LogReplica;
 use crate::record::{Record, encode_record};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:
@@ -94,6 +95,8 @@ struct Inner {
     before_sync: OnceLock<BeforeSync>,
     /// Tags every appended line when set ([`EventLog::open_sealed`]).
     seal: Option<LogSeal>,
+    /// Where the log is durable besides its file ([`EventLog::replicate_to`]).
+    replica: OnceLock<Arc<dyn LogReplica>>,
 }
 
 /// What must be durable before any record that may name it.
@@ -130,6 +133,12 @@ struct CommitState {
     /// Threads waiting on `progress` right now. Signalling a condition variable costs a system
     /// call even when nobody waits (two per tool call, one per append), so it is skipped then.
     waiting: usize,
+    /// With a replica: the events appended and not yet replicated, in seq order from
+    /// `unshipped_first` (empty without one, and then never filled).
+    unshipped: Vec<Vec<u8>>,
+    unshipped_first: u64,
+    /// Why the log is poisoned, when a backend said.
+    poison_why: Option<String>,
 }
 
 /// An open of the log refused because its name is a symlink (`ELOOP` under `O_NOFOLLOW`) or
@@ -253,11 +262,15 @@ impl EventLog {
                     closing: false,
                     flusher_busy: false,
                     waiting: 0,
+                    unshipped: Vec::new(),
+                    unshipped_first: last + 1,
+                    poison_why: None,
                 }),
                 progress: Condvar::new(),
                 flush_wanted: Condvar::new(),
                 before_sync: OnceLock::new(),
                 seal,
+                replica: OnceLock::new(),
             }),
             flusher: Mutex::new(None),
         };
@@ -331,12 +344,15 @@ impl EventLog {
         }
         let mut state = inner.lock_state();
         if state.poisoned {
-            return Err(inner.poisoned());
+            return Err(inner.poisoned(&state));
         }
         let seq = state.next_seq;
         state.next_seq += 1;
         encode_record(&mut state.pending, seq, &body, inner.seal.as_ref());
         state.pending_last = seq;
+        if inner.replica.get().is_some() {
+            state.unshipped.push(body);
+        }
         state = inner.wait_written(state, seq)?;
         match durability {
             Durability::Written => {
@@ -363,6 +379,18 @@ impl EventLog {
     /// device durable before any record naming them is. Only the first hook set is kept.
     pub fn set_before_sync(&self, hook: impl Fn() -> std::io::Result<()> + Send + Sync + 'static) {
         let _ = self.inner.before_sync.set(BeforeSync(Box::new(hook)));
+    }
+
+    /// Makes the log durable in `replica` as well as in its file: from now on a record is
+    /// durable (and a synced append acknowledged) only once the replica holds it too, shipped
+    /// by the same group commit that syncs the file. Only the first replica set is kept; set
+    /// it before the first append, on a log whose records the replica already holds.
+    pub fn replicate_to(&self, replica: Arc<dyn LogReplica>) {
+        let state = self.inner.lock_state();
+        if self.inner.replica.set(replica).is_ok() {
+            debug_assert!(state.unshipped.is_empty() && state.unshipped_first == state.next_seq);
+        }
+        drop(state);
     }
 
     /// Waits until every record written so far is durable.
@@ -443,9 +471,10 @@ impl Inner {
         }
     }
 
-    fn poisoned(&self) -> EventLogError {
+    fn poisoned(&self, state: &CommitState) -> EventLogError {
         EventLogError::Poisoned {
             path: self.path.clone(),
+            why: state.poison_why.clone(),
         }
     }
 
@@ -457,7 +486,7 @@ impl Inner {
     ) -> Result<MutexGuard<'a, CommitState>, EventLogError> {
         loop {
             if state.poisoned {
-                return Err(self.poisoned());
+                return Err(self.poisoned(&state));
             }
             if state.written >= seq {
                 return Ok(state);
@@ -505,7 +534,7 @@ impl Inner {
                 return Ok(state);
             }
             if state.poisoned {
-                return Err(self.poisoned());
+                return Err(self.poisoned(&state));
             }
             if state.syncing {
                 state = self.wait(state);
@@ -522,12 +551,22 @@ impl Inner {
     ) -> Result<MutexGuard<'a, CommitState>, EventLogError> {
         state.syncing = true;
         let target = state.written;
+        // Everything written is shipped; what is appended meanwhile waits for the next sync.
+        let ship_first = state.unshipped_first;
+        let ship: Vec<Vec<u8>> = if self.replica.get().is_some() && target >= ship_first {
+            let n = ((target + 1 - ship_first) as usize).min(state.unshipped.len());
+            state.unshipped_first = target + 1;
+            state.unshipped.drain(..n).collect()
+        } else {
+            Vec::new()
+        };
         drop(state);
         let result = self
             .before_sync
             .get()
             .map_or(Ok(()), |hook| (hook.0)())
             .map_err(EventLogError::io("sync what the log names", &self.path))
+            .and_then(|()| self.ship(ship_first, &ship))
             .and_then(|()| {
                 self.file
                     .sync_data()
@@ -542,11 +581,31 @@ impl Inner {
             }
             Err(err) => {
                 state.poisoned = true;
+                if let EventLogError::Backend { source, .. } = &err {
+                    state.poison_why = Some(source.to_string());
+                }
                 Err(err)
             }
         };
         self.progressed(&state);
         outcome.map(|()| state)
+    }
+
+    /// Hands the records `first..` to the replica, if the log has one.
+    fn ship(&self, first: u64, records: &[Vec<u8>]) -> Result<(), EventLogError> {
+        let Some(replica) = self.replica.get() else {
+            return Ok(());
+        };
+        if records.is_empty() {
+            return Ok(());
+        }
+        let events: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        replica
+            .replicate(first, &events)
+            .map_err(|source| EventLogError::Backend {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// The flusher thread: once written records are not yet durable, gather more for

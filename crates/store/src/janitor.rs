@@ -174,7 +174,7 @@ impl<'a> Janitor<'a> {
 }
 
 /// Calls `found` with every string in `value`, object keys included.
-fn collect_strings(value: &Value, found: &mut impl FnMut(&str)) {
+pub(crate) fn collect_strings(value: &Value, found: &mut impl FnMut(&str)) {
     match value {
         Value::String(s) => found(s),
         Value::Array(items) => items.iter().for_each(|v| collect_strings(v, found)),

@@ -24,6 +24,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod artifact;
+pub mod backend;
 mod error;
 mod event_log;
 mod fsutil;
@@ -35,6 +36,7 @@ mod log_read;
 mod log_seal;
 mod manifest;
 mod record;
+mod session_log;
 mod spill;
 mod temps;
 
@@ -42,7 +44,11 @@ pub use artifact::{
     ArtifactInfo, ArtifactInfoOnDisk, ArtifactStore, Capture, MANIFEST_READ_LIMIT,
     PublicationGuard, hash_file,
 };
+pub use backend::{BackendError, install_backend};
 pub use error::{EventLogError, StoreError};
+pub use session_log::{
+    Opening, installed_log_backend, is_unknown_session, logs_are_backed, open_session_log,
+};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};

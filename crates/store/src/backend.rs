@@ -1,0 +1,158 @@
+//! The storage seam: where a session's log and the artifacts are durable beyond this machine.
+//!
+//! The files under `.agents/store/` are always the working copy: every reader (a resume, the
+//! janitor, `sessions`, `retrieve_raw`) reads them, and the file backend is that working copy
+//! alone, unchanged in speed. A [`Backend`] installed in a process ([`install_backend`]) is
+//! where they are *durable*: an event is acknowledged only once the backend holds it
+//! ([`LogReplica::replicate`], called by the log's group commit), an artifact is in it before
+//! any record naming it is ([`ArtifactBackend::upload`], called from the log's pre-sync hook),
+//! and opening a session takes it for this process and first rewrites the working copy from
+//! what the backend holds ([`LogBackend::take`]), so a session started on another machine
+//! continues here with every acknowledged event and nothing another process wrote after.
+//!
+//! Rejected: putting every reader behind a trait (a dozen readers that want a file's random
+//! access, each learning to page through a database), and a cache that is sometimes
+//! authoritative. Here the backend is always authoritative for what was acknowledged, and
+//! the working copy is rebuilt whole whenever it may be stale (every open).
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::ArtifactId;
+
+/// Where this process's stores are durable besides their files. `Send + Sync`; installed once.
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// What it is, for logs and `tackle config` (never a password).
+    fn describe(&self) -> String;
+    /// Where session logs are durable, when not in files alone.
+    fn logs(&self) -> Option<Arc<dyn LogBackend>>;
+    /// Where artifacts are durable, when not in files alone.
+    fn artifacts(&self) -> Option<Arc<dyn ArtifactBackend>>;
+}
+
+/// Session logs held by a backend.
+pub trait LogBackend: Send + Sync + fmt::Debug {
+    /// Registers new session `id` and takes it for this process.
+    fn create(&self, id: &str) -> Result<Arc<dyn LogReplica>, BackendError>;
+
+    /// Takes existing session `id` for this process (waiting out another process's lease when
+    /// it is about to expire) and returns every record the backend holds, in seq order from 1.
+    /// [`BackendError::UnknownSession`] when the backend has no such session.
+    fn take(&self, id: &str) -> Result<(Arc<dyn LogReplica>, Vec<Value>), BackendError>;
+}
+
+/// A taken session's log in the backend.
+pub trait LogReplica: Send + Sync + fmt::Debug {
+    /// Makes the records `first_seq..` (each an event's JSON) durable in the backend, in one
+    /// unit. Called again with the same records after a failure, it must not duplicate them.
+    /// Fails when another process has taken the session since ([`BackendError::Fenced`]).
+    fn replicate(&self, first_seq: u64, events: &[&[u8]]) -> Result<(), BackendError>;
+}
+
+/// Artifacts held by a backend.
+pub trait ArtifactBackend: Send + Sync + fmt::Debug {
+    /// Makes the artifacts (each its id and the file holding its bytes) durable in the
+    /// backend; one already there is success.
+    fn upload(&self, artifacts: &[(ArtifactId, &Path)]) -> Result<(), BackendError>;
+
+    /// Artifact `id`'s bytes (the caller checks them against the digest before keeping
+    /// them); `Ok(None)` when the backend does not hold it.
+    fn download(&self, id: ArtifactId) -> Result<Option<Vec<u8>>, BackendError>;
+}
+
+/// Why a backend refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The backend has no session of this id.
+    #[error("session {id} is not in {backend}")]
+    UnknownSession { id: String, backend: String },
+    /// Another process took the session over: this one must stop writing it.
+    #[error(
+        "session {id} was taken over by {holder}: this process no longer runs it (resume it to take it back)"
+    )]
+    Fenced { id: String, holder: String },
+    /// Another live process runs the session.
+    #[error(
+        "session {id} is running on {holder} (its lease ends {until}); stop it there, or resume it here once the lease has ended"
+    )]
+    Held {
+        id: String,
+        holder: String,
+        until: String,
+    },
+    /// The backend could not be reached or refused the operation.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl From<BackendError> for io::Error {
+    fn from(e: BackendError) -> Self {
+        io::Error::other(e.to_string())
+    }
+}
+
+static BACKEND: OnceLock<Arc<dyn Backend>> = OnceLock::new();
+
+/// Makes `backend` where every store this process opens from now on is durable. Once per
+/// process: a second call is refused (with the one already installed), since stores opened
+/// before would disagree with stores opened after.
+pub fn install_backend(backend: Arc<dyn Backend>) -> Result<(), Arc<dyn Backend>> {
+    BACKEND.set(backend)
+}
+
+/// The backend installed in this process, if any.
+pub fn backend() -> Option<&'static Arc<dyn Backend>> {
+    BACKEND.get()
+}
+
+/// The installed backend's session logs, if it holds them.
+pub fn log_backend() -> Option<Arc<dyn LogBackend>> {
+    backend().and_then(|b| b.logs())
+}
+
+/// Every `artifact://sha256/<hex>` an event names (its strings, object keys included), once
+/// each, in the order first met: what a backend records as referenced when it takes the event.
+pub fn artifacts_named(event: &Value) -> Vec<ArtifactId> {
+    let mut found = Vec::new();
+    crate::janitor::collect_strings(event, &mut |s: &str| {
+        let mut rest = s;
+        while let Some(at) = rest.find("artifact://sha256/") {
+            let tail = &rest[at..];
+            let end = (at + "artifact://sha256/".len() + 64).min(rest.len());
+            // `get`: the 64 bytes after the prefix may end inside a character.
+            if let Some(id) = rest.get(at..end).and_then(ArtifactId::from_internal_uri)
+                && !found.contains(&id)
+            {
+                found.push(id);
+            }
+            rest = &tail["artifact://".len()..];
+        }
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn artifacts_named_finds_every_uri_once_wherever_it_is() {
+        let a = ArtifactId::of(b"a");
+        let b = ArtifactId::of(b"b");
+        let event = json!({
+            "output": a.internal_uri(),
+            "text": format!("see {} and {}", b.internal_uri(), a.internal_uri()),
+            (b.internal_uri()): [null, 1, "artifact://sha256/short"],
+        });
+        let named = artifacts_named(&event);
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert!(named.contains(&a) && named.contains(&b));
+        assert!(artifacts_named(&json!({"x": "artifact://sha256/"})).is_empty());
+    }
+}
