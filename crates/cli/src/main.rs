@@ -25,6 +25,7 @@ mod sessions;
 mod show_config;
 mod skill_prompts;
 mod skills;
+mod storage;
 mod trust;
 
 // The configuration crate's modules, under the names the commands use.

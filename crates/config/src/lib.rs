@@ -24,6 +24,7 @@ pub mod root;
 pub mod sciontool;
 pub mod settings;
 pub mod skills;
+pub mod storage_settings;
 pub mod task;
 pub mod trust;
 pub mod wait_settings;

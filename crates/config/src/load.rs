@@ -76,6 +76,8 @@ pub struct Config {
     pub delegation: tackle_agent::delegate::Limits,
     /// `[messaging]`, checked.
     pub messaging: tackle_agent::messaging::MessagingSettings,
+    /// `[store]` and `[artifacts]` of the user's config, checked.
+    pub storage: crate::storage_settings::StorageSettings,
     /// The agent types of the built-ins, the user's files and the project's (as far as trust
     /// lets them apply), with what was noted and refused in those files.
     pub agent_types: crate::agent_types::AgentTypes,
@@ -159,11 +161,13 @@ pub fn load_with(
     } = PreviewLimits::DEFAULT;
     let mut lower = Settings::defaults(max_lines, max_bytes);
     let mut files = Vec::new();
+    let mut storage = crate::storage_settings::StorageSettings::default();
     if let Some(path) = user_config_path()
         && let Some(file) = LoadedFile::load(&path)?
     {
         lower.apply_file(&file);
         lower.apply_user_catalog(&file);
+        storage = crate::storage_settings::from_user_file(Some(&file))?;
         files.push(path);
     }
     let project_path = project_config_path(root);
@@ -252,6 +256,7 @@ pub fn load_with(
     let mcp_declared = mcp.len() + user_mcp.len();
     let mcp_servers = crate::mcp_scope::startable(&user_mcp, &mcp, trust.applies());
     let mut config = compile(root, settings, files, trust, mcp_servers, mcp_declared)?;
+    config.storage = storage;
     for var in named_secrets {
         config.withhold(&var);
     }
@@ -285,6 +290,18 @@ fn refuse_project_catalog(file: &LoadedFile) -> crate::Result<()> {
                 .as_ref()
                 .map(|t| t.values().next().map(|v| file.origin(v))),
         ),
+        (
+            "store",
+            s.store
+                .as_ref()
+                .map(|t| t.backend.as_ref().map(|v| file.origin(v))),
+        ),
+        (
+            "artifacts",
+            s.artifacts
+                .as_ref()
+                .map(|t| t.backend.as_ref().map(|v| file.origin(v))),
+        ),
     ];
     for (table, present) in tables {
         if let Some(first) = present {
@@ -293,6 +310,11 @@ fn refuse_project_catalog(file: &LoadedFile) -> crate::Result<()> {
                 || "your user config".to_owned(),
                 |p| p.display().to_string(),
             );
+            if matches!(table, "store" | "artifacts") {
+                bail!(
+                    "{at}: a project config may not define [{table}]: where session logs and tool output are kept (and who can read them) is read only from {user}; move the table there"
+                );
+            }
             bail!(
                 "{at}: a project config may not define [{table}.*]: where a credential is sent and what the model catalog says are read only from {user} and flags; move the table there (a project may name its model in [model] default)"
             );
@@ -466,6 +488,7 @@ fn compile(
         call_peer,
         delegation,
         messaging,
+        storage: crate::storage_settings::StorageSettings::default(),
         // Set by `load_with` once trust is decided and the model catalog resolved.
         agent_types: crate::agent_types::AgentTypes::default(),
         skills: crate::skills::Skills::default(),

@@ -77,7 +77,11 @@ impl FleetBackend {
         ttl: Duration,
     ) -> Self {
         let describe = match &bucket {
-            Some(b) => format!("postgres {} with artifacts in {b:?}", db.url().redacted()),
+            Some(b) => format!(
+                "postgres {}, artifacts in {}",
+                db.url().redacted(),
+                b.describe()
+            ),
             None => format!("postgres {}", db.url().redacted()),
         };
         let shared = Arc::new(Shared {
@@ -416,9 +420,10 @@ fn unavailable(id: &str, e: FleetError) -> BackendError {
 }
 
 fn held(id: &str, owner: String, until: SystemTime) -> BackendError {
-    let left = until
-        .duration_since(SystemTime::now())
-        .map_or_else(|_| "now".to_owned(), |d| format!("{}s from now", d.as_secs()));
+    let left = until.duration_since(SystemTime::now()).map_or_else(
+        |_| "now".to_owned(),
+        |d| format!("{}s from now", d.as_secs()),
+    );
     BackendError::Held {
         id: id.to_owned(),
         holder: owner,

@@ -111,6 +111,14 @@ impl fmt::Debug for S3Artifacts {
 }
 
 impl S3Artifacts {
+    /// Where the objects are, for a person: the store and the key prefix.
+    pub fn describe(&self) -> String {
+        match self.prefix.as_str() {
+            "" => self.store.to_string(),
+            prefix => format!("{} under {prefix}/", self.store),
+        }
+    }
+
     /// An S3 client for `settings`. Nothing is sent until the first call.
     pub fn connect(settings: &S3Settings) -> Result<Self, FleetError> {
         let builder = match &settings.credentials {

@@ -303,10 +303,9 @@ impl ArtifactStore {
         let Some(remote) = &self.paths.remote else {
             return Ok(false);
         };
-        let fetched = remote.download(id).map_err(|e| StoreError::Backend {
-            id,
-            source: e,
-        })?;
+        let fetched = remote
+            .download(id)
+            .map_err(|e| StoreError::Backend { id, source: e })?;
         let Some(bytes) = fetched else {
             return Ok(false);
         };

@@ -14,11 +14,11 @@ use std::thread::JoinHandle;
 use serde_json::Value;
 
 use crate::EventLogError;
+use crate::backend::LogReplica;
 use crate::fsutil::{open_regular_nofollow, sync_dir};
 use crate::layout::{DirError, ensure_real_dirs};
 use crate::log_read::{check_tail, scan_all, scan_origin};
 use crate::log_seal::{LogOrigin, LogSeal};
-use crate::backend::LogReplica;
 use crate::record::{Record, encode_record};
 
 /// How long the flusher gathers written-only records before one `fdatasync` covers them all:

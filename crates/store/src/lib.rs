@@ -46,9 +46,6 @@ pub use artifact::{
 };
 pub use backend::{BackendError, install_backend};
 pub use error::{EventLogError, StoreError};
-pub use session_log::{
-    Opening, installed_log_backend, is_unknown_session, logs_are_backed, open_session_log,
-};
 pub use event_log::{Durability, EventLog, FLUSH_WINDOW, Recovery, session_log_path};
 pub use id::ArtifactId;
 pub use janitor::{DEFAULT_GRACE, Janitor, JanitorReport};
@@ -58,4 +55,7 @@ pub use log_read::MAX_RECORD_BYTES;
 pub use log_seal::{ForeignLine, ForeignReason, LogOrigin, LogSeal};
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
+pub use session_log::{
+    Opening, installed_log_backend, is_unknown_session, logs_are_backed, open_session_log,
+};
 pub use temps::TempSweep;

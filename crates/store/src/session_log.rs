@@ -171,8 +171,10 @@ mod tests {
         let replica = Arc::new(Recording::default());
         log.replicate_to(replica.clone());
         assert_eq!(log.append(&json!({"n": 1})).unwrap(), 1);
-        log.append_with(&json!({"n": 2}), Durability::Written).unwrap();
-        log.append_with(&json!({"n": 3}), Durability::Written).unwrap();
+        log.append_with(&json!({"n": 2}), Durability::Written)
+            .unwrap();
+        log.append_with(&json!({"n": 3}), Durability::Written)
+            .unwrap();
         log.sync().unwrap();
         let shipped = replica.shipped.lock().unwrap().clone();
         let want: Vec<_> = (1..=3).map(|n| (n, json!({"n": n}))).collect();

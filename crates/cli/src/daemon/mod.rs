@@ -82,6 +82,7 @@ pub fn serve(
         (None, None) => None,
     };
     let hub = directory.is_some();
+    install_storage(&default_root, &flags, args.name.as_deref())?;
     let daemon_flags = flags.clone();
     let daemon = Arc::new(hosted::Daemon::new(
         crate::acp::host::HostOptions {
@@ -172,6 +173,24 @@ pub fn serve(
     rt.shutdown_timeout(Duration::from_secs(2));
     served.map_err(Failure::Engine)?;
     Ok(exit::OK)
+}
+
+/// The user's `[store]` and `[artifacts]`, installed before any session is opened: every
+/// session this daemon hosts is then durable there (see `crate::storage`).
+fn install_storage(root: &Path, flags: &Flags, name: Option<&str>) -> Result<(), Failure> {
+    let config = tackle_config::load_with(
+        root,
+        flags,
+        tackle_config::trust::TrustStore::user().as_ref(),
+        &tackle_config::trust::consent::NeverAsk,
+    )
+    .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
+    if let Some(described) = crate::storage::install(&config.storage, name)
+        .map_err(|e| Failure::Usage(anyhow!("{e:#}")))?
+    {
+        eprintln!("tackle daemon: sessions and artifacts kept in {described}");
+    }
+    Ok(())
 }
 
 /// `[tools.call_peer]` enabled for the daemon's own project without a hub is a start-up

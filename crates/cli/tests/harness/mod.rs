@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 pub mod daemon;
+pub mod fleet;
 pub mod http;
 pub mod replay;
 #[path = "../../../llm/tests/support/routes.rs"]

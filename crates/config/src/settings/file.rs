@@ -61,6 +61,39 @@ pub struct SettingsFile {
     pub providers: Option<ProviderTables>,
     /// User config only (a project file with it is refused).
     pub models: Option<ModelTables>,
+    /// User config only (a project file with it is refused).
+    pub store: Option<StoreSection>,
+    /// User config only (a project file with it is refused).
+    pub artifacts: Option<ArtifactsSection>,
+}
+
+/// `[store]`: where session logs are durable (user config only).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `files` (the default) or `postgres`.
+    pub backend: Option<Spanned<String>>,
+    /// The environment variable holding the database URL (default `TACKLE_DATABASE_URL`).
+    pub database_url_env: Option<Spanned<String>>,
+    /// Pooled database connections (default 8).
+    pub pool_size: Option<Spanned<usize>>,
+    /// How long a daemon's claim on a session lasts unless renewed (default 30 seconds).
+    pub lease_seconds: Option<Spanned<f64>>,
+}
+
+/// `[artifacts]`: where tool output is durable (user config only).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactsSection {
+    /// `files` (the default) or `s3`.
+    pub backend: Option<Spanned<String>>,
+    /// The S3 API's URL for a store other than AWS.
+    pub endpoint: Option<Spanned<String>>,
+    pub bucket: Option<Spanned<String>>,
+    /// Default `us-east-1`.
+    pub region: Option<Spanned<String>>,
+    /// Keys start with it (default none).
+    pub prefix: Option<Spanned<String>>,
 }
 
 /// `[fetch]`: how fetch_url reaches the network beyond the URL scope.

@@ -5,10 +5,11 @@ mod merge;
 mod models_file;
 
 pub use file::{
-    AlertSection, BashSection, CallPeerSection, CheckpointSection, DelegationSection, FetchSection,
-    LoadedFile, MessagingSection, Origin, PathScopeSection, PermissionsSection, PostureSection,
-    SafetySection, SciontoolStatusSection, SettingsFile, Sourced, ToolOutputSection, ToolsSection,
-    UrlScopeSection, WaitAndVerifySection, WatchdogSection, nearest,
+    AlertSection, ArtifactsSection, BashSection, CallPeerSection, CheckpointSection,
+    DelegationSection, FetchSection, LoadedFile, MessagingSection, Origin, PathScopeSection,
+    PermissionsSection, PostureSection, SafetySection, SciontoolStatusSection, SettingsFile,
+    Sourced, StoreSection, ToolOutputSection, ToolsSection, UrlScopeSection, WaitAndVerifySection,
+    WatchdogSection, nearest,
 };
 pub use merge::{Flags, RuleEffect, Settings};
 pub use models_file::{

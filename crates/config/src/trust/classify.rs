@@ -383,6 +383,8 @@ pub fn split_file(lower: &Settings, file: &LoadedFile) -> SplitFile {
         // file that has them before it is split.
         providers: None,
         models: None,
+        store: None,
+        artifacts: None,
     };
     SplitFile {
         narrowed,
