@@ -375,6 +375,49 @@ pub enum Command {
         #[command(subcommand)]
         command: ArtifactsCommand,
     },
+    /// Move the project's sessions and artifacts between its files and the fleet's database
+    /// and bucket ([store] and [artifacts] of your config).
+    #[command(after_help = STORE_AFTER_HELP)]
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+const STORE_AFTER_HELP: &str = "\
+The database and the bucket are the ones your config names ([store] backend = \"postgres\",
+[artifacts] backend = \"s3\"); the database URL comes from the variable database_url_env names.
+Every record is checked against its checksum and every artifact against its digest, on both
+sides; a session already moved is checked and left as it is, so a migration can run again.
+Logs your tackle did not write (a repository's) are not moved.
+
+Examples:
+  tackle store migrate --from files --to postgres     this project's sessions into the fleet
+  tackle store migrate --from postgres --to files     the fleet's sessions into this project
+  tackle store migrate --from files --to postgres --json";
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy every session (and the artifacts they name) from one backend to the other,
+    /// verified on both sides.
+    Migrate {
+        #[arg(long, value_enum)]
+        from: StoreKind,
+        #[arg(long, value_enum)]
+        to: StoreKind,
+        /// One JSON object a session, then a summary.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A storage backend `tackle store migrate` moves between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreKind {
+    /// The project's `.agents/store/`.
+    Files,
+    /// The fleet's database (and bucket, when [artifacts] names one).
+    Postgres,
 }
 
 impl Command {

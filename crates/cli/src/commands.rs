@@ -132,6 +132,10 @@ pub fn run(cli: Cli) -> ExitCode {
             .and_then(|c| crate::sessions::run(&c, command)),
         Command::Artifacts { command } => setup(cli.root.as_deref(), &flags, &NeverAsk)
             .and_then(|c| crate::artifacts::artifacts(&c, command)),
+        Command::Store {
+            command: crate::args::StoreCommand::Migrate { from, to, json },
+        } => setup(cli.root.as_deref(), &flags, &NeverAsk)
+            .and_then(|c| crate::store_migrate::migrate(&c, from, to, json)),
         Command::Mcp { command } => crate::mcp::run(cli.root.as_deref(), &flags, command),
         Command::Goal { command } => std::env::current_dir()
             .context("reading the working directory")

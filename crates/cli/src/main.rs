@@ -26,6 +26,7 @@ mod show_config;
 mod skill_prompts;
 mod skills;
 mod storage;
+mod store_migrate;
 mod trust;
 
 // The configuration crate's modules, under the names the commands use.

@@ -3,6 +3,7 @@
 //! fleet backend and installed behind `tackle-store`'s seam before any session is opened.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use tackle_config::storage_settings::{ArtifactsBackend, StorageSettings, StoreBackend};
@@ -10,10 +11,16 @@ use tackle_fleet::{
     DatabaseUrl, FleetBackend, FleetDb, FleetIo, S3Artifacts, S3Credentials, S3Settings,
 };
 
-/// Installs the backend `settings` name, if any, and says what it is. `name` tells this
-/// process apart in the database (a daemon's `--name`); a random part is always added, so a
-/// restarted process is another owner and waits out its predecessor's lease.
-pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result<Option<String>> {
+/// The fleet's database and bucket, connected (the schema checked and migrated).
+pub struct Fleet {
+    pub io: Arc<FleetIo>,
+    pub db: FleetDb,
+    pub bucket: Option<S3Artifacts>,
+    pub lease: Duration,
+}
+
+/// Connects to what `settings` name; `None` when logs are kept in files alone.
+pub fn connect(settings: &StorageSettings) -> anyhow::Result<Option<Fleet>> {
     let StoreBackend::Postgres {
         database_url_env,
         pool_size,
@@ -24,9 +31,8 @@ pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result
     };
     let url = DatabaseUrl::from_env(database_url_env).map_err(|e| anyhow!("[store]: {e}"))?;
     let io = Arc::new(FleetIo::start().map_err(|e| anyhow!("[store]: {e}"))?);
-    let pool_size = *pool_size;
     let db = io
-        .run(FleetDb::connect_url(url, pool_size))
+        .run(FleetDb::connect_url(url, *pool_size))
         .and_then(|r| r)
         .map_err(|e| anyhow!("[store]: {e}"))?;
     let bucket = match &settings.artifacts {
@@ -49,13 +55,28 @@ pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result
             .map_err(|e| anyhow!("[artifacts]: {e}"))?,
         ),
     };
+    Ok(Some(Fleet {
+        io,
+        db,
+        bucket,
+        lease: *lease,
+    }))
+}
+
+/// Installs the backend `settings` name, if any, and says what it is. `name` tells this
+/// process apart in the database (a daemon's `--name`); a random part is always added, so a
+/// restarted process is another owner and waits out its predecessor's lease.
+pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(fleet) = connect(settings)? else {
+        return Ok(None);
+    };
     let owner = format!(
         "{}:{}:{}",
         name.map_or_else(host_name, str::to_owned),
         std::process::id(),
         &tackle_runtime::unguessable::unguessable_id("")[1..9]
     );
-    let backend = FleetBackend::new(io, db, bucket, owner, *lease);
+    let backend = FleetBackend::new(fleet.io, fleet.db, fleet.bucket, owner, fleet.lease);
     let described = format!(
         "{} (as {})",
         tackle_store::backend::Backend::describe(&backend),
@@ -65,6 +86,12 @@ pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result
         .map_err(|_| anyhow!("a storage backend is installed already in this process"))
         .context("[store]")?;
     Ok(Some(described))
+}
+
+/// A name for this process in `sessions.owner` when it is not a daemon (`tackle store
+/// migrate`).
+pub fn owner_for(what: &str) -> String {
+    format!("{}:{what}:{}", host_name(), std::process::id())
 }
 
 /// This machine's name, for telling daemons apart in the database.

@@ -156,3 +156,70 @@ fn a_session_started_on_one_daemon_continues_on_another_after_a_sigkill() {
     );
     assert_eq!(epoch, vec!["2".to_owned()], "A claimed once, B once");
 }
+
+#[test]
+fn a_daemon_paused_past_its_lease_is_fenced_when_it_comes_back() {
+    let url = fleet::fresh_schema_url();
+    let config = fleet::user_config(&fleet::unique("e2e"), 1.0);
+    let a = Project::new();
+    a.user_config(&config);
+    let first = start(
+        &a,
+        &url,
+        &[say("one on A"), say("two on A")],
+        &a.outside("a-requests.jsonl"),
+    );
+    let session = first.new_session(a.path());
+    prompt(&first, &session, "first prompt, on A");
+    // Paused (a machine cut off, a process stopped) past its lease: it renews nothing.
+    let pid = first.child.0.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let b = Project::new();
+    b.user_config(&config);
+    let second = start(
+        &b,
+        &url,
+        &[say("(played on A)"), say("taken over on B")],
+        &b.outside("b-requests.jsonl"),
+    );
+    let loaded = second.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": b.path(), "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    prompt(&second, &session, "second prompt, on B");
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Back, A still thinks it runs the session; its first write is refused and said.
+    let watcher = first.stream("_tackle/session/attach", json!({"sessionId": session}));
+    until(&watcher, "the attach", |m| {
+        m["method"] == "_tackle/attached"
+    });
+    drop(first.stream(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "third, on A"}]}),
+    ));
+    let seen = until(&watcher, "the refusal", |m| {
+        m.to_string().contains("taken over by")
+    });
+    assert!(!seen.is_empty());
+    // Nothing of A's third prompt reached the database; B's turn is there whole.
+    let texts = fleet::query(
+        &url,
+        &format!(
+            "SELECT payload->>'text' FROM events WHERE session_id = '{session}' AND payload->>'type' = 'user_input' ORDER BY seq"
+        ),
+    );
+    assert_eq!(texts, vec!["first prompt, on A", "second prompt, on B"]);
+}

@@ -252,6 +252,29 @@ impl PgEventLog {
         Ok(out)
     }
 
+    /// Every session in the database, by id.
+    pub async fn session_ids(&self) -> Result<Vec<String>, FleetError> {
+        let client = self.db.client().await?;
+        let rows = client
+            .query("SELECT id FROM sessions ORDER BY id", &[])
+            .await
+            .map_err(FleetError::db("list sessions"))?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+
+    /// Every artifact some session's event names, by digest.
+    pub async fn referenced_artifacts(&self) -> Result<Vec<tackle_store::ArtifactId>, FleetError> {
+        let client = self.db.client().await?;
+        let rows = client
+            .query("SELECT DISTINCT sha256 FROM artifact_refs ORDER BY 1", &[])
+            .await
+            .map_err(FleetError::db("list referenced artifacts"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| tackle_store::ArtifactId::from_hex(row.get(0)))
+            .collect())
+    }
+
     /// The seq of the session's last committed event (0 for an empty log).
     pub async fn last_seq(&self, session: &str) -> Result<u64, FleetError> {
         let client = self.db.client().await?;

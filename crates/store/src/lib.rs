@@ -57,5 +57,6 @@ pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
 pub use session_log::{
     Opening, installed_log_backend, is_unknown_session, logs_are_backed, open_session_log,
+    write_working_copy,
 };
 pub use temps::TempSweep;

@@ -85,8 +85,17 @@ fn open_file(path: &Path, seal: Option<LogSeal>) -> Result<(EventLog, Recovery),
     }
 }
 
-/// Replaces the file at `path` with a log of `events` (seqs from 1): written beside it,
-/// synced, renamed over it, the directory synced, so a crash leaves the old copy or the new.
+/// Replaces the file at `path` with a log of `events` (seqs from 1), each line tagged with
+/// `seal` when given: written beside it, synced, renamed over it, the directory synced, so a
+/// crash leaves the old copy or the new.
+pub fn write_working_copy(
+    path: &Path,
+    seal: Option<LogSeal>,
+    events: &[Value],
+) -> Result<(), EventLogError> {
+    rewrite(path, seal, events)
+}
+
 fn rewrite(path: &Path, seal: Option<LogSeal>, events: &[Value]) -> Result<(), EventLogError> {
     let beside = beside(path);
     match std::fs::remove_file(&beside) {
