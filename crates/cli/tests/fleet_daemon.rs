@@ -223,3 +223,59 @@ fn a_daemon_paused_past_its_lease_is_fenced_when_it_comes_back() {
     );
     assert_eq!(texts, vec!["first prompt, on A", "second prompt, on B"]);
 }
+
+#[test]
+fn the_database_going_away_fails_the_turn_clearly_and_loses_nothing_acknowledged() {
+    let direct = fleet::fresh_schema_url();
+    let proxy = fleet::Proxy::start();
+    let url = proxy.url(&direct);
+    let p = Project::new();
+    p.user_config(&fleet::user_config(&fleet::unique("e2e"), 5.0));
+    let record = p.outside("requests.jsonl");
+    let d = start(&p, &url, &[say("one"), say("three")], &record);
+    let session = d.new_session(p.path());
+    prompt(&d, &session, "first prompt");
+
+    proxy.cut();
+    let watcher = d.stream("_tackle/session/attach", json!({"sessionId": session}));
+    until(&watcher, "the attach", |m| {
+        m["method"] == "_tackle/attached"
+    });
+    let answer: Vec<Value> = d
+        .stream(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "second prompt"}]}),
+        )
+        .iter()
+        .map(|(_, m)| m)
+        .collect();
+    let said = format!("{answer:?}");
+    assert!(
+        said.contains("fleet:") && said.contains("session"),
+        "the failure names the database: {said}"
+    );
+    // The daemon still answers what needs no database.
+    assert!(!d.sessions().is_empty());
+
+    proxy.restore();
+    // The session is reopened from what the database acknowledged.
+    d.result("_tackle/session/close", json!({"sessionId": session}));
+    let loaded = d.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": p.path(), "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    prompt(&d, &session, "third prompt");
+    let texts = fleet::query(
+        &direct,
+        &format!(
+            "SELECT payload->>'text' FROM events WHERE session_id = '{session}' AND payload->>'type' = 'user_input' ORDER BY seq"
+        ),
+    );
+    assert_eq!(texts, vec!["first prompt", "third prompt"]);
+    let last = recorded_requests(&record).last().unwrap().to_string();
+    assert!(
+        last.contains("first prompt") && last.contains("one"),
+        "{last}"
+    );
+}

@@ -128,3 +128,74 @@ pub fn env(url: &str) -> Vec<(&'static str, String)> {
         ("AWS_REGION", "us-east-1".to_owned()),
     ]
 }
+
+/// A loopback TCP proxy to the test cluster that can be cut (every connection dropped, new
+/// ones refused) and restored: the database going away and coming back, for one daemon only.
+pub struct Proxy {
+    pub addr: std::net::SocketAddr,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Proxy {
+    /// Starts a proxy to the cluster of `services().pg_url`.
+    pub fn start() -> Proxy {
+        use std::net::{TcpListener, TcpStream};
+        let target = pg_addr();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::<TcpStream>::new()));
+        let (cut2, open2) = (cut.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if cut2.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let mut held = open2.lock().unwrap();
+                held.push(client.try_clone().unwrap());
+                held.push(server.try_clone().unwrap());
+                drop(held);
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy { addr, cut, open }
+    }
+
+    /// Drops every connection and refuses new ones.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for s in self.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Accepts connections again.
+    pub fn restore(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+
+    /// `url` (a URL of the test cluster) through this proxy.
+    pub fn url(&self, url: &str) -> String {
+        url.replacen(&pg_addr(), &self.addr.to_string(), 1)
+    }
+}
+
+/// `host:port` of the test cluster.
+fn pg_addr() -> String {
+    let url = &services().pg_url;
+    let rest = url.split_once('@').map_or(url.as_str(), |(_, r)| r);
+    rest.split('/').next().unwrap().to_owned()
+}
