@@ -142,61 +142,71 @@ impl PgEventLog {
             }
         }
         let first = seqs[0];
-        let mut client = self.db.client().await?;
-        let tx = client
-            .transaction()
+        let client = self.db.client().await?;
+        // One statement, one round trip, committed on its own: the row lock (only while the
+        // lease holds and the session is at `first`), the events, the advance, the references
+        // and the candidates cleared, all or nothing.
+        let append = client
+            .prepare_cached(
+                "WITH s AS (
+                     SELECT next_seq FROM sessions
+                      WHERE id = $1 AND owner = $2 AND lease_epoch = $3 AND next_seq = $4
+                        FOR UPDATE
+                 ), ins AS (
+                     INSERT INTO events (session_id, seq, payload, crc)
+                     SELECT $1, r.s, r.p, r.c
+                       FROM s, unnest($5::bigint[], $6::jsonb[], $7::bigint[]) AS r(s, p, c)
+                     RETURNING seq
+                 ), adv AS (
+                     UPDATE sessions SET next_seq = $4 + cardinality($5::bigint[])
+                      WHERE id = $1 AND EXISTS (SELECT 1 FROM s)
+                     RETURNING next_seq
+                 ), refs AS (
+                     INSERT INTO artifact_refs (sha256, session_id, seq)
+                     SELECT x.h, $1, x.q FROM s, unnest($8::text[], $9::bigint[]) AS x(h, q)
+                     ON CONFLICT DO NOTHING
+                 ), cand AS (
+                     DELETE FROM gc_candidates
+                      WHERE sha256 = ANY($8::text[]) AND EXISTS (SELECT 1 FROM s)
+                 )
+                 SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM ins)",
+            )
             .await
-            .map_err(FleetError::db("begin an append"))?;
-        let next: Option<i64> = tx
+            .map_err(FleetError::db("prepare an append"))?;
+        let payloads: Vec<&Value> = events.iter().collect();
+        let row = client
+            .query_one(
+                &append,
+                &[
+                    &lease.session(),
+                    &lease.owner(),
+                    &lease.epoch(),
+                    &first,
+                    &seqs,
+                    &payloads,
+                    &crcs,
+                    &ref_hex,
+                    &ref_seq,
+                ],
+            )
+            .await
+            .map_err(FleetError::db("append events"))?;
+        if row.get::<_, bool>(0) {
+            return Ok(());
+        }
+        // Fenced, or the session is elsewhere than `first`: which, and is it a retry?
+        let held = client
             .query_opt(
-                "SELECT next_seq FROM sessions
-                  WHERE id = $1 AND owner = $2 AND lease_epoch = $3 FOR UPDATE",
+                "SELECT next_seq FROM sessions WHERE id = $1 AND owner = $2 AND lease_epoch = $3",
                 &[&lease.session(), &lease.owner(), &lease.epoch()],
             )
             .await
-            .map_err(FleetError::db("lock a session for an append"))?
-            .map(|row| row.get(0));
-        let Some(next) = next else {
-            return Err(refusal(&tx, lease).await);
+            .map_err(FleetError::db("look up a session after a refused append"))?;
+        let Some(held) = held else {
+            return Err(refusal(&client, lease).await);
         };
-        if next != first {
-            let last = seqs[seqs.len() - 1];
-            return already_stored(&tx, lease.session(), first, last, next, &crcs).await;
-        }
-        let payloads: Vec<&Value> = events.iter().collect();
-        tx.execute(
-            "INSERT INTO events (session_id, seq, payload, crc)
-             SELECT $1, s, p, c FROM unnest($2::bigint[], $3::jsonb[], $4::bigint[]) AS r(s, p, c)",
-            &[&lease.session(), &seqs, &payloads, &crcs],
-        )
-        .await
-        .map_err(FleetError::db("append events"))?;
-        let after = first + seqs.len() as i64;
-        tx.execute(
-            "UPDATE sessions SET next_seq = $2 WHERE id = $1",
-            &[&lease.session(), &after],
-        )
-        .await
-        .map_err(FleetError::db("advance a session's seq"))?;
-        if !ref_hex.is_empty() {
-            tx.execute(
-                "INSERT INTO artifact_refs (sha256, session_id, seq)
-                 SELECT h, $1, s FROM unnest($2::text[], $3::bigint[]) AS r(h, s)
-                 ON CONFLICT DO NOTHING",
-                &[&lease.session(), &ref_hex, &ref_seq],
-            )
-            .await
-            .map_err(FleetError::db("record artifact references"))?;
-            tx.execute(
-                "DELETE FROM gc_candidates WHERE sha256 = ANY($1)",
-                &[&ref_hex],
-            )
-            .await
-            .map_err(FleetError::db("clear collection candidates"))?;
-        }
-        tx.commit()
-            .await
-            .map_err(FleetError::db("commit an append"))
+        let last = seqs[seqs.len() - 1];
+        already_stored(&client, lease.session(), first, last, held.get(0), &crcs).await
     }
 
     /// Up to `limit` events of `session` from `from_seq` on, in seq order, each checked

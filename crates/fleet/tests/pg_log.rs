@@ -444,3 +444,75 @@ async fn peers_are_live_while_their_heartbeat_lasts() {
     assert!(!peers.leave("daemon-a").await.unwrap());
     assert!(peers.live().await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_working_copys_batches_are_gapless_idempotent_fenced_and_record_their_artifacts() {
+    let (db, url) = common::fresh_db(4).await;
+    let lease = leased(&db, "s1", "daemon-a").await;
+    let log = PgEventLog::new(&db);
+    let named = tackle_store::ArtifactId::of(b"output");
+    let first = [
+        json!({"n": 1}),
+        json!({"n": 2, "out": named.internal_uri()}),
+    ];
+    log.append_batch(&lease, 1, &first).await.unwrap();
+    // A retry of the same batch (its commit unacknowledged) changes nothing.
+    log.append_batch(&lease, 1, &first).await.unwrap();
+    log.append_batch(&lease, 3, &[json!({"n": 3})])
+        .await
+        .unwrap();
+    let stored: Vec<_> = log
+        .read_from("s1", 1, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.seq, r.event["n"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(stored, vec![(1, 1), (2, 2), (3, 3)]);
+    // Different events under stored seqs, and a gap, are refused.
+    let diverged = log
+        .append_batch(&lease, 2, &[json!({"n": "other"})])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(diverged, FleetError::Diverged { .. }),
+        "{diverged}"
+    );
+    let gap = log
+        .append_batch(&lease, 9, &[json!({"n": 9})])
+        .await
+        .unwrap_err();
+    assert!(matches!(gap, FleetError::Diverged { next: 4, .. }), "{gap}");
+    // The artifact named is referenced by the event that names it.
+    let raw = common::raw_client_at(&url).await;
+    let refs = raw
+        .query(
+            "SELECT sha256, seq FROM artifact_refs WHERE session_id = 's1'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0].get::<_, String>(0), named.to_hex());
+    assert_eq!(refs[0].get::<_, i64>(1), 2);
+    // Once another owner took the session, a batch under the old lease is fenced.
+    raw.execute(
+        "UPDATE sessions SET lease_until = clock_timestamp() - interval '1 second' WHERE id = 's1'",
+        &[],
+    )
+    .await
+    .unwrap();
+    let Claim::Granted(_) = Leases::new(&db)
+        .claim("s1", "daemon-b", MINUTE)
+        .await
+        .unwrap()
+    else {
+        panic!("the expired lease is claimable");
+    };
+    let fenced = log
+        .append_batch(&lease, 4, &[json!({"n": 4})])
+        .await
+        .unwrap_err();
+    assert!(matches!(fenced, FleetError::Fenced { .. }), "{fenced}");
+    assert_eq!(log.last_seq("s1").await.unwrap(), 3);
+}
