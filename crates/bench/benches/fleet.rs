@@ -2,8 +2,10 @@
 //! servers `scripts/start-fleet-services` starts (a local PostgreSQL with `synchronous_commit`
 //! on, and moto's S3 server):
 //!
-//! - event append: `PgEventLog::append` (lease-checked seq, insert, commit) against a bare
-//!   `BEGIN; INSERT …; COMMIT` of the same row through a tokio-postgres client (target ≤ 1.2×);
+//! - event append: `PgEventLog::append` (lease-checked seq, insert, commit) and
+//!   `PgEventLog::append_batch` of one event (what a session's working copy ships for a lone
+//!   synced append: lease, seq, insert, references) against a bare `BEGIN; INSERT …; COMMIT`
+//!   of the same row through a tokio-postgres client (target ≤ 1.2×);
 //! - throughput with 16 sessions appending at once (group commit) against one session alone;
 //! - artifact put and get: `S3Artifacts` (hash, create-only put; hash on first read) against the
 //!   object_store client alone writing and reading the same bytes (target ≤ 1.1×).
@@ -86,16 +88,36 @@ async fn main() {
             .unwrap();
         bare.batch_execute("COMMIT").await.unwrap();
     };
+    // The batch a working copy ships (one event: a lone synced append), on its own session.
+    let batch_lease = leased(&db, "batch").await;
+    let mut batch_seq = 0u64;
+    let one = [event.clone()];
     for _ in 0..50 {
         log.append(&lease, &event, None).await.unwrap();
+        batch_seq += 1;
+        log.append_batch(&batch_lease, batch_seq, &one)
+            .await
+            .unwrap();
         bare_insert(&bare).await;
     }
-    let (mut fleet, mut plain) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut fleet, mut batch, mut plain) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for _ in 0..ROUNDS {
         for _ in 0..n / ROUNDS {
             let t = Instant::now();
             log.append(&lease, &event, None).await.unwrap();
             fleet.push(t.elapsed());
+        }
+        for _ in 0..n / ROUNDS {
+            batch_seq += 1;
+            let t = Instant::now();
+            log.append_batch(&batch_lease, batch_seq, &one)
+                .await
+                .unwrap();
+            batch.push(t.elapsed());
         }
         for _ in 0..n / ROUNDS {
             let t = Instant::now();
@@ -104,13 +126,20 @@ async fn main() {
         }
     }
     let fleet = Stats::of(&mut fleet);
+    let batch = Stats::of(&mut batch);
     let plain = Stats::of(&mut plain);
     println!("{:<40} {}", "PgEventLog::append (1 session)", fleet);
+    println!("{:<40} {}", "PgEventLog::append_batch (1 event)", batch);
     println!("{:<40} {}", "BEGIN; INSERT; COMMIT (same row)", plain);
     println!(
         "ratio append / bare insert+commit:       median {:.3}x   mean {:.3}x   (target <= 1.2x)",
         ratio(fleet.median, plain.median),
         ratio(fleet.mean, plain.mean)
+    );
+    println!(
+        "ratio append_batch / bare insert+commit: median {:.3}x   mean {:.3}x   (target <= 1.2x)",
+        ratio(batch.median, plain.median),
+        ratio(batch.mean, plain.mean)
     );
 
     // --- 16 sessions at once ------------------------------------------------------------

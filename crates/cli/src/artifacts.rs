@@ -75,6 +75,7 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
                 SweepMode::Remove
             };
             let writes = leftovers::sweep_writes(&config.root, mode);
+            let bucket = bucket_collection(config, dry_run).map_err(Failure::Engine)?;
             if json {
                 let v = serde_json::json!({
                     "logs_scanned": report.logs_scanned,
@@ -88,6 +89,7 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
                     "write_temp_bytes_removed": writes.bytes,
                     "skipped_guard_held": report.skipped_guard_held,
                     "dry_run": report.dry_run,
+                    "bucket": bucket.as_ref().map(BucketPass::json),
                 });
                 serde_json::to_writer_pretty(&mut out, &v).context("writing the report")?;
                 writeln!(out).context("writing the report")?;
@@ -117,6 +119,9 @@ pub(crate) fn artifacts(config: &Config, command: ArtifactsCommand) -> Result<u8
                     report.temps.files, report.temps.bytes, writes.files, writes.bytes
                 )
                 .context("writing the report")?;
+                if let Some(pass) = &bucket {
+                    writeln!(out, "{}", pass.line()).context("writing the report")?;
+                }
             }
         }
     }
@@ -154,4 +159,62 @@ fn artifact_id(store: &ArtifactStore, s: &str) -> Result<ArtifactId, Failure> {
             .ok_or_else(|| Failure::Usage(anyhow!("{} has no stream `{stream}`", id.to_hex())));
     }
     ArtifactId::from_hex(s).ok_or_else(bad)
+}
+
+/// One pass of the bucket's two-phase collection, when artifacts are kept in one.
+enum BucketPass {
+    /// `--dry-run`: the bucket is not touched (its collection marks before it deletes).
+    NotOnDryRun,
+    Ran(tackle_fleet::GcReport),
+}
+
+impl BucketPass {
+    fn json(&self) -> serde_json::Value {
+        match self {
+            BucketPass::NotOnDryRun => serde_json::json!({"ran": false}),
+            BucketPass::Ran(r) => serde_json::json!({
+                "ran": !r.skipped_collector_running,
+                "listed": r.listed,
+                "marked": r.marked,
+                "deleted": r.deleted.iter().map(|i| i.to_hex()).collect::<Vec<_>>(),
+                "grace_seconds": tackle_fleet::BUCKET_GRACE.as_secs(),
+            }),
+        }
+    }
+
+    fn line(&self) -> String {
+        match self {
+            BucketPass::NotOnDryRun => {
+                "bucket: not collected on a dry run (its collection marks first and deletes a day later)".to_owned()
+            }
+            BucketPass::Ran(r) if r.skipped_collector_running => {
+                "bucket: another daemon is collecting it now; nothing done".to_owned()
+            }
+            BucketPass::Ran(r) => format!(
+                "bucket: listed {} artifacts; removed {} marked a day or more ago and still unreferenced; marked {} unreferenced ones older than a day",
+                r.listed,
+                r.deleted.len(),
+                r.marked
+            ),
+        }
+    }
+}
+
+/// The bucket's collection pass, if `[artifacts] backend = "s3"`.
+fn bucket_collection(config: &Config, dry_run: bool) -> anyhow::Result<Option<BucketPass>> {
+    let Some(fleet) = crate::storage::connect(&config.storage)? else {
+        return Ok(None);
+    };
+    let Some(bucket) = fleet.bucket else {
+        return Ok(None);
+    };
+    if dry_run {
+        return Ok(Some(BucketPass::NotOnDryRun));
+    }
+    let gc = tackle_fleet::ArtifactGc::new(&bucket, &fleet.db, tackle_fleet::BUCKET_GRACE);
+    let report = fleet
+        .io
+        .run(async move { gc.collect().await })
+        .and_then(|r| r)?;
+    Ok(Some(BucketPass::Ran(report)))
 }

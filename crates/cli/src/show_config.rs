@@ -67,6 +67,7 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
             "rules": s.rules.iter().map(|(e, r)| json!({
                 "effect": effect_name(*e), "pattern": r.value, "from": r.origin.to_string()
             })).collect::<Vec<_>>(),
+            "storage": config.storage.describe(),
             "path_scope": { "allow": list(&s.path_scope_allow), "deny": list(&s.path_scope_deny) },
             "url_scope": { "allow": list(&s.url_scope_allow) },
             "disabled_tools": list(&s.disabled_tools),
@@ -208,6 +209,12 @@ pub fn print(config: &Config, posture: &str, json_out: bool) -> anyhow::Result<(
     ] {
         row(&mut text, key, &value, origin);
     }
+    row(
+        &mut text,
+        "storage",
+        &config.storage.describe(),
+        &"[store], [artifacts] of the user config",
+    );
     if s.rules.is_empty() {
         text.push_str("rules                  (none; each key falls to its tool's default)\n");
     }

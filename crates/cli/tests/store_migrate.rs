@@ -74,6 +74,31 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
             .any(|l| l["state"] == "skipped" && l["detail"].as_str().unwrap().contains("not yours")),
         "{lines:#?}"
     );
+    // The bucket's collection runs with the store's: fresh objects are listed, none marked.
+    let mut gc = a.tackle(["artifacts", "gc", "--json"]);
+    for (k, v) in fleet::env(&url) {
+        gc.env(k, v);
+    }
+    let gc = gc.run();
+    gc.success();
+    let report: Value = serde_json::from_str(&gc.stdout).unwrap();
+    assert_eq!(report["bucket"]["ran"], true, "{report}");
+    assert!(
+        report["bucket"]["listed"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    assert_eq!(report["bucket"]["marked"], 0, "{report}");
+    assert_eq!(report["bucket"]["deleted"], json!([]), "{report}");
+    // `tackle config` names the variable, never the URL in it.
+    let mut shown = a.tackle(["config"]);
+    for (k, v) in fleet::env(&url) {
+        shown.env(k, v);
+    }
+    let shown = shown.run();
+    shown.success();
+    shown.stdout_contains("postgres at $TACKLE_TEST_DB");
+    shown.stdout_lacks("postgres://");
+
     let (again, code) = migrate(&a, &url, "files", "postgres");
     assert_eq!(code, 0);
     let s = summary(&again);

@@ -22,6 +22,10 @@ use tackle_store::ArtifactId;
 
 use crate::{FleetDb, FleetError, S3Artifacts};
 
+/// The grace window of a bucket's collection: the file backend's hour raised to a day, since
+/// several daemons publish into one bucket and their clocks and the bucket's may disagree.
+pub const BUCKET_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The advisory lock key of the collector (per schema).
 const COLLECTOR_LOCK: &str = "hashtext('tackle-fleet-gc:' || current_schema())";
 
@@ -202,4 +206,19 @@ impl ArtifactGc {
             .map_err(FleetError::db("mark candidates"))?;
         Ok((objects.len(), marked as usize))
     }
+}
+
+/// Takes `ids` off the collection candidates, waiting for a sweep that holds one of them:
+/// what a publisher does before it writes objects it will reference.
+pub(crate) async fn clear_candidates(db: &FleetDb, ids: &[ArtifactId]) -> Result<(), FleetError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let hex: Vec<String> = ids.iter().map(|id| id.to_hex()).collect();
+    db.client()
+        .await?
+        .execute("DELETE FROM gc_candidates WHERE sha256 = ANY($1)", &[&hex])
+        .await
+        .map_err(FleetError::db("clear collection candidates"))?;
+    Ok(())
 }

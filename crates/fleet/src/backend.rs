@@ -94,7 +94,13 @@ impl FleetBackend {
             describe,
         });
         io.spawn(renew_loop(Arc::downgrade(&shared)));
-        let artifacts = bucket.map(|s3| Arc::new(BucketArtifacts { s3, io }));
+        let artifacts = bucket.map(|s3| {
+            Arc::new(BucketArtifacts {
+                s3,
+                db: db.clone(),
+                io,
+            })
+        });
         Self { shared, artifacts }
     }
 
@@ -352,9 +358,16 @@ async fn renew_loop(shared: Weak<Shared>) {
 }
 
 /// Artifacts in a bucket.
+///
+/// An upload first takes its artifacts off the collector's candidates, then puts them
+/// create-only: a collection sweeping one of them holds its candidate row, so the clearing
+/// waits for the sweep to finish and the put then writes the object again. From then on a new
+/// mark needs a full grace window to become a sweep, longer than the batch that references the
+/// artifacts takes to commit.
 #[derive(Debug)]
 struct BucketArtifacts {
     s3: S3Artifacts,
+    db: FleetDb,
     io: Arc<FleetIo>,
 }
 
@@ -365,8 +378,13 @@ impl ArtifactBackend for BucketArtifacts {
             .map(|(id, path)| (*id, path.to_path_buf()))
             .collect();
         let s3 = self.s3.clone();
+        let db = self.db.clone();
         self.io
             .run(async move {
+                let ids: Vec<ArtifactId> = jobs.iter().map(|(id, _)| *id).collect();
+                crate::artifact_gc::clear_candidates(&db, &ids)
+                    .await
+                    .map_err(|e| BackendError::Unavailable(e.to_string()))?;
                 let uploads = jobs.into_iter().map(|(id, path)| {
                     let s3 = s3.clone();
                     async move {

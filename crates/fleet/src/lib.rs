@@ -38,7 +38,7 @@ mod s3_artifacts;
 mod s3_http;
 mod schema;
 
-pub use artifact_gc::{ArtifactGc, GcReport};
+pub use artifact_gc::{ArtifactGc, BUCKET_GRACE, GcReport};
 pub use backend::FleetBackend;
 pub use database_url::DatabaseUrl;
 pub use db::{FleetDb, FleetDbSettings};
