@@ -279,3 +279,38 @@ fn the_database_going_away_fails_the_turn_clearly_and_loses_nothing_acknowledged
         "{last}"
     );
 }
+
+#[test]
+fn a_daemon_stopped_cleanly_lets_its_sessions_go_at_once() {
+    let url = fleet::fresh_schema_url();
+    let p = Project::new();
+    // A lease far longer than the test: only a release frees the session in time.
+    p.user_config(&fleet::user_config(&fleet::unique("e2e"), 600.0));
+    let d = start(&p, &url, &[say("one")], &p.outside("requests.jsonl"));
+    let session = d.new_session(p.path());
+    prompt(&d, &session, "first prompt");
+    let owner = fleet::query(
+        &url,
+        &format!("SELECT coalesce(owner, '') FROM sessions WHERE id = '{session}'"),
+    );
+    assert_ne!(owner, vec![String::new()], "held while the daemon runs");
+    let mut d = d;
+    let pid = d.child.0.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    d.child.0.wait().unwrap();
+    let owner = fleet::query(
+        &url,
+        &format!("SELECT coalesce(owner, '') FROM sessions WHERE id = '{session}'"),
+    );
+    assert_eq!(
+        owner,
+        vec![String::new()],
+        "released when the daemon stopped"
+    );
+}

@@ -31,6 +31,9 @@ const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_millis(1_600),
 ];
 
+/// How long letting a session go waits for the database.
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
 /// The fleet's stores for one process. Install it with [`tackle_store::install_backend`].
 #[derive(Debug)]
 pub struct FleetBackend {
@@ -126,6 +129,21 @@ impl Backend for FleetBackend {
             .clone()
             .map(|a| a as Arc<dyn ArtifactBackend>)
     }
+
+    fn close(&self) {
+        let held: Vec<Lease> = self
+            .shared
+            .lock_held()
+            .drain()
+            .filter_map(|(_, held)| held.upgrade())
+            .map(|held| held.current())
+            .collect();
+        let shared = self.shared.clone();
+        let _ = self.shared.io.run(async move {
+            let releases = held.into_iter().map(|lease| shared.leases.release(lease));
+            let _ = tokio::time::timeout(RELEASE_WAIT, futures::future::join_all(releases)).await;
+        });
+    }
 }
 
 /// Session logs in PostgreSQL.
@@ -187,7 +205,8 @@ impl LogBackend for FleetLogs {
 }
 
 impl FleetLogs {
-    /// A replica over a lease this process already holds (a session reopened here), renewed.
+    /// A replica over a lease this process already holds (a session reopened here; the
+    /// renewals go on).
     fn held_by_us(&self, id: &str) -> Option<Arc<dyn LogReplica>> {
         let held = self.shared.lock_held().get(id).and_then(Weak::upgrade)?;
         Some(Arc::new(PgReplica {
@@ -322,8 +341,10 @@ impl Drop for PgReplica {
             self.shared.lock_held().remove(&self.session);
             let shared = self.shared.clone();
             let lease = self.held.current();
-            self.shared.io.spawn(async move {
-                let _ = shared.leases.release(lease).await;
+            // Waited for (a daemon stopping lets its sessions go before it exits), briefly:
+            // with the database away, the lease simply expires.
+            let _ = self.shared.io.run(async move {
+                let _ = tokio::time::timeout(RELEASE_WAIT, shared.leases.release(lease)).await;
             });
         }
     }

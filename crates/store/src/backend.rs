@@ -32,6 +32,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn logs(&self) -> Option<Arc<dyn LogBackend>>;
     /// Where artifacts are durable, when not in files alone.
     fn artifacts(&self) -> Option<Arc<dyn ArtifactBackend>>;
+    /// The process is stopping: let go of every session it holds, so another process need
+    /// not wait for them. A log written after this is refused.
+    fn close(&self) {}
 }
 
 /// Session logs held by a backend.

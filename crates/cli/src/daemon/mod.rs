@@ -167,6 +167,10 @@ pub fn serve(
         http::serve(daemon.clone(), listener, guard).await;
         eprintln!("tackle daemon: stopping");
         daemon.host.wind_down().await;
+        // Sessions kept in a fleet database are let go, for another daemon to take at once.
+        if let Some(backend) = tackle_store::backend::backend() {
+            tokio::task::block_in_place(|| backend.close());
+        }
         daemon.state.clear_running();
         anyhow::Ok(())
     });
