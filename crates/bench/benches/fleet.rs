@@ -17,9 +17,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +30,9 @@ use tackle_fleet::{
 };
 use tackle_store::ArtifactId;
 
+#[path = "../../fleet/tests/common/services.rs"]
+mod services;
+
 const ROUNDS: usize = 10;
 const SESSIONS: usize = 16;
 
@@ -42,17 +42,10 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let services = start_services();
-    let pg_url = &services["TACKLE_TEST_PG_URL"];
-    let schema = format!(
-        "bench_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
-    let admin = connect(pg_url).await;
+    let servers = services::services();
+    let pg_url = &servers.pg_url;
+    let schema = services::unique("bench");
+    let admin = services::raw_client_at(pg_url).await;
     admin
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .await
@@ -71,7 +64,7 @@ async fn main() {
     // --- one appender -------------------------------------------------------------------
     let lease = leased(&db, "bench").await;
     log.create_session("bare").await.unwrap();
-    let bare = connect(&url).await;
+    let bare = services::raw_client_at(&url).await;
     let insert = bare
         .prepare(
             "INSERT INTO events (session_id, seq, idem_key, payload, crc)
@@ -174,8 +167,8 @@ async fn main() {
 
     // --- artifacts ----------------------------------------------------------------------
     let artifacts = S3Artifacts::connect(&S3Settings {
-        endpoint: Some(services["TACKLE_TEST_S3_ENDPOINT"].clone()),
-        bucket: services["TACKLE_TEST_S3_BUCKET"].clone(),
+        endpoint: Some(servers.s3_endpoint.clone()),
+        bucket: servers.s3_bucket.clone(),
         region: "us-east-1".to_owned(),
         prefix: schema.clone(),
         allow_http: true,
@@ -304,16 +297,6 @@ async fn leased(db: &FleetDb, session: &str) -> Lease {
     }
 }
 
-async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    client
-}
-
 /// Deterministic bytes that do not compress.
 fn noise(len: usize) -> Vec<u8> {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -324,24 +307,5 @@ fn noise(len: usize) -> Vec<u8> {
             state ^= state << 17;
             state as u8
         })
-        .collect()
-}
-
-/// The servers, from the script's `KEY=value` lines (it starts them or finds them running).
-fn start_services() -> HashMap<String, String> {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/start-fleet-services");
-    let out = Command::new(&script).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{} failed:\n{}\n{}",
-        script.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
 }

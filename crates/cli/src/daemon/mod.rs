@@ -82,8 +82,15 @@ pub fn serve(
         (None, None) => None,
     };
     let hub = directory.is_some();
-    install_storage(&default_root, &flags, args.name.as_deref())?;
-    let daemon_flags = flags.clone();
+    let config = tackle_config::load_with(
+        &default_root,
+        &flags,
+        tackle_config::trust::TrustStore::user().as_ref(),
+        &tackle_config::trust::consent::NeverAsk,
+    )
+    .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
+    refuse_call_peer_without_hub(&config, hub)?;
+    install_storage(&config, args.name.as_deref())?;
     let daemon = Arc::new(hosted::Daemon::new(
         crate::acp::host::HostOptions {
             flags: flags.clone(),
@@ -97,12 +104,6 @@ pub fn serve(
         default_root,
         registry,
     ));
-    let refused = rt.block_on(async {
-        tokio::task::block_in_place(|| {
-            refuse_call_peer_without_hub(&daemon.default_root, &daemon_flags, hub)
-        })
-    });
-    refused?;
     let served = rt.block_on(async {
         let resumed = tokio::task::block_in_place(|| daemon.resume_hosted())?;
         for id in &resumed {
@@ -181,14 +182,7 @@ pub fn serve(
 
 /// The user's `[store]` and `[artifacts]`, installed before any session is opened: every
 /// session this daemon hosts is then durable there (see `crate::storage`).
-fn install_storage(root: &Path, flags: &Flags, name: Option<&str>) -> Result<(), Failure> {
-    let config = tackle_config::load_with(
-        root,
-        flags,
-        tackle_config::trust::TrustStore::user().as_ref(),
-        &tackle_config::trust::consent::NeverAsk,
-    )
-    .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
+fn install_storage(config: &tackle_config::Config, name: Option<&str>) -> Result<(), Failure> {
     if let Some(described) = crate::storage::install(&config.storage, name)
         .map_err(|e| Failure::Usage(anyhow!("{e:#}")))?
     {
@@ -199,21 +193,11 @@ fn install_storage(root: &Path, flags: &Flags, name: Option<&str>) -> Result<(),
 
 /// `[tools.call_peer]` enabled for the daemon's own project without a hub is a start-up
 /// error, not a tool that fails every call.
-fn refuse_call_peer_without_hub(root: &Path, flags: &Flags, hub: bool) -> Result<(), Failure> {
-    if hub {
-        return Ok(());
-    }
-    let config = tackle_config::load_with(
-        root,
-        flags,
-        tackle_config::trust::TrustStore::user().as_ref(),
-        &tackle_config::trust::consent::NeverAsk,
-    )
-    .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
-    if config.call_peer.is_some() {
+fn refuse_call_peer_without_hub(config: &tackle_config::Config, hub: bool) -> Result<(), Failure> {
+    if !hub && config.call_peer.is_some() {
         return Err(Failure::Usage(anyhow!(
             "[tools.call_peer] is enabled for {}, and call_peer needs a peer hub: start the daemon with --peer-hub, or with --hub URL --name NAME",
-            root.display()
+            config.root.display()
         )));
     }
     Ok(())

@@ -2,62 +2,11 @@
 //! shared by every test binary of a run) says where PostgreSQL and the S3 server are; each
 //! test gets a schema and a key prefix of its own.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Where the servers are.
-pub struct Services {
-    pub pg_url: String,
-    pub s3_endpoint: String,
-    pub s3_bucket: String,
-}
-
-/// Starts the servers once per test binary (nothing is skipped: a failure fails the test).
-pub fn services() -> &'static Services {
-    static SERVICES: OnceLock<Services> = OnceLock::new();
-    SERVICES.get_or_init(|| {
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/start-fleet-services");
-        let out = Command::new(script)
-            .output()
-            .expect("run scripts/start-fleet-services");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "scripts/start-fleet-services failed ({}):\n{stdout}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let vars: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once('=')).collect();
-        let get = |key: &str| {
-            vars.get(key)
-                .unwrap_or_else(|| panic!("no {key}:\n{stdout}"))
-                .to_string()
-        };
-        Services {
-            pg_url: get("TACKLE_TEST_PG_URL"),
-            s3_endpoint: get("TACKLE_TEST_S3_ENDPOINT"),
-            s3_bucket: get("TACKLE_TEST_S3_BUCKET"),
-        }
-    })
-}
-
-/// A name no other test uses.
-pub fn unique(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!(
-        "{prefix}_{}_{nanos:x}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
+#[path = "../../../fleet/tests/common/services.rs"]
+mod shared;
+pub use shared::{services, unique};
 
 /// A fresh, empty schema on the test cluster; the URL whose connections use it.
 pub fn fresh_schema_url() -> String {
