@@ -83,6 +83,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 &flags,
                 consent(cli.policy.headless).as_ref(),
             )
+            .and_then(with_storage)
             .and_then(|c| crate::run::run(&c, args, models, cli.policy.headless))
         }
         Command::Models { json, probe } => {
@@ -168,6 +169,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 &flags,
                 consent(cli.policy.headless).as_ref(),
             )
+            .and_then(with_storage)
             .and_then(|c| crate::chat::run(c, crate::chat::ChatArgs { models, resume }))
         }
         Command::Trust {
@@ -220,6 +222,13 @@ fn consent(headless: bool) -> Box<dyn Consent> {
         Some(t) => Box::new(t),
         None => Box::new(NeverAsk),
     }
+}
+
+/// `config` after the user's `[store]` and `[artifacts]` are installed, so the sessions the
+/// command opens or resumes are kept there too (`crate::storage`).
+fn with_storage(config: Config) -> Result<Config, Failure> {
+    crate::storage::install(&config.storage, None).map_err(|e| Failure::Usage(anyhow!("{e:#}")))?;
+    Ok(config)
 }
 
 fn setup(

@@ -314,3 +314,37 @@ fn a_daemon_stopped_cleanly_lets_its_sessions_go_at_once() {
         "released when the daemon stopped"
     );
 }
+
+#[test]
+fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
+    let url = fleet::fresh_schema_url();
+    let config = fleet::user_config(&fleet::unique("e2e"), 5.0);
+    let run = |p: &Project, turns: &[Value], args: &[&str]| {
+        let file = script(p, "run.jsonl", turns);
+        let record = p.outside("run-requests.jsonl");
+        let mut cmd = p.tackle(["--model", &model(&file), "run", "--json"]);
+        cmd.args(args).env("TACKLE_REPLAY_RECORD", &record);
+        for (k, v) in fleet::env(&url) {
+            cmd.env(k, v);
+        }
+        let out = cmd.run();
+        out.success();
+        (harness::replay::json_lines(&out.stdout), record)
+    };
+    let a = Project::new();
+    a.user_config(&config);
+    let (lines, _) = run(&a, &[say("noted on A")], &["remember the word heron"]);
+    let session = lines[0]["session"].as_str().unwrap().to_owned();
+    let b = Project::new();
+    b.user_config(&config);
+    let (_, record) = run(
+        &b,
+        &[say("(played on A)"), say("heron")],
+        &["--resume", &session, "which word?"],
+    );
+    let asked = recorded_requests(&record).last().unwrap().to_string();
+    assert!(
+        asked.contains("remember the word heron") && asked.contains("noted on A"),
+        "{asked}"
+    );
+}

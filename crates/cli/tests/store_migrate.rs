@@ -29,8 +29,8 @@ fn summary(lines: &[Value]) -> &Value {
 fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
     let url = fleet::fresh_schema_url();
     let config = fleet::user_config(&fleet::unique("mig"), 5.0);
+    // Made before the fleet is configured: its session is in the project's files alone.
     let a = Project::new();
-    a.user_config(&config);
     let file = script(
         &a,
         "s.jsonl",
@@ -50,6 +50,7 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
         .as_str()
         .unwrap()
         .to_owned();
+    a.user_config(&config);
     // A log the user's tackle did not write: a repository can ship one.
     let foreign = a.join(".agents/store/sessions/20260101T000000Z-0000000000000000");
     std::fs::create_dir_all(&foreign).unwrap();
