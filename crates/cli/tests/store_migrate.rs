@@ -51,6 +51,27 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
         .unwrap()
         .to_owned();
     a.user_config(&config);
+    // Not yet in the fleet: resuming it says how to move it there.
+    let mut resume = a.tackle([
+        "--model",
+        &model(&file),
+        "run",
+        "--resume",
+        &session,
+        "again",
+    ]);
+    for (k, v) in fleet::env(&url) {
+        resume.env(k, v);
+    }
+    let refused = resume.run();
+    assert_ne!(refused.code, Some(0));
+    assert!(
+        refused
+            .stderr
+            .contains("tackle store migrate --from files --to postgres"),
+        "{}",
+        refused.stderr
+    );
     // A log the user's tackle did not write: a repository can ship one.
     let foreign = a.join(".agents/store/sessions/20260101T000000Z-0000000000000000");
     std::fs::create_dir_all(&foreign).unwrap();

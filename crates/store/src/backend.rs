@@ -73,6 +73,12 @@ pub enum BackendError {
     /// The backend has no session of this id.
     #[error("session {id} is not in {backend}")]
     UnknownSession { id: String, backend: String },
+    /// The session is in this project's files and not in the backend: it was made before the
+    /// backend was configured.
+    #[error(
+        "session {id} is in this project's files but not in {backend}; move it there with: tackle store migrate --from files --to postgres"
+    )]
+    NotMigrated { id: String, backend: String },
     /// Another process took the session over: this one must stop writing it.
     #[error(
         "session {id} was taken over by {holder}: this process no longer runs it (resume it to take it back)"

@@ -47,7 +47,12 @@ pub fn open_session_log(
             Ok((log, recovery))
         }
         Opening::Existing => {
-            let (replica, events) = backend.take(id).map_err(backend_error)?;
+            let (replica, events) = backend.take(id).map_err(|e| match e {
+                BackendError::UnknownSession { id, backend } if path.is_file() => {
+                    backend_error(BackendError::NotMigrated { id, backend })
+                }
+                e => backend_error(e),
+            })?;
             rewrite(path, seal.clone(), &events)?;
             let (log, recovery) = open_file(path, seal)?;
             log.replicate_to(replica);
