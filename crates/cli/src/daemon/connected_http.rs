@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
-use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use serde_json::Value;
 
@@ -138,18 +137,9 @@ pub fn stream(daemon: &Daemon, headers: &HeaderMap) -> Response<Body> {
         };
         Some((Ok(Frame::data(bytes)), lease))
     });
-    let mut reply = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
-    let headers = reply.headers_mut();
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(
-        http::header::CACHE_CONTROL,
-        http::HeaderValue::from_static("no-cache"),
-    );
+    let mut reply = super::http::event_stream(frames);
     if let Ok(value) = http::HeaderValue::from_str(&connection.id) {
-        headers.insert(CONNECTION_HEADER, value);
+        reply.headers_mut().insert(CONNECTION_HEADER, value);
     }
     reply
 }

@@ -458,11 +458,17 @@ fn lagged() -> Bytes {
 }
 
 fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
-    let frames = futures::stream::unfold(rx, |mut rx| async move {
+    event_stream(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
             .map(|bytes| (Ok::<_, Infallible>(Frame::data(bytes)), rx))
-    });
+    }))
+}
+
+/// A `text/event-stream` response of `frames`, never cached.
+pub(super) fn event_stream(
+    frames: impl futures::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static,
+) -> Response<Body> {
     let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
     let headers = response.headers_mut();
     headers.insert(
