@@ -325,31 +325,15 @@ pub fn receive(daemon: &Arc<Daemon>, connection: &Arc<Connection>, message: Valu
             Received::Accepted
         }
         (Some(method), None) => {
-            if matches!(method, "session/cancel" | "_tackle/session/cancel")
-                && let Some(session) = params.get("sessionId").and_then(Value::as_str)
-            {
-                daemon.host.cancel(session);
-            }
+            super::http::notified(daemon, method, &params);
             Received::Accepted
         }
-        (None, Some(id)) => {
-            let Some(id) = id.as_str() else {
-                return Received::UnknownRequest(id.to_string());
-            };
-            let answer = match message.get("error") {
-                Some(e) => Err(RpcError::internal(
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("an error")
-                        .to_owned(),
-                )),
-                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-            };
-            match daemon.approvals.answer(id, None, answer) {
-                Ok(()) => Received::Accepted,
-                Err(_) => Received::UnknownRequest(id.to_owned()),
+        (None, Some(id)) => match super::http::answered(daemon, &id, &message) {
+            Ok(()) => Received::Accepted,
+            Err(super::http::UnknownAnswer(known)) => {
+                Received::UnknownRequest(known.unwrap_or_else(|| id.to_string()))
             }
-        }
+        },
         (None, None) => {
             connection.send(
                 json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "the message has neither a method nor an id"}})

@@ -235,39 +235,20 @@ async fn acp(daemon: &Arc<Daemon>, req: Request<Incoming>) -> Response<Body> {
             }
         },
         (Some(method), None) => {
-            if matches!(method, "session/cancel" | "_tackle/session/cancel")
-                && let Some(session) = params.get("sessionId").and_then(Value::as_str)
-            {
-                daemon.host.cancel(session);
-            }
+            notified(daemon, method, &params);
             accepted()
         }
-        (None, Some(id)) => {
-            let Some(id) = id.as_str() else {
-                return text(
-                    StatusCode::NOT_FOUND,
-                    "no open permission request has that id".to_owned(),
-                );
-            };
-            let answer = match message.get("error") {
-                Some(e) => Err(RpcError::internal(
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("an error")
-                        .to_owned(),
-                )),
-                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-            };
-            match daemon.approvals.answer(id, None, answer) {
-                Ok(()) => accepted(),
-                Err(_) => text(
-                    StatusCode::NOT_FOUND,
-                    format!(
-                        "no open permission request {id} (answered already, or its prompt ended)"
-                    ),
-                ),
-            }
-        }
+        (None, Some(id)) => match answered(daemon, &id, &message) {
+            Ok(()) => accepted(),
+            Err(UnknownAnswer(Some(id))) => text(
+                StatusCode::NOT_FOUND,
+                format!("no open permission request {id} (answered already, or its prompt ended)"),
+            ),
+            Err(UnknownAnswer(None)) => text(
+                StatusCode::NOT_FOUND,
+                "no open permission request has that id".to_owned(),
+            ),
+        },
         (None, None) => rpc_error(
             StatusCode::BAD_REQUEST,
             Value::Null,
@@ -455,6 +436,39 @@ fn lagged() -> Bytes {
         "params": {"message": "this stream fell behind and is closed; attach again with the last event id received"},
     });
     Bytes::from(format!("data: {note}\n\n"))
+}
+
+/// A client's notification: `session/cancel` cancels the session's prompt; any other is
+/// ignored, as JSON-RPC lets a server ignore notifications it does not know.
+pub(super) fn notified(daemon: &Daemon, method: &str, params: &Value) {
+    if matches!(method, "session/cancel" | "_tackle/session/cancel")
+        && let Some(session) = params.get("sessionId").and_then(Value::as_str)
+    {
+        daemon.host.cancel(session);
+    }
+}
+
+/// A response the client sent matches no open permission request: its id, when a string.
+pub(super) struct UnknownAnswer(pub Option<String>);
+
+/// A client's response to a permission request, by its id.
+pub(super) fn answered(daemon: &Daemon, id: &Value, message: &Value) -> Result<(), UnknownAnswer> {
+    let Some(id) = id.as_str() else {
+        return Err(UnknownAnswer(None));
+    };
+    let answer = match message.get("error") {
+        Some(e) => Err(RpcError::internal(
+            e.get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("an error")
+                .to_owned(),
+        )),
+        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+    };
+    daemon
+        .approvals
+        .answer(id, None, answer)
+        .map_err(|_| UnknownAnswer(Some(id.to_owned())))
 }
 
 fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
