@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{Ask, Pending};
@@ -105,6 +106,23 @@ impl App {
     }
 
     /// The approval on screen was answered: the next one, if any, takes its place.
+    /// An approval on screen takes every key but Ctrl-C (which still interrupts); true when
+    /// it took `key`.
+    pub fn approval_takes(&mut self, key: KeyEvent) -> bool {
+        let Some(pending) = &mut self.approval else {
+            return false;
+        };
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl_c {
+            return false;
+        }
+        if pending.key(key) {
+            self.answered();
+        }
+        true
+    }
+
     pub fn answered(&mut self) {
         self.approval = self.waiting.pop_front().map(Pending::new);
     }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
-use ratatui::crossterm::event::{self as term, Event as TermEvent};
+use ratatui::crossterm::event::Event as TermEvent;
 use serde_json::{Value, json};
 use tackle_runtime::Approval;
 use tokio::sync::{mpsc, oneshot};
@@ -114,14 +114,7 @@ async fn attached(
         attempts: 0,
     };
 
-    let (keys_tx, mut keys) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(event) = term::read() {
-            if keys_tx.send(event).is_err() {
-                return;
-            }
-        }
-    });
+    let mut keys = super::read_keys();
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     let result = loop {
         if let Err(e) = terminal.draw(|f| render::draw(f, &chat.app)) {
@@ -180,15 +173,8 @@ impl Attached {
         let TermEvent::Key(key) = event else {
             return;
         };
-        if let Some(pending) = &mut self.app.approval {
-            let ctrl_c = key.code == term::KeyCode::Char('c')
-                && key.modifiers.contains(term::KeyModifiers::CONTROL);
-            if !ctrl_c {
-                if pending.key(key) {
-                    self.app.answered();
-                }
-                return;
-            }
+        if self.app.approval_takes(key) {
+            return;
         }
         match self.app.input.key(key) {
             Action::None => {}

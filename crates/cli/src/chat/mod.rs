@@ -180,14 +180,7 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
         chat.app.view.notice(NoticeKind::Info, note.clone());
     }
 
-    let (keys_tx, mut keys) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(event) = term::read() {
-            if keys_tx.send(event).is_err() {
-                return;
-            }
-        }
-    });
+    let mut keys = read_keys();
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     let result = loop {
         if let Err(e) = terminal.draw(|f| render::draw(f, &chat.app)) {
@@ -212,20 +205,27 @@ async fn chat(config: Config, args: ChatArgs) -> Result<(), Failure> {
     result.map_err(Failure::Engine)
 }
 
+/// The terminal's events, read on a thread of their own (crossterm's read blocks) until the
+/// receiver is dropped.
+pub(crate) fn read_keys() -> mpsc::UnboundedReceiver<term::Event> {
+    let (keys_tx, keys) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(event) = term::read() {
+            if keys_tx.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    keys
+}
+
 impl Chat {
     fn terminal_event(&mut self, event: TermEvent) {
         let TermEvent::Key(key) = event else {
             return;
         };
-        if let Some(pending) = &mut self.app.approval {
-            let ctrl_c = key.code == term::KeyCode::Char('c')
-                && key.modifiers.contains(term::KeyModifiers::CONTROL);
-            if !ctrl_c {
-                if pending.key(key) {
-                    self.app.answered();
-                }
-                return;
-            }
+        if self.app.approval_takes(key) {
+            return;
         }
         // Enter alone answers the model's question with its default.
         if key.code == term::KeyCode::Enter
