@@ -167,9 +167,13 @@ impl Move<'_> {
             }
             Err(e) => return Outcome::Failed(e.to_string()),
         }
-        // Every line's checksum is checked as it is read.
+        // Every line's checksum is checked as it is read; each event is compared and written
+        // as the database keeps it (a U+0000 it cannot hold replaced).
         let events: Vec<Value> = match EventLog::read_records(&path) {
-            Ok(records) => records.into_iter().map(|r| r.event).collect(),
+            Ok(records) => records
+                .into_iter()
+                .map(|r| tackle_fleet::storable(&r.event).into_owned())
+                .collect(),
             Err(e) => return Outcome::Failed(e.to_string()),
         };
         let logs = self.logs.clone();

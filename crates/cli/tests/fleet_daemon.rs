@@ -322,7 +322,16 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
     let run = |p: &Project, turns: &[Value], args: &[&str]| {
         let file = script(p, "run.jsonl", turns);
         let record = p.outside("run-requests.jsonl");
-        let mut cmd = p.tackle(["--model", &model(&file), "run", "--json"]);
+        let mut cmd = p.tackle([
+            "--mode",
+            "yolo",
+            "--allow",
+            "tool.bash.cmd:*",
+            "--model",
+            &model(&file),
+            "run",
+            "--json",
+        ]);
         cmd.args(args).env("TACKLE_REPLAY_RECORD", &record);
         for (k, v) in fleet::env(&url) {
             cmd.env(k, v);
@@ -333,18 +342,30 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
     };
     let a = Project::new();
     a.user_config(&config);
-    let (lines, _) = run(&a, &[say("noted on A")], &["remember the word heron"]);
+    // The command's output holds a NUL, which the database cannot keep as it is.
+    let (lines, _) = run(
+        &a,
+        &[
+            call("bash", json!({"command": "printf 'nul\\000here'"})),
+            say("noted on A"),
+        ],
+        &["remember the word heron"],
+    );
     let session = lines[0]["session"].as_str().unwrap().to_owned();
     let b = Project::new();
     b.user_config(&config);
     let (_, record) = run(
         &b,
-        &[say("(played on A)"), say("heron")],
+        &[say("(played on A)"), say("(played on A)"), say("heron")],
         &["--resume", &session, "which word?"],
     );
     let asked = recorded_requests(&record).last().unwrap().to_string();
     assert!(
         asked.contains("remember the word heron") && asked.contains("noted on A"),
         "{asked}"
+    );
+    assert!(
+        asked.contains("nul\u{FFFD}here"),
+        "the NUL kept as U+FFFD: {asked}"
     );
 }

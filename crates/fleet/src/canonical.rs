@@ -9,6 +9,37 @@
 
 use serde_json::Value;
 
+/// `value` as the fleet stores a working copy's event: every U+0000 in a string or a key
+/// (which `jsonb` cannot hold; a command's output may carry one) replaced by U+FFFD, the
+/// character that says a character was lost. Borrowed when there is none.
+pub fn storable(value: &Value) -> std::borrow::Cow<'_, Value> {
+    fn has_nul(value: &Value) -> bool {
+        match value {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => items.iter().any(has_nul),
+            Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        }
+    }
+    fn replaced(value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(s.replace('\0', "\u{FFFD}")),
+            Value::Array(items) => Value::Array(items.iter().map(replaced).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.replace('\0', "\u{FFFD}"), replaced(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    if has_nul(value) {
+        std::borrow::Cow::Owned(replaced(value))
+    } else {
+        std::borrow::Cow::Borrowed(value)
+    }
+}
+
 /// The canonical bytes of `value`, or the reason PostgreSQL cannot store it.
 pub(crate) fn canonical_bytes(value: &Value) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
@@ -79,6 +110,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_nul_is_stored_as_the_replacement_character_and_nothing_else_changes() {
+        let plain = json!({"a": ["x", 1, null]});
+        assert!(matches!(storable(&plain), std::borrow::Cow::Borrowed(_)));
+        let with_nul = json!({"out": "a\0b", "k\0": [{"x": "\0"}], "n": 2});
+        let stored = storable(&with_nul);
+        assert_eq!(
+            stored.as_ref(),
+            &json!({"out": "a\u{FFFD}b", "k\u{FFFD}": [{"x": "\u{FFFD}"}], "n": 2})
+        );
+        assert!(canonical_bytes(&stored).is_ok());
+    }
 
     #[test]
     fn key_order_and_negative_zero_do_not_change_the_bytes() {

@@ -40,6 +40,7 @@ mod schema;
 
 pub use artifact_gc::{ArtifactGc, BUCKET_GRACE, GcReport};
 pub use backend::FleetBackend;
+pub use canonical::storable;
 pub use database_url::DatabaseUrl;
 pub use db::{FleetDb, FleetDbSettings};
 pub use error::FleetError;

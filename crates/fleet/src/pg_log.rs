@@ -128,6 +128,11 @@ impl PgEventLog {
         if events.is_empty() {
             return Ok(());
         }
+        // What `jsonb` cannot hold (U+0000) is replaced, not refused: a command's output may
+        // carry one, and refusing it would end the session.
+        let stored: Vec<std::borrow::Cow<'_, Value>> =
+            events.iter().map(crate::canonical::storable).collect();
+        let events: Vec<&Value> = stored.iter().map(|e| e.as_ref()).collect();
         let mut seqs = Vec::with_capacity(events.len());
         let mut crcs = Vec::with_capacity(events.len());
         let mut ref_hex = Vec::new();
@@ -173,7 +178,7 @@ impl PgEventLog {
             )
             .await
             .map_err(FleetError::db("prepare an append"))?;
-        let payloads: Vec<&Value> = events.iter().collect();
+        let payloads = &events;
         let row = client
             .query_one(
                 &append,
@@ -183,7 +188,7 @@ impl PgEventLog {
                     &lease.epoch(),
                     &first,
                     &seqs,
-                    &payloads,
+                    payloads,
                     &crcs,
                     &ref_hex,
                     &ref_seq,

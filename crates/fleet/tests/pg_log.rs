@@ -469,6 +469,15 @@ async fn a_working_copys_batches_are_gapless_idempotent_fenced_and_record_their_
         .map(|r| (r.seq, r.event["n"].as_u64().unwrap()))
         .collect();
     assert_eq!(stored, vec![(1, 1), (2, 2), (3, 3)]);
+    // A U+0000 (a command's output may carry one) is kept as U+FFFD, and its retry matches.
+    log.append_batch(&lease, 4, &[json!({"out": "a\0b"})])
+        .await
+        .unwrap();
+    log.append_batch(&lease, 4, &[json!({"out": "a\0b"})])
+        .await
+        .unwrap();
+    let back = log.read_from("s1", 4, 1).await.unwrap();
+    assert_eq!(back[0].event, json!({"out": "a\u{FFFD}b"}));
     // Different events under stored seqs, and a gap, are refused.
     let diverged = log
         .append_batch(&lease, 2, &[json!({"n": "other"})])
@@ -482,7 +491,7 @@ async fn a_working_copys_batches_are_gapless_idempotent_fenced_and_record_their_
         .append_batch(&lease, 9, &[json!({"n": 9})])
         .await
         .unwrap_err();
-    assert!(matches!(gap, FleetError::Diverged { next: 4, .. }), "{gap}");
+    assert!(matches!(gap, FleetError::Diverged { next: 5, .. }), "{gap}");
     // The artifact named is referenced by the event that names it.
     let raw = common::raw_client_at(&url).await;
     let refs = raw
@@ -510,9 +519,9 @@ async fn a_working_copys_batches_are_gapless_idempotent_fenced_and_record_their_
         panic!("the expired lease is claimable");
     };
     let fenced = log
-        .append_batch(&lease, 4, &[json!({"n": 4})])
+        .append_batch(&lease, 5, &[json!({"n": 5})])
         .await
         .unwrap_err();
     assert!(matches!(fenced, FleetError::Fenced { .. }), "{fenced}");
-    assert_eq!(log.last_seq("s1").await.unwrap(), 3);
+    assert_eq!(log.last_seq("s1").await.unwrap(), 4);
 }
