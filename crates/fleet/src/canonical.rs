@@ -111,6 +111,26 @@ mod tests {
 
     use super::*;
 
+    /// Events reach these walks parsed by serde_json (a log line, a `jsonb` row), whose
+    /// recursion limit bounds their depth: generated nesting up to that limit is walked, and
+    /// text nested past it is refused by the parser, never walked.
+    #[test]
+    fn generated_nesting_is_walked_to_the_parsers_limit_and_refused_past_it() {
+        for (kind, open, close) in [("array", "[", "]"), ("object", "{\"k\":", "}")] {
+            for depth in [1usize, 16, 64, 127] {
+                let text = format!("{}\"a\\u0000b\"{}", open.repeat(depth), close.repeat(depth));
+                let value: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{kind} depth {depth}: {e}"));
+                let stored = storable(&value);
+                assert!(!stored.to_string().contains("\\u0000"), "{kind} {depth}");
+                assert!(canonical_bytes(&stored).is_ok(), "{kind} {depth}");
+                assert!(canonical_bytes(&value).is_err(), "{kind} {depth}");
+            }
+            let deep = format!("{}1{}", open.repeat(10_000), close.repeat(10_000));
+            assert!(serde_json::from_str::<Value>(&deep).is_err(), "{kind}");
+        }
+    }
+
     #[test]
     fn a_nul_is_stored_as_the_replacement_character_and_nothing_else_changes() {
         let plain = json!({"a": ["x", 1, null]});

@@ -151,6 +151,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn artifacts_named_walks_generated_nesting_to_the_parsers_limit() {
+        // Events are parsed by serde_json, whose recursion limit (128) bounds the walk.
+        let id = ArtifactId::of(b"deep");
+        for pairs in [1usize, 16, 63] {
+            let text = format!(
+                "{}\"see {}\"{}",
+                "[{\"k\":".repeat(pairs),
+                id.internal_uri(),
+                "}]".repeat(pairs)
+            );
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(artifacts_named(&value), vec![id], "{} levels", 2 * pairs);
+        }
+    }
+
+    #[test]
     fn artifacts_named_finds_every_uri_once_wherever_it_is() {
         let a = ArtifactId::of(b"a");
         let b = ArtifactId::of(b"b");

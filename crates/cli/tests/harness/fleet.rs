@@ -12,22 +12,7 @@ pub use shared::{services, unique};
 pub fn fresh_schema_url() -> String {
     let base = services().pg_url.clone();
     let schema = unique("e2e");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        client
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .await
-            .unwrap();
-    });
+    query(&base, &format!("CREATE SCHEMA {schema}"));
     format!("{base}?options=-c%20search_path%3D{schema}")
 }
 
@@ -38,13 +23,8 @@ pub fn query(url: &str, sql: &str) -> Vec<String> {
         .build()
         .unwrap();
     rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        shared::raw_client_at(url)
             .await
-            .unwrap();
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        client
             .simple_query(sql)
             .await
             .unwrap()
