@@ -8,53 +8,15 @@
 mod harness;
 
 use harness::Project;
-use harness::daemon::{self, Daemon, until};
+use harness::daemon::{Daemon, until};
 use harness::fleet;
+use harness::fleet::{call, prompt, say};
 use harness::replay::{model, recorded_requests, script};
 use serde_json::{Value, json};
 
-fn call(name: &str, arguments: Value) -> Value {
-    json!({"turn": {"tool_calls": [{"name": name, "arguments": arguments}]}})
-}
-
-fn say(text: &str) -> Value {
-    json!({"turn": {"text": text}})
-}
-
 /// A fleet daemon for `project` playing `turns`, recording what its model is sent.
 fn start(project: &Project, url: &str, turns: &[Value], record: &std::path::Path) -> Daemon {
-    let file = script(project, "model.jsonl", turns);
-    let mut env = fleet::env(url);
-    env.push(("TACKLE_REPLAY_RECORD", record.display().to_string()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    daemon::start(
-        project,
-        &project.outside("state"),
-        &[
-            "--model",
-            &model(&file),
-            "--mode",
-            "yolo",
-            "--allow",
-            "tool.bash.cmd:*",
-        ],
-        &env,
-    )
-}
-
-/// Sends `text` to `session` and waits for its turn to end.
-fn prompt(d: &Daemon, session: &str, text: &str) {
-    let watcher = d.stream("_tackle/session/attach", json!({"sessionId": session}));
-    until(&watcher, "the attach", |m| {
-        m["method"] == "_tackle/attached"
-    });
-    drop(d.stream(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-    ));
-    until(&watcher, "the end of the turn", |m| {
-        m["method"] == "_tackle/turn_ended"
-    });
+    fleet::daemon(project, url, turns, record, &[])
 }
 
 #[test]

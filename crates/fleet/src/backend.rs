@@ -16,8 +16,11 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tackle_store::ArtifactId;
-use tackle_store::backend::{ArtifactBackend, Backend, BackendError, LogBackend, LogReplica};
+use tackle_store::backend::{
+    ArtifactBackend, Backend, BackendError, LogBackend, LogReplica, MailBackend,
+};
 
+use crate::backend_mail::FleetMail;
 use crate::io::FleetIo;
 use crate::{Claim, FleetDb, FleetError, Lease, Leases, PgEventLog, S3Artifacts};
 
@@ -39,14 +42,15 @@ const RELEASE_WAIT: Duration = Duration::from_secs(2);
 pub struct FleetBackend {
     shared: Arc<Shared>,
     artifacts: Option<Arc<BucketArtifacts>>,
+    mail: Arc<FleetMail>,
 }
 
 #[derive(Debug)]
-struct Shared {
-    io: Arc<FleetIo>,
+pub(crate) struct Shared {
+    pub(crate) io: Arc<FleetIo>,
     logs: PgEventLog,
-    leases: Leases,
-    owner: String,
+    pub(crate) leases: Leases,
+    pub(crate) owner: String,
     ttl: Duration,
     /// The leases this process holds, by session.
     held: Mutex<HashMap<String, Weak<HeldLease>>>,
@@ -97,6 +101,7 @@ impl FleetBackend {
             describe,
         });
         io.spawn(renew_loop(Arc::downgrade(&shared)));
+        let mail = Arc::new(FleetMail::new(&db, shared.clone()));
         let artifacts = bucket.map(|s3| {
             Arc::new(BucketArtifacts {
                 s3,
@@ -104,7 +109,11 @@ impl FleetBackend {
                 io,
             })
         });
-        Self { shared, artifacts }
+        Self {
+            shared,
+            artifacts,
+            mail,
+        }
     }
 
     /// Who this process is in `sessions.owner`.
@@ -128,6 +137,10 @@ impl Backend for FleetBackend {
         self.artifacts
             .clone()
             .map(|a| a as Arc<dyn ArtifactBackend>)
+    }
+
+    fn mail(&self) -> Option<Arc<dyn MailBackend>> {
+        Some(self.mail.clone() as Arc<dyn MailBackend>)
     }
 
     fn close(&self) {
@@ -279,6 +292,12 @@ impl FleetLogs {
 }
 
 impl Shared {
+    /// The current lease of `session`, when this process holds it.
+    pub(crate) fn lease_of(&self, session: &str) -> Option<Lease> {
+        let held = self.lock_held().get(session).and_then(Weak::upgrade)?;
+        Some(held.current())
+    }
+
     fn lock_held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<HeldLease>>> {
         // Entries are independent; a panic elsewhere cannot leave the map inconsistent.
         self.held
@@ -451,7 +470,7 @@ impl ArtifactBackend for BucketArtifacts {
     }
 }
 
-fn unavailable(id: &str, e: FleetError) -> BackendError {
+pub(crate) fn unavailable(id: &str, e: FleetError) -> BackendError {
     BackendError::Unavailable(format!("session {id}: {e}"))
 }
 

@@ -106,10 +106,6 @@ pub enum FleetError {
     )]
     MessageIdTaken { message_id: String },
 
-    /// A delivery's message was consumed by an earlier commit.
-    #[error("fleet: message {message_id} was consumed already; nothing was recorded twice")]
-    AlreadyConsumed { message_id: String },
-
     /// The object store's settings cannot make a client.
     #[error("fleet: the S3 settings are not usable: {reason}")]
     S3Settings { reason: String },

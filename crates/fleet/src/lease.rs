@@ -158,6 +158,26 @@ impl Leases {
         }
     }
 
+    /// Who holds `session`'s live lease, by the database's clock; `None` when nobody does.
+    /// [`FleetError::UnknownSession`] when the database has no such session.
+    pub async fn holder(&self, session: &str) -> Result<Option<String>, FleetError> {
+        let client = self.db.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT CASE WHEN lease_until > clock_timestamp() THEN owner END
+                   FROM sessions WHERE id = $1",
+                &[&session],
+            )
+            .await
+            .map_err(FleetError::db("look up a session's lease"))?;
+        match row {
+            Some(row) => Ok(row.get(0)),
+            None => Err(FleetError::UnknownSession {
+                session: session.to_owned(),
+            }),
+        }
+    }
+
     /// Gives the session up, so the next claim need not wait for expiry.
     /// [`FleetError::Fenced`] when another claim took it already.
     pub async fn release(&self, lease: Lease) -> Result<(), FleetError> {

@@ -1,44 +1,48 @@
-//! The durable mailbox between sessions, delivered exactly once.
+//! The durable mailbox between sessions held by different processes, delivered exactly once.
 //!
-//! **Key decision:** exactly once is at-least-once delivery plus consumption recorded
-//! atomically with its effect. Sending is one transaction: the sender's `message_sent` event
-//! and the recipient's mailbox row (the outbox is the mailbox; no broker). Consuming is
-//! another: the recipient's `message_received` event and the row marked consumed. A consumer
-//! that dies between reading and committing leaves the row unconsumed and its transaction
-//! rolled back, so the message is delivered again; one that commits twice is stopped by the
-//! idempotency key of its event. Both keys are the message id, which the sender chooses, so a
-//! retried send is a no-op too.
+//! **Key decision:** exactly once is at-least-once delivery plus the delivery recorded
+//! atomically with its effect. Posting is one statement: the message's row, keyed by its id
+//! (which the sender derives from its call's idempotency key, so a retried send posts
+//! nothing), checked against the sender's lease and the recipient's waiting count. Delivering
+//! is the recipient's holder appending a `message_accepted` record to the recipient's log:
+//! the batch that commits it marks the row consumed in the same statement
+//! ([`crate::PgEventLog::append_batch`]). A holder killed before that commit leaves the row
+//! waiting for the next holder, which takes the log from the database and so knows every
+//! message the log already accepted; one that committed cannot deliver it again. Rejected:
+//! a consumer's transaction held open while the recipient's turn runs, which pins a pooled
+//! connection per message and cannot include a record the working copy numbers.
 //!
-//! Waking is separate from delivering: `NOTIFY` carries only the recipient's id, on a
+//! Waking is separate from delivering: `NOTIFY` carries only `<schema>:<recipient id>`, on a
 //! connection of its own ([`MailboxWatch`]), and is a doorbell, never the message. The watch
-//! listens before the first scan, rescans after every reconnect, and polls on a timer as the
-//! floor, so a lost notification costs latency, never a message. Rejected: the message in the
-//! `NOTIFY` payload, which is not durable (nobody listening, nothing kept) and capped at 8000
-//! bytes.
+//! listens before the first scan and says so after every reconnect, and its owner polls as
+//! the floor, so a lost notification costs latency, never a message. Rejected: the message in
+//! the `NOTIFY` payload, which is not durable (nobody listening, nothing kept) and capped at
+//! 8000 bytes.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use deadpool_postgres::Object;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::lease::Lease;
-use crate::pg_log::{Checked, append_in};
+use crate::pg_log::Checked;
 use crate::{FleetDb, FleetError};
 
-/// The channel every send rings; the payload is `<schema>:<recipient session id>` (the
+/// The channel every post rings; the payload is `<schema>:<recipient session id>` (the
 /// schema, so fleets sharing a database in schemas of their own do not ring each other).
 pub const DOORBELL_CHANNEL: &str = "tackle_mailbox";
 
-/// What a send did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sent {
-    /// The seq of the sender's `message_sent` event.
-    pub sender_seq: u64,
-    /// The message id was sent before: nothing was written, `sender_seq` is the first send's.
-    pub duplicate: bool,
+/// What a post did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// The message waits for its recipient.
+    Posted,
+    /// The message id was posted before: nothing was written.
+    Duplicate,
+    /// The recipient already has the most messages waiting that the post allowed.
+    Full,
 }
 
 /// A message waiting in a mailbox.
@@ -50,7 +54,7 @@ pub struct Message {
     pub sent_at: SystemTime,
 }
 
-/// Sends and receives messages between sessions of a fleet database.
+/// Posts and lists messages between sessions of a fleet database.
 #[derive(Debug, Clone)]
 pub struct Mailbox {
     db: FleetDb,
@@ -62,64 +66,61 @@ impl Mailbox {
         Self { db: db.clone() }
     }
 
-    /// Sends `body` from the leased session to `recipient` under `message_id`, in one
-    /// transaction with the sender's `message_sent` event, and rings the recipient's doorbell
-    /// on commit. A retry with the same id answers the first send (`duplicate`); the same id
-    /// on another message is [`FleetError::MessageIdTaken`].
-    pub async fn send(
+    /// Posts `body` from the leased session to `recipient` under `message_id`, unless
+    /// `recipient` has `max_pending` messages waiting, and rings its doorbell on commit. A
+    /// repeat of the id from the same sender to the same recipient is [`Sent::Duplicate`];
+    /// the id on another pair is [`FleetError::MessageIdTaken`]. [`FleetError::Fenced`] when
+    /// the sender's lease is no longer this one.
+    pub async fn post(
         &self,
         sender: &Lease,
         recipient: &str,
         message_id: &str,
         body: &Value,
+        max_pending: usize,
     ) -> Result<Sent, FleetError> {
         // The body is checked as an event would be: it must survive jsonb.
         Checked::new(body)?;
-        let event = json!({
-            "type": "message_sent",
-            "message_id": message_id,
-            "recipient": recipient,
-        });
-        let checked = Checked::new(&event)?;
-        let idem = format!("message_sent:{message_id}");
-        let mut client = self.db.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(FleetError::db("begin a send"))?;
-        let Some(seq) = append_in(&tx, sender, &checked, Some(&idem)).await? else {
-            tx.rollback()
-                .await
-                .map_err(FleetError::db("roll back a duplicate send"))?;
-            let row = client
-                .query_one(
-                    "SELECT sender_seq FROM messages WHERE message_id = $1",
-                    &[&message_id],
-                )
-                .await
-                .map_err(FleetError::db("read a duplicate send"))?;
-            return Ok(Sent {
-                sender_seq: row.get::<_, i64>(0) as u64,
-                duplicate: true,
-            });
-        };
-        let insert = tx
+        let max = i64::try_from(max_pending).unwrap_or(i64::MAX);
+        let client = self.db.client().await?;
+        // The NOTIFY is sent at commit, and only for a row inserted.
+        let post = client
             .prepare_cached(
-                "INSERT INTO messages (message_id, sender, sender_seq, recipient, body)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (message_id) DO NOTHING",
+                "WITH s AS (
+                     SELECT 1 FROM sessions WHERE id = $2 AND owner = $5 AND lease_epoch = $6
+                 ), prior AS (
+                     SELECT sender, recipient FROM messages WHERE message_id = $1
+                 ), room AS (
+                     SELECT count(*) < $7 AS ok FROM messages
+                      WHERE recipient = $3 AND consumed_at IS NULL
+                 ), ins AS (
+                     INSERT INTO messages (message_id, sender, recipient, body)
+                     SELECT $1, $2, $3, $4 FROM s, room
+                      WHERE room.ok AND NOT EXISTS (SELECT 1 FROM prior)
+                     ON CONFLICT (message_id) DO NOTHING
+                     RETURNING 1
+                 ), bell AS (
+                     SELECT pg_notify($8, current_schema() || ':' || $3) FROM ins
+                 )
+                 SELECT EXISTS (SELECT 1 FROM s),
+                        (SELECT count(*) FROM ins) + (SELECT count(*) FROM bell) * 0,
+                        (SELECT sender = $2 AND recipient = $3 FROM prior),
+                        (SELECT ok FROM room)",
             )
             .await
-            .map_err(FleetError::db("prepare a send"))?;
-        let inserted = tx
-            .execute(
-                &insert,
+            .map_err(FleetError::db("prepare a post"))?;
+        let row = client
+            .query_one(
+                &post,
                 &[
                     &message_id,
                     &sender.session(),
-                    &(seq as i64),
                     &recipient,
                     body,
+                    &sender.owner(),
+                    &sender.epoch(),
+                    &max,
+                    &DOORBELL_CHANNEL,
                 ],
             )
             .await
@@ -130,212 +131,84 @@ impl Mailbox {
                         session: recipient.to_owned(),
                     }
                 } else {
-                    FleetError::db("insert a message")(e)
+                    FleetError::db("post a message")(e)
                 }
             })?;
-        if inserted == 0 {
-            tx.rollback()
-                .await
-                .map_err(FleetError::db("roll back a send"))?;
-            return Err(FleetError::MessageIdTaken {
-                message_id: message_id.to_owned(),
-            });
+        let (leased, inserted, prior, room): (bool, i64, Option<bool>, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        match prior {
+            Some(true) => return Ok(Sent::Duplicate),
+            Some(false) => {
+                return Err(FleetError::MessageIdTaken {
+                    message_id: message_id.to_owned(),
+                });
+            }
+            None => {}
         }
-        // Delivered to listeners only if and when the transaction commits.
-        tx.execute(
-            "SELECT pg_notify($1, current_schema() || ':' || $2)",
-            &[&DOORBELL_CHANNEL, &recipient],
-        )
-        .await
-        .map_err(FleetError::db("ring a doorbell"))?;
-        tx.commit().await.map_err(FleetError::db("commit a send"))?;
-        Ok(Sent {
-            sender_seq: seq,
-            duplicate: false,
-        })
+        if !leased {
+            return Err(crate::lease::refusal(&client, sender).await);
+        }
+        if inserted == 1 {
+            Ok(Sent::Posted)
+        } else if !room {
+            Ok(Sent::Full)
+        } else {
+            // Posted concurrently under the same id by a retry that won the race.
+            Ok(Sent::Duplicate)
+        }
     }
 
-    /// The oldest message for the leased session that no other consumer holds, locked until
-    /// the [`Delivery`] is committed or dropped; `None` when there is none.
-    pub async fn receive(&self, recipient: &Lease) -> Result<Option<Delivery>, FleetError> {
-        // From BEGIN on, an error or a cancelled future must not hand the connection back to
-        // the pool inside the transaction: the guard closes it instead.
-        let conn = InTransaction(Some(self.db.client().await?));
-        let client = conn.client()?;
-        client
-            .batch_execute("BEGIN")
-            .await
-            .map_err(FleetError::db("begin a receive"))?;
+    /// The messages waiting for `recipient`, oldest first.
+    pub async fn waiting(&self, recipient: &str) -> Result<Vec<Message>, FleetError> {
+        let client = self.db.client().await?;
         let pick = client
             .prepare_cached(
                 "SELECT message_id, sender, body, sent_at FROM messages
                   WHERE recipient = $1 AND consumed_at IS NULL
-                  ORDER BY sent_at, message_id
-                  LIMIT 1
-                  FOR UPDATE SKIP LOCKED",
+                  ORDER BY sent_at, message_id",
             )
             .await
-            .map_err(FleetError::db("prepare a receive"))?;
-        let row = client
-            .query_opt(&pick, &[&recipient.session()])
+            .map_err(FleetError::db("prepare a mailbox read"))?;
+        let rows = client
+            .query(&pick, &[&recipient])
             .await
             .map_err(FleetError::db("read the mailbox"))?;
-        let Some(row) = row else {
-            client
-                .batch_execute("COMMIT")
-                .await
-                .map_err(FleetError::db("end an empty receive"))?;
-            conn.release();
-            return Ok(None);
-        };
-        let message = Message {
-            message_id: row.get(0),
-            sender: row.get(1),
-            body: row.get(2),
-            sent_at: row.get(3),
-        };
-        Ok(Some(Delivery {
-            conn,
-            recipient: recipient.clone(),
-            message,
-        }))
-    }
-
-    /// The next message for the leased session: [`Mailbox::receive`], waiting on `watch`
-    /// between empty scans.
-    pub async fn next_delivery(
-        &self,
-        watch: &mut MailboxWatch,
-        recipient: &Lease,
-    ) -> Result<Delivery, FleetError> {
-        loop {
-            if let Some(delivery) = self.receive(recipient).await? {
-                return Ok(delivery);
-            }
-            watch.wait().await?;
-        }
+        Ok(rows
+            .into_iter()
+            .map(|row| Message {
+                message_id: row.get(0),
+                sender: row.get(1),
+                body: row.get(2),
+                sent_at: row.get(3),
+            })
+            .collect())
     }
 }
 
-/// A message read and locked for its recipient, not yet consumed.
-///
-/// [`Delivery::commit`] records it consumed. Dropping it instead (a crash, a failed turn)
-/// closes its connection, so the server rolls the transaction back and the message is
-/// delivered again.
-#[derive(Debug)]
-pub struct Delivery {
-    /// Inside the open transaction.
-    conn: InTransaction,
-    recipient: Lease,
-    message: Message,
-}
-
-impl Delivery {
-    /// The message.
-    pub fn message(&self) -> &Message {
-        &self.message
-    }
-
-    /// Appends the recipient's `message_received` event and marks the message consumed, in
-    /// the transaction that read it; returns the event's seq. [`FleetError::Fenced`] when the
-    /// recipient's lease was taken over meanwhile (nothing is recorded; the new owner
-    /// receives it).
-    pub async fn commit(self) -> Result<u64, FleetError> {
-        let seq = consume(
-            self.conn.client()?,
-            &self.recipient,
-            &self.message.message_id,
-        )
-        .await?;
-        // Committed: the connection is clean again.
-        self.conn.release();
-        Ok(seq)
-    }
-}
-
-/// A pooled connection inside a transaction begun with `BEGIN`. Dropped (an error, a
-/// cancelled future, a consumer that dies), it closes the connection, so the server rolls the
-/// transaction back; only [`InTransaction::release`], after `COMMIT`, returns it to the pool.
-#[derive(Debug)]
-struct InTransaction(Option<Object>);
-
-impl InTransaction {
-    fn client(&self) -> Result<&Object, FleetError> {
-        // Set at construction and taken only by `release` and `drop`, which consume it.
-        self.0.as_ref().ok_or(FleetError::Database {
-            action: "use a transaction's connection",
-            detail: "the connection was already released".to_owned(),
-        })
-    }
-
-    fn release(mut self) {
-        // Back to the pool: dropping an `Object` returns it.
-        drop(self.0.take());
-    }
-}
-
-impl Drop for InTransaction {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            drop(Object::take(client));
-        }
-    }
-}
-
-async fn consume(client: &Object, recipient: &Lease, message_id: &str) -> Result<u64, FleetError> {
-    let event = json!({"type": "message_received", "message_id": message_id});
-    let checked = Checked::new(&event)?;
-    let idem = format!("message_received:{message_id}");
-    // The transaction was begun by `receive` on this connection.
-    let seq = append_in(client, recipient, &checked, Some(&idem)).await?;
-    let marked = client
-        .execute(
-            "UPDATE messages SET consumed_at = clock_timestamp(), consumed_seq = $2
-              WHERE message_id = $1 AND consumed_at IS NULL",
-            &[&message_id, &seq.map(|s| s as i64)],
-        )
-        .await
-        .map_err(FleetError::db("mark a message consumed"))?;
-    let (Some(seq), 1) = (seq, marked) else {
-        // Consumed by an earlier commit: the constraint dropped this one.
-        client
-            .batch_execute("ROLLBACK")
-            .await
-            .map_err(FleetError::db("roll back a duplicate consume"))?;
-        return Err(FleetError::AlreadyConsumed {
-            message_id: message_id.to_owned(),
-        });
-    };
-    client
-        .batch_execute("COMMIT")
-        .await
-        .map_err(FleetError::db("commit a consume"))?;
-    Ok(seq)
-}
-
-/// Why [`MailboxWatch::wait`] returned; after any of them, scan the mailbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why [`MailboxWatch::wait`] returned; after any of them, scan the mailboxes it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Wake {
-    /// The recipient's doorbell rang.
-    Doorbell,
-    /// The poll interval passed without one.
+    /// A message was posted for this recipient.
+    Doorbell(String),
+    /// The poll interval passed without a ring: scan every recipient.
     Poll,
-    /// The LISTEN connection was lost and is back: notifications in between are gone.
+    /// The LISTEN connection was lost and is back: rings in between are gone, so scan every
+    /// recipient.
     Reconnected,
 }
 
-/// A recipient's doorbell: a dedicated LISTEN connection, outside the pool.
+/// The doorbells of every recipient in the fleet schema: a dedicated LISTEN connection,
+/// outside the pool.
 #[derive(Debug)]
 pub struct MailboxWatch {
     db: FleetDb,
-    recipient: String,
     poll: Duration,
     listening: Option<Listening>,
 }
 
 #[derive(Debug)]
 struct Listening {
-    rings: mpsc::Receiver<()>,
+    rings: mpsc::Receiver<String>,
     backend_pid: i32,
     /// Keeps the connection's statements possible; dropping it ends the connection.
     _client: tokio_postgres::Client,
@@ -348,14 +221,18 @@ impl Drop for Listening {
     }
 }
 
+/// Rings held before the watch's owner takes them; past this, a ring is dropped and the
+/// owner's next poll finds its message.
+const RINGS_HELD: usize = 1_024;
+
 impl MailboxWatch {
-    /// Listens for `recipient`'s doorbell, polling at least every `poll`. Scan the mailbox
-    /// after this returns: the LISTEN is committed, so nothing sent from now on is missed.
-    pub async fn open(db: &FleetDb, recipient: &str, poll: Duration) -> Result<Self, FleetError> {
-        let listening = listen(db, recipient).await?;
+    /// Listens for every doorbell of the schema, waking at least every `poll`. Scan the
+    /// mailboxes after this returns: the LISTEN is committed, so nothing posted from now on
+    /// is missed.
+    pub async fn open(db: &FleetDb, poll: Duration) -> Result<Self, FleetError> {
+        let listening = listen(db).await?;
         Ok(Self {
             db: db.clone(),
-            recipient: recipient.to_owned(),
             poll,
             listening: Some(listening),
         })
@@ -366,20 +243,20 @@ impl MailboxWatch {
         self.listening.as_ref().map(|l| l.backend_pid)
     }
 
-    /// Waits for the doorbell, the poll interval, or a lost connection (which it re-opens
+    /// Waits for a doorbell, the poll interval, or a lost connection (which it re-opens
     /// before returning [`Wake::Reconnected`]; a failed reconnect is the error, and the next
     /// call tries again).
     pub async fn wait(&mut self) -> Result<Wake, FleetError> {
         let Some(listening) = self.listening.as_mut() else {
-            self.listening = Some(listen(&self.db, &self.recipient).await?);
+            self.listening = Some(listen(&self.db).await?);
             return Ok(Wake::Reconnected);
         };
         tokio::select! {
             ring = listening.rings.recv() => match ring {
-                Some(()) => Ok(Wake::Doorbell),
+                Some(recipient) => Ok(Wake::Doorbell(recipient)),
                 None => {
                     self.listening = None;
-                    self.listening = Some(listen(&self.db, &self.recipient).await?);
+                    self.listening = Some(listen(&self.db).await?);
                     Ok(Wake::Reconnected)
                 }
             },
@@ -388,20 +265,23 @@ impl MailboxWatch {
     }
 }
 
-async fn listen(db: &FleetDb, recipient: &str) -> Result<Listening, FleetError> {
-    // One pending ring is enough: a scan takes every message, so rings coalesce. Dropping
-    // `ring` with the connection's task tells the watch the connection is gone.
-    let (ring, rings) = mpsc::channel(1);
-    // `<schema>:<recipient>`, set before the LISTEN, so before any ring can arrive.
-    let wanted = Arc::new(OnceLock::<String>::new());
+async fn listen(db: &FleetDb) -> Result<Listening, FleetError> {
+    // Dropping `ring` with the connection's task tells the watch the connection is gone.
+    let (ring, rings) = mpsc::channel(RINGS_HELD);
+    // `<schema>:`, set before the LISTEN, so before any ring can arrive.
+    let prefix = Arc::new(OnceLock::<String>::new());
     let (client, task) = db
         .dedicated({
-            let wanted = Arc::clone(&wanted);
+            let prefix = Arc::clone(&prefix);
             move |n| {
-                if n.channel() == DOORBELL_CHANNEL
-                    && wanted.get().map(String::as_str) == Some(n.payload())
-                {
-                    let _ = ring.try_send(());
+                if n.channel() != DOORBELL_CHANNEL {
+                    return;
+                }
+                let recipient = prefix
+                    .get()
+                    .and_then(|p| n.payload().strip_prefix(p.as_str()));
+                if let Some(recipient) = recipient {
+                    let _ = ring.try_send(recipient.to_owned());
                 }
             }
         })
@@ -412,7 +292,7 @@ async fn listen(db: &FleetDb, recipient: &str) -> Result<Listening, FleetError> 
             .query_one("SELECT current_schema()", &[])
             .await?
             .get(0);
-        let _ = wanted.set(format!("{schema}:{recipient}"));
+        let _ = prefix.set(format!("{schema}:"));
         client
             .batch_execute(&format!("LISTEN {DOORBELL_CHANNEL}"))
             .await?;

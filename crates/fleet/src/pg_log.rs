@@ -137,6 +137,8 @@ impl PgEventLog {
         let mut crcs = Vec::with_capacity(events.len());
         let mut ref_hex = Vec::new();
         let mut ref_seq = Vec::new();
+        let mut delivered_id = Vec::new();
+        let mut delivered_seq = Vec::new();
         for (i, event) in events.iter().enumerate() {
             let seq = i64::try_from(first_seq + i as u64).unwrap_or(i64::MAX);
             seqs.push(seq);
@@ -145,12 +147,16 @@ impl PgEventLog {
                 ref_hex.push(id.to_hex());
                 ref_seq.push(seq);
             }
+            if let Some(id) = delivers(event) {
+                delivered_id.push(id.to_owned());
+                delivered_seq.push(seq);
+            }
         }
         let first = seqs[0];
         let client = self.db.client().await?;
         // One statement, one round trip, committed on its own: the row lock (only while the
-        // lease holds and the session is at `first`), the events, the advance, the references
-        // and the candidates cleared, all or nothing.
+        // lease holds and the session is at `first`), the events, the advance, the references,
+        // the candidates cleared and the posted messages the events deliver, all or nothing.
         let append = client
             .prepare_cached(
                 "WITH s AS (
@@ -173,6 +179,11 @@ impl PgEventLog {
                  ), cand AS (
                      DELETE FROM gc_candidates
                       WHERE sha256 = ANY($8::text[]) AND EXISTS (SELECT 1 FROM s)
+                 ), took AS (
+                     UPDATE messages m
+                        SET consumed_at = clock_timestamp(), consumed_seq = d.q
+                       FROM s, unnest($10::text[], $11::bigint[]) AS d(id, q)
+                      WHERE m.message_id = d.id AND m.recipient = $1 AND m.consumed_at IS NULL
                  )
                  SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM ins)",
             )
@@ -192,6 +203,8 @@ impl PgEventLog {
                     &crcs,
                     &ref_hex,
                     &ref_seq,
+                    &delivered_id,
+                    &delivered_seq,
                 ],
             )
             .await
@@ -395,4 +408,13 @@ async fn already_stored(
         first: first as u64,
         next: next as u64,
     })
+}
+
+/// The posted message an event delivers: a `message_accepted` record names it. A message
+/// accepted within one process has no posted row, and marks nothing.
+fn delivers(event: &Value) -> Option<&str> {
+    if event.get("type")?.as_str()? != "message_accepted" {
+        return None;
+    }
+    event.get("message_id")?.as_str()
 }

@@ -20,14 +20,21 @@ struct Migration {
 }
 
 /// In order; the last one's version is [`SCHEMA_VERSION`].
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "sessions, events, messages, peers, artifact references",
-    sql: include_str!("migrations/0001_fleet.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "sessions, events, messages, peers, artifact references",
+        sql: include_str!("migrations/0001_fleet.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "messages posted on their own, delivered by the recipient's record",
+        sql: include_str!("migrations/0002_posted_messages.sql"),
+    },
+];
 
 /// The schema version this binary writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The table recording applied migrations, in the connection's current schema.
 pub const VERSION_TABLE: &str = "tackle_fleet_schema";

@@ -32,6 +32,11 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn logs(&self) -> Option<Arc<dyn LogBackend>>;
     /// Where artifacts are durable, when not in files alone.
     fn artifacts(&self) -> Option<Arc<dyn ArtifactBackend>>;
+    /// Where messages wait for sessions another process holds, when the backend has a
+    /// mailbox.
+    fn mail(&self) -> Option<Arc<dyn MailBackend>> {
+        None
+    }
     /// The process is stopping: let go of every session it holds, so another process need
     /// not wait for them. A log written after this is refused.
     fn close(&self) {}
@@ -65,6 +70,63 @@ pub trait ArtifactBackend: Send + Sync + fmt::Debug {
     /// Artifact `id`'s bytes (the caller checks them against the digest before keeping
     /// them); `Ok(None)` when the backend does not hold it.
     fn download(&self, id: ArtifactId) -> Result<Option<Vec<u8>>, BackendError>;
+}
+
+/// A mailbox between sessions held by different processes.
+///
+/// A message for a session this process does not hold is *posted* (durable once `post`
+/// returns); the process holding the recipient delivers it by appending the recipient's
+/// `message_accepted` record, whose replication marks the message delivered in the same unit
+/// ([`LogReplica::replicate`]), so a holder killed before that commit leaves it waiting for
+/// the next one, and one that commits cannot deliver it again.
+pub trait MailBackend: Send + Sync + fmt::Debug {
+    /// Posts `message` from `sender` (a session this process holds) to `recipient` under
+    /// `message_id`, unless `recipient` already has `max_pending` messages waiting. A repeat
+    /// of `message_id` posts nothing and answers [`Posted::Repeated`].
+    fn post(
+        &self,
+        sender: &str,
+        recipient: &str,
+        message_id: &str,
+        message: &Value,
+        max_pending: usize,
+    ) -> Result<Posted, BackendError>;
+
+    /// The messages waiting for `recipient` (a session this process holds), oldest first.
+    fn waiting(&self, recipient: &str) -> Result<Vec<Waiting>, BackendError>;
+
+    /// Whether another live process holds `session` (so a message for it is posted, never
+    /// written into its log from here).
+    fn held_elsewhere(&self, session: &str) -> Result<bool, BackendError>;
+
+    /// Calls `on_ring` whenever a message may be waiting: with `Some(recipient)` when one was
+    /// posted for it, `None` when any may be (a lost notification channel came back). Kept
+    /// while `on_ring` returns true.
+    fn subscribe(&self, on_ring: OnRing);
+}
+
+/// What a [`MailBackend`] calls on a ring; it stays subscribed while it returns true.
+pub type OnRing = Box<dyn Fn(Option<&str>) -> bool + Send + Sync>;
+
+/// A message waiting for its recipient.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    pub message_id: String,
+    /// The session that posted it, as the backend checked it.
+    pub sender: String,
+    /// What was posted.
+    pub message: Value,
+}
+
+/// What [`MailBackend::post`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Posted {
+    /// The message waits for its recipient.
+    Posted,
+    /// A message of this id was posted before; nothing was written.
+    Repeated,
+    /// The recipient already has the most messages waiting that the sender allows.
+    Full,
 }
 
 /// Why a backend refused or failed.
@@ -116,6 +178,11 @@ pub fn install_backend(backend: Arc<dyn Backend>) -> Result<(), Arc<dyn Backend>
 /// The backend installed in this process, if any.
 pub fn backend() -> Option<&'static Arc<dyn Backend>> {
     BACKEND.get()
+}
+
+/// The installed backend's mailbox, if it has one.
+pub fn mail_backend() -> Option<Arc<dyn MailBackend>> {
+    backend().and_then(|b| b.mail())
 }
 
 /// The installed backend's session logs, if it holds them.

@@ -86,6 +86,11 @@ pub fn parent_of(path: &Path) -> Option<SessionId> {
     }
 }
 
+/// The parent and handle a child's log names in its first record.
+pub(crate) fn origin_of(path: &Path) -> Option<(SessionId, String)> {
+    first_record(path).map(|s| (s.parent, s.handle))
+}
+
 /// A log's first record, as an event.
 fn session_started(path: &Path) -> Option<Event> {
     let mut first = None;

@@ -143,6 +143,9 @@ pub struct Tree {
     /// What the agentic subtasks of the tree's sessions spent, until each session's loop
     /// takes its own into its run's spend.
     pub(crate) ledger: crate::agentic::Ledger,
+    /// The delivery of a fleet's posted messages, once started (`None`: no runtime to run
+    /// it on) ([`crate::messaging::fleet_side`]).
+    pub(crate) mail: OnceLock<Option<tokio::sync::mpsc::UnboundedSender<Option<SessionId>>>>,
 }
 
 #[derive(Default)]
@@ -158,6 +161,11 @@ pub(crate) struct State {
     pub(crate) active: HashSet<SessionId>,
     /// Each session's current run, for the idempotency key of the messages it sends.
     pub(crate) runs: HashMap<SessionId, String>,
+    /// The roots whose logs name a parent this process does not hold (a subagent's session
+    /// opened as a root of its own, on another daemon of a fleet): the parent and the handle
+    /// it knows the root by, so the root can still message it
+    /// ([`crate::messaging::fleet_side`]).
+    pub(crate) origins: HashMap<SessionId, crate::messaging::fleet_side::Origin>,
 }
 
 impl Tree {
@@ -175,6 +183,7 @@ impl Tree {
             accepted: tokio::sync::Notify::new(),
             shut: AtomicBool::new(false),
             ledger: crate::agentic::Ledger::default(),
+            mail: OnceLock::new(),
         })
     }
 
@@ -191,9 +200,19 @@ impl Tree {
         self.spawn.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// A session that may start children: a root, at depth 0.
-    pub fn add_root(&self, root: Session) {
-        self.lock().sessions.insert(root.id().clone(), root);
+    /// A session that may start children: a root, at depth 0. With a fleet's mailbox, the
+    /// tree delivers from now on what other daemons post for it.
+    pub fn add_root(self: &Arc<Self>, root: Session) {
+        let id = root.id().clone();
+        let origin = crate::messaging::fleet_side::origin(&root);
+        {
+            let mut state = self.lock();
+            state.sessions.insert(id.clone(), root);
+            if let Some(origin) = origin {
+                state.origins.insert(id.clone(), origin);
+            }
+        }
+        crate::messaging::fleet_side::deliver_to(self, &id);
     }
 
     pub fn limits(&self) -> Limits {

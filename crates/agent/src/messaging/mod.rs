@@ -18,6 +18,7 @@
 
 pub mod codes;
 pub mod envelope;
+pub mod fleet_side;
 pub mod mailbox;
 pub mod restore;
 pub mod send_message;

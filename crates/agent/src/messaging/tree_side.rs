@@ -134,6 +134,11 @@ fn sender_label(state: &State, sender: &SessionId, to: &SessionId) -> String {
     if parent_of(state, to).as_ref() == Some(sender) {
         return "parent".to_owned();
     }
+    if let Some(origin) = state.origins.get(sender)
+        && &origin.parent == to
+    {
+        return origin.handle.clone();
+    }
     state
         .nodes
         .iter()
@@ -159,6 +164,15 @@ impl Tree {
                 "send_message: `to` names your own session; a message goes to another session \
                  of your tree",
             ));
+        }
+        // A root opened apart from its parent (on another daemon of a fleet) still has it.
+        if let Some(origin) = state.origins.get(sender)
+            && (reference == "parent" || reference == origin.parent.0)
+        {
+            return Ok(Peer {
+                id: origin.parent.clone(),
+                relation: "parent",
+            });
         }
         let root = root_of(&state, sender);
         let id = if is_session_id(reference) {
@@ -237,6 +251,19 @@ impl Tree {
                 Admission::Reserved(reserved) => break *reserved,
             }
         };
+        if session.is_none() {
+            let posts = match self.posts_to(&out.to.id) {
+                Ok(posts) => posts,
+                Err(e) => {
+                    self.lock().mailbox.release(&out.key);
+                    self.accepted.notify_waiters();
+                    return Err(e);
+                }
+            };
+            if let Some(mail) = posts {
+                return self.post(mail.as_ref(), sender, &out, message, settings);
+            }
+        }
         // A send dropped while its record is written gives its place back.
         let mut held = Held {
             tree: self,
@@ -344,25 +371,18 @@ impl Tree {
                 reopened
             }
         };
-        let record = Event::MessageAccepted(MessageAccepted {
-            message_id: message.id.clone(),
-            from: message.from.clone(),
-            sender: message.sender.clone(),
-            mode: message.mode.as_str().to_owned(),
-            body: message.body.clone(),
-            hop: message.hop,
-            key: out.key.clone(),
-            at_ms: now_ms(),
-        });
-        session.append_event(&record).await.map_err(|e| {
-            fail(
-                ErrorCode::IO,
-                format!(
-                    "send_message: recording the message in the recipient's log failed ({e}); \
+        session
+            .append_event(&accepted_record(message, &out.key))
+            .await
+            .map_err(|e| {
+                fail(
+                    ErrorCode::IO,
+                    format!(
+                        "send_message: recording the message in the recipient's log failed ({e}); \
                      nothing was accepted: send it again"
-                ),
-            )
-        })?;
+                    ),
+                )
+            })?;
         Ok(())
     }
 
@@ -478,6 +498,20 @@ fn now_for(state: &State, to: &SessionId, mode: Mode) -> RecipientState {
         (true, Mode::Steer) => RecipientState::Running,
         _ => RecipientState::Queued,
     }
+}
+
+/// The recipient's record of accepting `message`, sent under `key`.
+pub(crate) fn accepted_record(message: &Pending, key: &str) -> Event {
+    Event::MessageAccepted(MessageAccepted {
+        message_id: message.id.clone(),
+        from: message.from.clone(),
+        sender: message.sender.clone(),
+        mode: message.mode.as_str().to_owned(),
+        body: message.body.clone(),
+        hop: message.hop,
+        key: key.to_owned(),
+        at_ms: now_ms(),
+    })
 }
 
 fn shutting_down() -> ToolError {

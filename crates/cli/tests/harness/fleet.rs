@@ -2,7 +2,14 @@
 //! shared by every test binary of a run) says where PostgreSQL and the S3 server are; each
 //! test gets a schema and a key prefix of its own.
 
+use std::path::Path;
 use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use super::Project;
+use super::daemon::{self, Daemon, until};
+use super::replay::{model, script};
 
 #[path = "../../../fleet/tests/common/services.rs"]
 mod shared;
@@ -127,4 +134,56 @@ fn pg_addr() -> String {
     let url = &services().pg_url;
     let rest = url.split_once('@').map_or(url.as_str(), |(_, r)| r);
     rest.split('/').next().unwrap().to_owned()
+}
+
+/// A scripted model turn that calls `name` with `arguments`.
+pub fn call(name: &str, arguments: Value) -> Value {
+    json!({"turn": {"tool_calls": [{"name": name, "arguments": arguments}]}})
+}
+
+/// A scripted model turn that says `text`.
+pub fn say(text: &str) -> Value {
+    json!({"turn": {"text": text}})
+}
+
+/// A fleet daemon for `project` (state in `<temp>/state`, so a restart resumes what it
+/// hosted) playing `turns`, recording what its model is sent in `record`, running bash
+/// without asking, with `extra` arguments.
+pub fn daemon(
+    project: &Project,
+    url: &str,
+    turns: &[Value],
+    record: &Path,
+    extra: &[&str],
+) -> Daemon {
+    let file = script(project, "model.jsonl", turns);
+    let mut env = env(url);
+    env.push(("TACKLE_REPLAY_RECORD", record.display().to_string()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let model = model(&file);
+    let mut args = vec![
+        "--model",
+        &model,
+        "--mode",
+        "yolo",
+        "--allow",
+        "tool.bash.cmd:*",
+    ];
+    args.extend_from_slice(extra);
+    daemon::start(project, &project.outside("state"), &args, &env)
+}
+
+/// Sends `text` to `session` and waits for its turn to end.
+pub fn prompt(d: &Daemon, session: &str, text: &str) {
+    let watcher = d.stream("_tackle/session/attach", json!({"sessionId": session}));
+    until(&watcher, "the attach", |m| {
+        m["method"] == "_tackle/attached"
+    });
+    drop(d.stream(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+    ));
+    until(&watcher, "the end of the turn", |m| {
+        m["method"] == "_tackle/turn_ended"
+    });
 }
