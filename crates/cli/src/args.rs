@@ -856,14 +856,15 @@ pub struct DaemonArgs {
     /// Register with the hub at URL as --name, and again as a heartbeat.
     #[arg(long, value_name = "URL", requires = "name")]
     pub hub: Option<String>,
-    /// This daemon's name in the hub's registry.
+    /// This daemon's name in the hub's registry; with sessions kept in a fleet database
+    /// ([store] backend = "postgres") and no --hub, its name in the fleet's registry.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// The URL the hub gives callers (default: http://<the bound address>).
+    /// The URL the registry gives callers (default: http://<the bound address>).
     #[arg(long, value_name = "URL")]
     pub advertise: Option<String>,
     /// The variable, in callers' environments, holding this daemon's token (registered with
-    /// the hub; never the token itself).
+    /// the hub or the fleet; never the token itself).
     #[arg(long, value_name = "NAME")]
     pub peer_token_env: Option<String>,
     /// The variable holding the hub's token, when the hub requires one.
@@ -895,6 +896,7 @@ Examples:
   tackle daemon --listen 0.0.0.0:7420 --token-env TACKLE_TOKEN
   tackle daemon --peer-hub                   also keep the peer registry
   tackle daemon --hub http://hub:7420 --name builder --peer-token-env BUILDER_TOKEN
+  tackle daemon --name builder               in a fleet: registered in its database
   tackle run --daemon http://127.0.0.1:7420 'fix the failing test'
   tackle attach                              list the sessions
   tackle attach SESSION                      follow one, type to steer it

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tackle_config::storage_settings::{ArtifactsBackend, StorageSettings, StoreBackend};
 use tackle_fleet::{
-    DatabaseUrl, FleetBackend, FleetDb, FleetIo, S3Artifacts, S3Credentials, S3Settings,
+    DatabaseUrl, FleetBackend, FleetDb, FleetIo, Peers, S3Artifacts, S3Credentials, S3Settings,
 };
 
 /// The fleet's database and bucket, connected (the schema checked and migrated).
@@ -63,10 +63,20 @@ pub fn connect(settings: &StorageSettings) -> anyhow::Result<Option<Fleet>> {
     }))
 }
 
+/// A backend installed: what it is, and the fleet's peer registry.
+pub struct Installed {
+    pub described: String,
+    pub io: Arc<FleetIo>,
+    pub peers: Peers,
+}
+
 /// Installs the backend `settings` name, if any, and says what it is. `name` tells this
 /// process apart in the database (a daemon's `--name`); a random part is always added, so a
 /// restarted process is another owner and waits out its predecessor's lease.
-pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result<Option<String>> {
+pub fn install(
+    settings: &StorageSettings,
+    name: Option<&str>,
+) -> anyhow::Result<Option<Installed>> {
     let Some(fleet) = connect(settings)? else {
         return Ok(None);
     };
@@ -76,6 +86,8 @@ pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result
         std::process::id(),
         &tackle_runtime::unguessable::unguessable_id("")[1..9]
     );
+    let peers = Peers::new(&fleet.db);
+    let io = fleet.io.clone();
     let backend = FleetBackend::new(fleet.io, fleet.db, fleet.bucket, owner, fleet.lease);
     let described = format!(
         "{} (as {})",
@@ -85,7 +97,11 @@ pub fn install(settings: &StorageSettings, name: Option<&str>) -> anyhow::Result
     tackle_store::install_backend(Arc::new(backend))
         .map_err(|_| anyhow!("a storage backend is installed already in this process"))
         .context("[store]")?;
-    Ok(Some(described))
+    Ok(Some(Installed {
+        described,
+        io,
+        peers,
+    }))
 }
 
 /// A name for this process in `sessions.owner` when it is not a daemon (`tackle store

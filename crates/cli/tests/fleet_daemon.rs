@@ -256,16 +256,7 @@ fn a_daemon_stopped_cleanly_lets_its_sessions_go_at_once() {
         &format!("SELECT coalesce(owner, '') FROM sessions WHERE id = '{session}'"),
     );
     assert_ne!(owner, vec![String::new()], "held while the daemon runs");
-    let mut d = d;
-    let pid = d.child.0.id().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    d.child.0.wait().unwrap();
+    fleet::stop(d);
     let owner = fleet::query(
         &url,
         &format!("SELECT coalesce(owner, '') FROM sessions WHERE id = '{session}'"),

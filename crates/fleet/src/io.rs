@@ -49,6 +49,21 @@ impl FleetIo {
         })
     }
 
+    /// Runs `future` on the fleet's threads and awaits its answer from any runtime.
+    pub async fn call<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> Result<T, FleetError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.runtime.spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        rx.await.map_err(|_| FleetError::Database {
+            action: "wait for the fleet's I/O threads",
+            detail: "the task ended without an answer (it panicked)".to_owned(),
+        })
+    }
+
     /// Starts `future` on the fleet runtime without waiting for it.
     pub fn spawn(&self, future: impl Future<Output = ()> + Send + 'static) {
         self.runtime.spawn(future);

@@ -16,6 +16,8 @@ pub struct Peer {
     pub peer_id: String,
     /// Where peers reach it (as it announced it).
     pub address: String,
+    /// The variable, in a caller's environment, holding its bearer token.
+    pub token_env: Option<String>,
     /// Its last heartbeat, by the database's clock.
     pub last_heartbeat: SystemTime,
     /// When it drops out unless it beats again.
@@ -34,30 +36,35 @@ impl Peers {
         Self { db: db.clone() }
     }
 
-    /// Registers or refreshes `peer_id` at `address`, live for `ttl` from now.
+    /// Registers or refreshes `peer_id` at `address` (its token in a caller's `token_env`),
+    /// live for `ttl` from now.
     pub async fn heartbeat(
         &self,
         peer_id: &str,
         address: &str,
+        token_env: Option<&str>,
         ttl: Duration,
     ) -> Result<Peer, FleetError> {
         let client = self.db.client().await?;
         let row = client
             .query_one(
-                "INSERT INTO peers (peer_id, address, last_heartbeat, expires_at)
-                 VALUES ($1, $2, clock_timestamp(), clock_timestamp() + make_interval(secs => $3))
+                "INSERT INTO peers (peer_id, address, token_env, last_heartbeat, expires_at)
+                 VALUES ($1, $2, $3, clock_timestamp(),
+                         clock_timestamp() + make_interval(secs => $4))
                  ON CONFLICT (peer_id) DO UPDATE
                     SET address = EXCLUDED.address,
+                        token_env = EXCLUDED.token_env,
                         last_heartbeat = EXCLUDED.last_heartbeat,
                         expires_at = EXCLUDED.expires_at
               RETURNING last_heartbeat, expires_at",
-                &[&peer_id, &address, &ttl.as_secs_f64()],
+                &[&peer_id, &address, &token_env, &ttl.as_secs_f64()],
             )
             .await
             .map_err(FleetError::db("record a heartbeat"))?;
         Ok(Peer {
             peer_id: peer_id.to_owned(),
             address: address.to_owned(),
+            token_env: token_env.map(str::to_owned),
             last_heartbeat: row.get(0),
             expires_at: row.get(1),
         })
@@ -68,7 +75,7 @@ impl Peers {
         let client = self.db.client().await?;
         let rows = client
             .query(
-                "SELECT peer_id, address, last_heartbeat, expires_at FROM peers
+                "SELECT peer_id, address, token_env, last_heartbeat, expires_at FROM peers
                   WHERE expires_at > clock_timestamp() ORDER BY peer_id",
                 &[],
             )
@@ -79,8 +86,9 @@ impl Peers {
             .map(|row| Peer {
                 peer_id: row.get(0),
                 address: row.get(1),
-                last_heartbeat: row.get(2),
-                expires_at: row.get(3),
+                token_env: row.get(2),
+                last_heartbeat: row.get(3),
+                expires_at: row.get(4),
             })
             .collect())
     }

@@ -28,7 +28,7 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 2,
-        name: "messages posted on their own, delivered by the recipient's record",
+        name: "messages posted on their own, delivered by the recipient's record; peers' token variables",
         sql: include_str!("migrations/0002_posted_messages.sql"),
     },
 ];

@@ -412,33 +412,30 @@ async fn peers_are_live_while_their_heartbeat_lasts() {
     let (db, _) = common::fresh_db(2).await;
     let peers = Peers::new(&db);
     peers
-        .heartbeat("daemon-a", "10.0.0.1:7000", MINUTE)
+        .heartbeat("daemon-a", "10.0.0.1:7000", Some("A_TOKEN"), MINUTE)
         .await
         .unwrap();
     peers
-        .heartbeat("daemon-b", "10.0.0.2:7000", MINUTE)
+        .heartbeat("daemon-b", "10.0.0.2:7000", None, MINUTE)
         .await
         .unwrap();
     // B stops beating: its last beat had no time left.
     peers
-        .heartbeat("daemon-b", "10.0.0.2:7000", Duration::ZERO)
+        .heartbeat("daemon-b", "10.0.0.2:7000", None, Duration::ZERO)
         .await
         .unwrap();
-    let live: Vec<_> = peers
-        .live()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.peer_id)
-        .collect();
-    assert_eq!(live, ["daemon-a"]);
-    // A moves: the beat updates its address.
+    let live = peers.live().await.unwrap();
+    let names: Vec<_> = live.iter().map(|p| p.peer_id.as_str()).collect();
+    assert_eq!(names, ["daemon-a"]);
+    assert_eq!(live[0].token_env.as_deref(), Some("A_TOKEN"));
+    // A moves: the beat updates its address and its token's variable.
     let moved = peers
-        .heartbeat("daemon-a", "10.0.0.9:7000", MINUTE)
+        .heartbeat("daemon-a", "10.0.0.9:7000", None, MINUTE)
         .await
         .unwrap();
     assert!(moved.expires_at > moved.last_heartbeat);
     assert_eq!(peers.live().await.unwrap()[0].address, "10.0.0.9:7000");
+    assert_eq!(peers.live().await.unwrap()[0].token_env, None);
     assert_eq!(peers.forget_expired().await.unwrap(), 1);
     assert!(peers.leave("daemon-a").await.unwrap());
     assert!(!peers.leave("daemon-a").await.unwrap());

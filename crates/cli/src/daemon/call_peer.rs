@@ -47,12 +47,15 @@ const MOST_PROMPT_BYTES: usize = 64 * 1024;
 pub enum Directory {
     Local(Arc<Registry>),
     Hub(DaemonClient),
+    /// The fleet database's registry (fleet mode, no hub).
+    Fleet(Arc<super::fleet_peers::FleetPeers>),
 }
 
 impl Directory {
     async fn live(&self) -> Result<Vec<Peer>, String> {
         match self {
             Directory::Local(registry) => Ok(registry.live(Instant::now())),
+            Directory::Fleet(fleet) => fleet.live().await,
             Directory::Hub(hub) => {
                 let listed = hub
                     .get("/peers")

@@ -17,6 +17,7 @@ pub mod call_peer;
 pub mod client;
 pub mod connected_http;
 pub mod connections;
+pub mod fleet_peers;
 pub mod hosted;
 pub mod http;
 pub mod journal;
@@ -70,18 +71,6 @@ pub fn serve(
         .build()
         .context("starting the async runtime")?;
     let registry = args.peer_hub.then(|| Arc::new(peers::Registry::default()));
-    let directory = match (&registry, &args.hub) {
-        (Some(registry), _) => Some(call_peer::Directory::Local(registry.clone())),
-        (None, Some(hub)) => Some(call_peer::Directory::Hub(
-            client::DaemonClient::new(
-                hub,
-                token_from(args.hub_token_env.as_deref()).map_err(Failure::Usage)?,
-            )
-            .map_err(|e| Failure::Usage(anyhow!("--hub: {e}")))?,
-        )),
-        (None, None) => None,
-    };
-    let hub = directory.is_some();
     let config = tackle_config::load_with(
         &default_root,
         &flags,
@@ -89,8 +78,37 @@ pub fn serve(
         &tackle_config::trust::consent::NeverAsk,
     )
     .map_err(|e| Failure::Usage(anyhow!("{e}")))?;
-    refuse_call_peer_without_hub(&config, hub)?;
-    install_storage(&config, args.name.as_deref())?;
+    let fleet_peers = install_storage(&config, args.name.as_deref())?;
+    let directory = match (&registry, &args.hub, &fleet_peers) {
+        (Some(registry), _, _) => Some(call_peer::Directory::Local(registry.clone())),
+        (None, Some(hub), _) => Some(call_peer::Directory::Hub(
+            client::DaemonClient::new(
+                hub,
+                token_from(args.hub_token_env.as_deref()).map_err(Failure::Usage)?,
+            )
+            .map_err(|e| Failure::Usage(anyhow!("--hub: {e}")))?,
+        )),
+        (None, None, Some(fleet)) => Some(call_peer::Directory::Fleet(fleet.clone())),
+        (None, None, None) => None,
+    };
+    refuse_call_peer_without_hub(&config, directory.is_some())?;
+    // Where this daemon registers itself: the hub it names, else the fleet's registry.
+    let beat_to = match (&args.hub, &args.name, &fleet_peers) {
+        (Some(hub), Some(_), _) => Some(BeatTo::Hub(
+            client::DaemonClient::new(
+                hub,
+                token_from(args.hub_token_env.as_deref()).map_err(Failure::Usage)?,
+            )
+            .map_err(|e| Failure::Usage(anyhow!("--hub: {e}")))?,
+        )),
+        (None, Some(_), Some(fleet)) if !args.peer_hub => Some(BeatTo::Fleet(fleet.clone())),
+        _ => None,
+    };
+    // Taken out of the fleet's registry on a clean stop.
+    let fleet_left = match &beat_to {
+        Some(BeatTo::Fleet(fleet)) => Some(fleet.clone()),
+        _ => None,
+    };
     let daemon = Arc::new(hosted::Daemon::new(
         crate::acp::host::HostOptions {
             flags: flags.clone(),
@@ -136,19 +154,18 @@ pub fn serve(
             "tackle daemon: state in {}, {resumed} session(s) resumed",
             daemon.state.path().display()
         );
-        if let (Some(hub), Some(name)) = (&args.hub, &args.name) {
+        if let (Some(to), Some(name)) = (beat_to, &args.name) {
             let heartbeat = Heartbeat {
-                hub: client::DaemonClient::new(hub, token_from(args.hub_token_env.as_deref())?)
-                    .map_err(|e| anyhow!("--hub: {e}"))?,
-                registration: json!({
-                    "name": name,
-                    "url": args.advertise.clone().unwrap_or_else(|| url.clone()),
-                    "token_env": args.peer_token_env,
-                    "ttl_seconds": peers::DEFAULT_TTL.as_secs(),
-                }),
+                to,
+                registration: peers::Registration {
+                    name: name.clone(),
+                    url: args.advertise.clone().unwrap_or_else(|| url.clone()),
+                    token_env: args.peer_token_env.clone(),
+                    ttl_seconds: Some(peers::DEFAULT_TTL.as_secs()),
+                },
             };
             // Registered before the address is announced: a caller that reads the address can
-            // find this daemon at the hub.
+            // find this daemon in the registry.
             let first = tokio::time::timeout(Duration::from_secs(5), heartbeat.register()).await;
             let said = match first {
                 Ok(Ok(())) => false,
@@ -168,7 +185,11 @@ pub fn serve(
         http::serve(daemon.clone(), listener, guard).await;
         eprintln!("tackle daemon: stopping");
         daemon.host.wind_down().await;
-        // Sessions kept in a fleet database are let go, for another daemon to take at once.
+        // Out of the fleet's registry at once, and the sessions kept in its database let go,
+        // for another daemon to take at once.
+        if let (Some(fleet), Some(name)) = (&fleet_left, &args.name) {
+            tokio::task::block_in_place(|| fleet.leave(name));
+        }
         if let Some(backend) = tackle_store::backend::backend() {
             tokio::task::block_in_place(|| backend.close());
         }
@@ -182,13 +203,20 @@ pub fn serve(
 
 /// The user's `[store]` and `[artifacts]`, installed before any session is opened: every
 /// session this daemon hosts is then durable there (see `crate::storage`).
-fn install_storage(config: &tackle_config::Config, name: Option<&str>) -> Result<(), Failure> {
-    if let Some(described) = crate::storage::install(&config.storage, name)
-        .map_err(|e| Failure::Usage(anyhow!("{e:#}")))?
-    {
-        eprintln!("tackle daemon: sessions and artifacts kept in {described}");
-    }
-    Ok(())
+/// The fleet's peer registry, when sessions are kept in a fleet database.
+fn install_storage(
+    config: &tackle_config::Config,
+    name: Option<&str>,
+) -> Result<Option<Arc<fleet_peers::FleetPeers>>, Failure> {
+    let installed = crate::storage::install(&config.storage, name)
+        .map_err(|e| Failure::Usage(anyhow!("{e:#}")))?;
+    Ok(installed.map(|installed| {
+        eprintln!(
+            "tackle daemon: sessions and artifacts kept in {}",
+            installed.described
+        );
+        Arc::new(fleet_peers::FleetPeers::new(installed.io, installed.peers))
+    }))
 }
 
 /// `[tools.call_peer]` enabled for the daemon's own project without a hub is a start-up
@@ -196,7 +224,7 @@ fn install_storage(config: &tackle_config::Config, name: Option<&str>) -> Result
 fn refuse_call_peer_without_hub(config: &tackle_config::Config, hub: bool) -> Result<(), Failure> {
     if !hub && config.call_peer.is_some() {
         return Err(Failure::Usage(anyhow!(
-            "[tools.call_peer] is enabled for {}, and call_peer needs a peer hub: start the daemon with --peer-hub, or with --hub URL --name NAME",
+            "[tools.call_peer] is enabled for {}, and call_peer needs a peer hub: start the daemon with --peer-hub, or with --hub URL --name NAME, or keep sessions in a fleet database ([store] backend = \"postgres\") whose registry it reads",
             config.root.display()
         )));
     }
@@ -215,27 +243,41 @@ async fn wait_for_signal() {
     }
 }
 
-/// Registers with the hub, and again at a third of the entry's time to live, until stopped.
+/// Where a daemon with `--name` registers itself.
+enum BeatTo {
+    Hub(client::DaemonClient),
+    Fleet(Arc<fleet_peers::FleetPeers>),
+}
+
+/// Registers with the hub or the fleet's registry, and again at a third of the entry's time
+/// to live, until stopped.
 struct Heartbeat {
-    hub: client::DaemonClient,
-    registration: Value,
+    to: BeatTo,
+    registration: peers::Registration,
 }
 
 impl Heartbeat {
     async fn register(&self) -> Result<(), String> {
-        self.hub
-            .post("/peers", &self.registration)
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
+        match &self.to {
+            BeatTo::Hub(hub) => hub
+                .post(
+                    "/peers",
+                    &serde_json::to_value(&self.registration).unwrap_or_default(),
+                )
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            BeatTo::Fleet(fleet) => fleet.beat(&self.registration).await,
+        }
     }
 
     /// Says why a registration failed; true, so the same failure is said once.
     fn say(&self, why: &str) -> bool {
-        eprintln!(
-            "tackle daemon: registering with the hub {}: {why}",
-            self.hub.base()
-        );
+        let registry = match &self.to {
+            BeatTo::Hub(hub) => format!("with the hub {}", hub.base()),
+            BeatTo::Fleet(_) => "in the fleet's peer registry".to_owned(),
+        };
+        eprintln!("tackle daemon: registering {registry}: {why}");
         true
     }
 

@@ -21,7 +21,7 @@ const MOST_TTL: Duration = Duration::from_secs(3600);
 const MOST_PEERS: usize = 1024;
 
 /// A registration as `POST /peers` takes it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Registration {
     pub name: String,
@@ -64,32 +64,12 @@ impl Registry {
 
     /// Adds or renews `registration`; an error says what is wrong with it.
     pub fn register(&self, registration: Registration, now: Instant) -> Result<Peer, String> {
-        check_name(&registration.name)?;
-        let url = url::Url::parse(&registration.url)
-            .map_err(|e| format!("the peer's url {:?} is not a URL: {e}", registration.url))?;
-        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(format!(
-                "the peer's url {:?} is not an http or https URL with a host",
-                registration.url
-            ));
-        }
-        if let Some(env) = &registration.token_env
-            && (env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        {
-            return Err(format!(
-                "token_env {env:?} is not an environment variable name (letters, digits, _)"
-            ));
-        }
-        let ttl = registration
-            .ttl_seconds
-            .map_or(DEFAULT_TTL, Duration::from_secs)
-            .clamp(Duration::from_secs(1), MOST_TTL);
+        let (base, ttl) = check(&registration)?;
         let mut entries = self.entries();
         entries.retain(|_, e| e.expires > now);
         if !entries.contains_key(&registration.name) && entries.len() >= MOST_PEERS {
             return Err(format!("the hub holds {MOST_PEERS} peers, its most"));
         }
-        let base = registration.url.trim_end_matches('/').to_owned();
         entries.insert(
             registration.name.clone(),
             Entry {
@@ -120,6 +100,32 @@ impl Registry {
             })
             .collect()
     }
+}
+
+/// What is wrong with `registration`, if anything; else its base URL (no trailing `/`) and
+/// how long the entry lives.
+pub fn check(registration: &Registration) -> Result<(String, Duration), String> {
+    check_name(&registration.name)?;
+    let url = url::Url::parse(&registration.url)
+        .map_err(|e| format!("the peer's url {:?} is not a URL: {e}", registration.url))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(format!(
+            "the peer's url {:?} is not an http or https URL with a host",
+            registration.url
+        ));
+    }
+    if let Some(env) = &registration.token_env
+        && (env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(format!(
+            "token_env {env:?} is not an environment variable name (letters, digits, _)"
+        ));
+    }
+    let ttl = registration
+        .ttl_seconds
+        .map_or(DEFAULT_TTL, Duration::from_secs)
+        .clamp(Duration::from_secs(1), MOST_TTL);
+    Ok((registration.url.trim_end_matches('/').to_owned(), ttl))
 }
 
 /// A peer's name: what `call_peer`'s argument and the permission key `call_peer:<name>` hold.

@@ -156,10 +156,23 @@ pub fn daemon(
     record: &Path,
     extra: &[&str],
 ) -> Daemon {
+    daemon_with_env(project, url, turns, record, extra, &[])
+}
+
+/// [`daemon`], with `extra_env` set too.
+pub fn daemon_with_env(
+    project: &Project,
+    url: &str,
+    turns: &[Value],
+    record: &Path,
+    extra: &[&str],
+    extra_env: &[(&str, &str)],
+) -> Daemon {
     let file = script(project, "model.jsonl", turns);
     let mut env = env(url);
     env.push(("TACKLE_REPLAY_RECORD", record.display().to_string()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.extend_from_slice(extra_env);
     let model = model(&file);
     let mut args = vec![
         "--model",
@@ -186,4 +199,15 @@ pub fn prompt(d: &Daemon, session: &str, text: &str) {
     until(&watcher, "the end of the turn", |m| {
         m["method"] == "_tackle/turn_ended"
     });
+}
+
+/// Stops `d` as an operator would (SIGTERM) and waits for it to exit.
+pub fn stop(mut d: Daemon) {
+    let pid = d.child.0.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    d.child.0.wait().unwrap();
 }

@@ -4,3 +4,7 @@
 -- recipient's record instead.
 
 ALTER TABLE messages ALTER COLUMN sender_seq DROP NOT NULL;
+
+-- The peer registry holds what a hub's does: the variable, in a caller's environment, that
+-- holds the peer's token (never the token).
+ALTER TABLE peers ADD COLUMN token_env text;
