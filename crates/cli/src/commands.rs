@@ -144,8 +144,18 @@ pub fn run(cli: Cli) -> ExitCode {
             .map_err(Failure::Engine)
             .and_then(|root| crate::goal::run(&root, command)),
         Command::Acp => {
-            let (flags, models) = crate::run::model_flag(flags.clone());
-            crate::acp::run(flags, models)
+            // `[store]` and `[artifacts]` are the user's alone, so any project's view of them
+            // is the same: installed once, before the editor opens a session.
+            tackle_config::load::user_storage()
+                .map_err(Failure::from)
+                .and_then(|storage| {
+                    crate::storage::install(&storage, None)
+                        .map_err(|e| Failure::Usage(anyhow!("{e:#}")))
+                })
+                .and_then(|_| {
+                    let (flags, models) = crate::run::model_flag(flags.clone());
+                    crate::acp::run(flags, models)
+                })
         }
         Command::Daemon { command, serve } => {
             let (flags, models) = crate::run::model_flag(flags.clone());

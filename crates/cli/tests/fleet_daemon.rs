@@ -1,7 +1,9 @@
 //! Two daemons on one PostgreSQL database and one bucket (the real servers of
 //! `scripts/start-fleet-services`), each in a project directory of its own: a session started
 //! on the first continues on the second after the first is killed with SIGKILL, with its whole
-//! conversation, and reads on the second machine the tool output the first one stored.
+//! conversation, and reads on the second machine the tool output the first one stored; a
+//! paused daemon fenced, the database cut mid-run, a clean stop letting sessions go, `tackle
+//! run` resumed on another machine, and an editor's `tackle acp` keeping its sessions there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -321,4 +323,63 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
         asked.contains("nul\u{FFFD}here"),
         "the NUL kept as U+FFFD: {asked}"
     );
+}
+
+#[test]
+fn an_editors_tackle_acp_keeps_its_sessions_in_the_fleet_and_lets_them_go_when_it_exits() {
+    use std::io::{BufRead, BufReader, Write};
+    let url = fleet::fresh_schema_url();
+    let p = Project::new();
+    p.user_config(&fleet::user_config(&fleet::unique("e2e"), 600.0));
+    let file = script(&p, "acp.jsonl", &[say("hello from the editor's agent")]);
+    let mut cmd = p.tackle(["--model", &model(&file), "acp"]);
+    for (k, v) in fleet::env(&url) {
+        cmd.env(k, v);
+    }
+    let mut acp = cmd.spawn();
+    let mut stdin = acp.0.stdin.take().unwrap();
+    let mut lines = BufReader::new(acp.0.stdout.take().unwrap()).lines();
+    let mut ask = move |id: u64, method: &str, params: Value| -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{line}").unwrap();
+        loop {
+            let message: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if message["id"] == id {
+                assert!(message.get("error").is_none(), "{message}");
+                return message["result"].clone();
+            }
+        }
+    };
+    ask(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let session = ask(2, "session/new", json!({"cwd": p.path(), "mcpServers": []}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let owner = format!("SELECT coalesce(owner, '') FROM sessions WHERE id = '{session}'");
+    assert_ne!(
+        fleet::query(&url, &owner),
+        vec![String::new()],
+        "held while the editor runs"
+    );
+    let ended = ask(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "greet me"}]}),
+    );
+    assert_eq!(ended["stopReason"], "end_turn");
+    let said = fleet::query(
+        &url,
+        &format!(
+            "SELECT count(*) FROM events WHERE session_id = '{session}' AND payload::text LIKE '%hello from the editor%'"
+        ),
+    );
+    assert_ne!(said, vec!["0".to_owned()], "the turn is in the database");
+    // The editor goes away: the session is let go for another process to take at once.
+    drop(ask);
+    acp.0.wait().unwrap();
+    assert_eq!(fleet::query(&url, &owner), vec![String::new()]);
 }

@@ -132,6 +132,15 @@ pub fn user_config_path() -> Option<PathBuf> {
 /// The project's settings file, relative to its root.
 pub const PROJECT_CONFIG: &str = ".agents/config.toml";
 
+/// The user's `[store]` and `[artifacts]` alone, checked (a process that serves many projects
+/// installs them before it knows which: they are the user's, the same for every project).
+pub fn user_storage() -> crate::Result<crate::storage_settings::StorageSettings> {
+    match user_config_path() {
+        Some(path) => crate::storage_settings::from_user_file(LoadedFile::load(&path)?.as_ref()),
+        None => Ok(crate::storage_settings::StorageSettings::default()),
+    }
+}
+
 pub fn project_config_path(root: &Path) -> PathBuf {
     root.join(PROJECT_CONFIG)
 }

@@ -42,6 +42,11 @@ pub fn run(flags: Flags, models: crate::run::ModelFlags) -> Result<u8, Failure> 
         wakes: false,
         peers: None,
     }));
+    // Sessions kept in a fleet database are let go, for a daemon or another editor to take at
+    // once.
+    if let Some(backend) = tackle_store::backend::backend() {
+        backend.close();
+    }
     // A prompt still running when the editor left is cancelled with the host; its processes
     // go with it.
     rt.shutdown_background();
