@@ -3,7 +3,7 @@
 //! on the first continues on the second after the first is killed with SIGKILL, with its whole
 //! conversation, and reads on the second machine the tool output the first one stored; a
 //! paused daemon fenced, the database cut mid-run, a clean stop letting sessions go, `tackle
-//! run` resumed on another machine, and an editor's `tackle acp` keeping its sessions there.
+//! run` resumed on another machine and forked on a third from the database, and an editor's `tackle acp` keeping its sessions there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -322,6 +322,42 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
     assert!(
         asked.contains("nul\u{FFFD}here"),
         "the NUL kept as U+FFFD: {asked}"
+    );
+
+    // A third machine forks it at A's last turn from the database (it has no copy), and the
+    // fork goes on there without B's turn.
+    let c = Project::new();
+    c.user_config(&config);
+    let mut fork = c.tackle(["sessions", "fork", &session, "--turn", "2", "--json"]);
+    for (k, v) in fleet::env(&url) {
+        fork.env(k, v);
+    }
+    let forked = fork.run();
+    forked.success();
+    let forked: Value = serde_json::from_str(forked.stdout.trim()).unwrap();
+    let fork_id = forked["session"].as_str().unwrap().to_owned();
+    let rows = fleet::query(
+        &url,
+        &format!("SELECT count(*) FROM events WHERE session_id = '{fork_id}'"),
+    );
+    assert_eq!(
+        rows,
+        vec![(forked["records"].as_u64().unwrap() + 1).to_string()],
+        "the fork's session_started and every copied record are in the database"
+    );
+    let (_, record) = run(
+        &c,
+        &[say("(played on A)"), say("(played on A)"), say("forked")],
+        &["--resume", &fork_id, "and now?"],
+    );
+    let asked = recorded_requests(&record).last().unwrap().to_string();
+    assert!(
+        asked.contains("noted on A") && asked.contains("and now?"),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains("which word?"),
+        "B's turn is not in the fork: {asked}"
     );
 }
 

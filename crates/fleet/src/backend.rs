@@ -192,10 +192,34 @@ impl LogBackend for FleetLogs {
             Some(replica) => replica,
             None => self.claim(id)?,
         };
+        Ok((replica, self.read_all(id)?))
+    }
+
+    fn read(&self, id: &str) -> Result<Vec<Value>, BackendError> {
         let shared = self.shared.clone();
         let session = id.to_owned();
-        let events = self
+        let known = self
             .shared
+            .io
+            .run(async move { shared.logs.last_seq(&session).await.map(|_| ()) })
+            .and_then(|r| r);
+        match known {
+            Ok(()) => self.read_all(id),
+            Err(FleetError::UnknownSession { .. }) => Err(BackendError::UnknownSession {
+                id: id.to_owned(),
+                backend: self.shared.describe.clone(),
+            }),
+            Err(e) => Err(unavailable(id, e)),
+        }
+    }
+}
+
+impl FleetLogs {
+    /// Every record of session `id`, a page at a time.
+    fn read_all(&self, id: &str) -> Result<Vec<Value>, BackendError> {
+        let shared = self.shared.clone();
+        let session = id.to_owned();
+        self.shared
             .io
             .run(async move {
                 let mut events = Vec::new();
@@ -212,8 +236,7 @@ impl LogBackend for FleetLogs {
                 }
             })
             .and_then(|r| r)
-            .map_err(|e| unavailable(id, e))?;
-        Ok((replica, events))
+            .map_err(|e| unavailable(id, e))
     }
 }
 

@@ -51,6 +51,10 @@ pub trait LogBackend: Send + Sync + fmt::Debug {
     /// it is about to expire) and returns every record the backend holds, in seq order from 1.
     /// [`BackendError::UnknownSession`] when the backend has no such session.
     fn take(&self, id: &str) -> Result<(Arc<dyn LogReplica>, Vec<Value>), BackendError>;
+
+    /// Every record the backend holds for session `id`, in seq order from 1, without taking
+    /// it (whoever runs it goes on). [`BackendError::UnknownSession`] when it has none.
+    fn read(&self, id: &str) -> Result<Vec<Value>, BackendError>;
 }
 
 /// A taken session's log in the backend.

@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::{Context, anyhow, bail};
 use serde_json::Value;
 use tackle_runtime::{LogKey, Session, SessionOptions};
-use tackle_store::{EventLog, LogSeal};
+use tackle_store::{EventLog, LogSeal, Opening};
 
 /// What a fork made.
 #[derive(Debug, serde::Serialize)]
@@ -24,14 +24,21 @@ pub struct Forked {
     pub records: usize,
 }
 
-/// The records of `log` that make up its conversation through `turn`.
-pub fn records_through(log: &Path, turn: u32) -> anyhow::Result<Vec<Value>> {
+/// Where a fork's records come from.
+pub enum Source<'a> {
+    /// The session's log in this project's files.
+    File(&'a Path),
+    /// Its records as a fleet database holds them (read, not taken: whoever runs it goes on).
+    Records(Vec<Value>),
+}
+
+/// The records of `source` that make up its conversation through `turn`.
+pub fn records_through(source: Source<'_>, turn: u32) -> anyhow::Result<Vec<Value>> {
     let mut kept = Vec::new();
     let mut last_turn = 0;
     let mut done = false;
     let mut wants_batch = false;
-    EventLog::visit_records(log, |record| {
-        let event = record.event;
+    let mut keep = |event: Value| {
         let kind = event["type"].as_str().unwrap_or("").to_owned();
         let this_turn = event["turn"].as_u64().unwrap_or(0) as u32;
         match kind.as_str() {
@@ -54,8 +61,18 @@ pub fn records_through(log: &Path, turn: u32) -> anyhow::Result<Vec<Value>> {
         } else {
             ControlFlow::Continue(())
         }
-    })
-    .with_context(|| format!("reading {}", log.display()))?;
+    };
+    match source {
+        Source::File(log) => EventLog::visit_records(log, |record| keep(record.event))
+            .with_context(|| format!("reading {}", log.display()))?,
+        Source::Records(records) => {
+            for event in records {
+                if keep(event).is_break() {
+                    break;
+                }
+            }
+        }
+    }
     if !done {
         if last_turn < turn {
             bail!(
@@ -75,18 +92,32 @@ pub fn records_through(log: &Path, turn: u32) -> anyhow::Result<Vec<Value>> {
 ///
 /// The fork's log is the user's own: `key` tags every line of it, copies included, so the
 /// caller decides first whether the source is one to copy (its own, or trusted).
-pub fn fork(root: &Path, id: &str, log: &Path, turn: u32, key: &LogKey) -> anyhow::Result<Forked> {
+///
+/// With a fleet's logs the fork is made there too: its records are written through the new
+/// session's log, which replicates them.
+pub fn fork(
+    root: &Path,
+    id: &str,
+    source: Source<'_>,
+    turn: u32,
+    key: &LogKey,
+) -> anyhow::Result<Forked> {
     if turn == 0 {
         bail!("--turn counts from 1");
     }
-    let records = records_through(log, turn)?;
+    let records = records_through(source, turn)?;
     let session = Session::open_sealed(root, SessionOptions::default(), key)
         .context("opening the new session")?;
     let new_id = session.id().0.clone();
     let path = session.event_log_path();
     drop(session);
-    let (log, _) = EventLog::open_sealed(&path, LogSeal::new(key, &new_id))
-        .map_err(|e| anyhow!("reopening {}: {e}", path.display()))?;
+    let (log, _) = tackle_store::open_session_log(
+        &path,
+        &new_id,
+        Some(LogSeal::new(key, &new_id)),
+        Opening::Existing,
+    )
+    .map_err(|e| anyhow!("reopening {}: {e}", path.display()))?;
     for event in &records {
         log.append_with(event, tackle_store::Durability::Written)
             .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;

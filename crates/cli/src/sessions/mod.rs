@@ -110,9 +110,33 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
             json,
             trust_log,
         } => {
-            let log = log_of(config, &id)?;
             let key = crate::own_sessions::key()
                 .map_err(|why| anyhow!("cannot tell whether session {id}'s log is yours: {why}"))?;
+            // With the user's fleet store, the fork is made there, from what it holds.
+            crate::storage::install(&config.storage, None)
+                .map_err(|e| Failure::Usage(anyhow!("{e:#}")))?;
+            let held = match tackle_store::backend::log_backend() {
+                Some(logs) => match logs.read(&id) {
+                    Ok(records) => Some(records),
+                    Err(tackle_store::BackendError::UnknownSession { .. }) => None,
+                    Err(e) => return Err(Failure::Engine(anyhow!("reading session {id}: {e}"))),
+                },
+                None => None,
+            };
+            if let Some(records) = held {
+                // The database is the user's own, as a resume from it takes it.
+                let forked = fork::fork(
+                    &config.root,
+                    &id,
+                    fork::Source::Records(records),
+                    turn,
+                    &key,
+                )
+                .map_err(Failure::Usage)?;
+                say_forked(&mut out, &forked, json)?;
+                return Ok(exit::OK);
+            }
+            let log = log_of(config, &id)?;
             let origin = crate::own_sessions::origin(&key, &id, &log)
                 .map_err(|e| Failure::Engine(anyhow!("{e}")))?;
             if let tackle_runtime::LogOrigin::Foreign(why) = origin {
@@ -125,21 +149,28 @@ pub fn run(config: &Config, command: SessionsCommand) -> Result<u8, Failure> {
                     "tackle: forking session {id}, whose log this user's tackle did not write ({why}), because --trust-log says you trust it"
                 );
             }
-            let forked = fork::fork(&config.root, &id, &log, turn, &key).map_err(Failure::Usage)?;
-            if json {
-                serde_json::to_writer(&mut out, &forked).context("writing the fork")?;
-                writeln!(out).context("writing the fork")?;
-            } else {
-                writeln!(
-                    out,
-                    "{}\nforked {} at turn {} ({} records); go on with: tackle run --resume {} \"<next input>\"",
-                    forked.session, forked.forked_from, forked.turn, forked.records, forked.session
-                )
-                .context("writing the fork")?;
-            }
+            let forked = fork::fork(&config.root, &id, fork::Source::File(&log), turn, &key)
+                .map_err(Failure::Usage)?;
+            say_forked(&mut out, &forked, json)?;
         }
     }
     Ok(exit::OK)
+}
+
+/// Says what a fork made: its id and how to go on, or the fork as JSON.
+fn say_forked(out: &mut impl Write, forked: &fork::Forked, json: bool) -> Result<(), Failure> {
+    if json {
+        serde_json::to_writer(&mut *out, forked).context("writing the fork")?;
+        writeln!(out).context("writing the fork")?;
+    } else {
+        writeln!(
+            out,
+            "{}\nforked {} at turn {} ({} records); go on with: tackle run --resume {} \"<next input>\"",
+            forked.session, forked.forked_from, forked.turn, forked.records, forked.session
+        )
+        .context("writing the fork")?;
+    }
+    Ok(())
 }
 
 /// Every session under the root, newest first.
