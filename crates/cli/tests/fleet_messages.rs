@@ -6,7 +6,8 @@
 //! message per prompt; A, which holds the parent, is killed with SIGKILL after every other
 //! send (before, during or after its delivery) and restarted, one message is sent while A is
 //! down, and B is killed and its session reopened every third. Every send acknowledged is accepted into the parent's log exactly
-//! once, from the subagent under its handle, and the parent's next turn reads them all.
+//! once, from the subagent under its handle, and the parent's next turn reads them all; a
+//! third machine that takes the parent reaches the subagent's result by its handle.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -230,4 +231,42 @@ fn messages_between_sessions_on_two_daemons_are_delivered_exactly_once_through_a
         ),
     );
     assert!(consumed.parse::<usize>().unwrap() >= SENDS, "{consumed}");
+
+    // A third machine, with no copy of either log, takes the parent and still reaches its
+    // subagent by handle.
+    daemon_a.kill();
+    let d = Project::new();
+    d.user_config(&config);
+    let played: usize = one(
+        &url,
+        &format!(
+            "SELECT count(*) FROM events WHERE session_id = '{parent}' AND payload->>'type' = 'model_turn'"
+        ),
+    )
+    .parse()
+    .unwrap();
+    let mut d_turns: Vec<Value> = (0..played).map(|_| say("(played on A)")).collect();
+    d_turns.push(call(
+        "get_subagent_result",
+        json!({"session_id": senders[0]}),
+    ));
+    d_turns.push(say("read it"));
+    let record = d.outside("d-requests.jsonl");
+    let daemon_d = fleet::daemon(&d, &url, &d_turns, &record, &["--allow", "message:*"]);
+    let loaded = daemon_d.call(
+        "session/load",
+        json!({"sessionId": parent, "cwd": d.path(), "mcpServers": []}),
+    );
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    assert!(
+        d.join(format!(".agents/store/sessions/{child}/events.jsonl"))
+            .is_file(),
+        "the subagent's log copied from the fleet"
+    );
+    prompt(&daemon_d, &parent, "what did the worker say last?");
+    let last = recorded_requests(&record).last().unwrap().to_string();
+    assert!(
+        last.contains(&format!("sent order {}", SENDS - 1)),
+        "{last}"
+    );
 }

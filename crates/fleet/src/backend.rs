@@ -195,6 +195,10 @@ impl LogBackend for FleetLogs {
         Ok((replica, self.read_all(id)?))
     }
 
+    fn children(&self, parent: &str) -> Result<Vec<String>, BackendError> {
+        self.children_of(parent)
+    }
+
     fn read(&self, id: &str) -> Result<Vec<Value>, BackendError> {
         let shared = self.shared.clone();
         let session = id.to_owned();
@@ -215,6 +219,16 @@ impl LogBackend for FleetLogs {
 }
 
 impl FleetLogs {
+    fn children_of(&self, parent: &str) -> Result<Vec<String>, BackendError> {
+        let shared = self.shared.clone();
+        let id = parent.to_owned();
+        self.shared
+            .io
+            .run(async move { shared.logs.children_of(&id).await })
+            .and_then(|r| r)
+            .map_err(|e| unavailable(parent, e))
+    }
+
     /// Every record of session `id`, a page at a time.
     fn read_all(&self, id: &str) -> Result<Vec<Value>, BackendError> {
         let shared = self.shared.clone();

@@ -304,6 +304,20 @@ impl PgEventLog {
     }
 
     /// The seq of the session's last committed event (0 for an empty log).
+    /// The sessions whose first record names `parent` as theirs (its subagents), by id.
+    pub async fn children_of(&self, parent: &str) -> Result<Vec<String>, FleetError> {
+        let client = self.db.client().await?;
+        let rows = client
+            .query(
+                "SELECT session_id FROM events
+                  WHERE seq = 1 AND payload->>'parent' = $1 ORDER BY session_id",
+                &[&parent],
+            )
+            .await
+            .map_err(FleetError::db("list a session's subagents"))?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
     pub async fn last_seq(&self, session: &str) -> Result<u64, FleetError> {
         let client = self.db.client().await?;
         let row = client

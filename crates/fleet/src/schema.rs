@@ -28,7 +28,7 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 2,
-        name: "messages posted on their own, delivered by the recipient's record; peers' token variables",
+        name: "messages posted on their own, delivered by the recipient's record; peers' token variables; subagents by parent",
         sql: include_str!("migrations/0002_posted_messages.sql"),
     },
 ];

@@ -297,6 +297,18 @@ impl Session {
         tackle_store::session_log_path(&self.store_dir, &self.id().0)
     }
 
+    /// Copies into this store the working copies of this session's descendants that the
+    /// installed backend holds and the store lacks (a tree taken on another machine), tagged
+    /// as this session's own log is; how many. See [`tackle_store::copy_descendants`].
+    pub fn copy_descendants(&self) -> Result<usize, RuntimeError> {
+        let key = self.log_key.clone();
+        Ok(tackle_store::copy_descendants(
+            &self.store_dir,
+            &self.id().0,
+            &|id| key.as_ref().map(|k| LogSeal::new(k, id)),
+        )?)
+    }
+
     /// Whether session `id`'s log in this store was written by the same user as this one:
     /// every line tagged with this session's key for `id`. A session opened without a key
     /// (tests, `tackle call`) counts every readable log as its own, as it counts its own.

@@ -55,6 +55,9 @@ pub trait LogBackend: Send + Sync + fmt::Debug {
     /// Every record the backend holds for session `id`, in seq order from 1, without taking
     /// it (whoever runs it goes on). [`BackendError::UnknownSession`] when it has none.
     fn read(&self, id: &str) -> Result<Vec<Value>, BackendError>;
+
+    /// The sessions whose first record names `parent` (its subagents), by id.
+    fn children(&self, parent: &str) -> Result<Vec<String>, BackendError>;
 }
 
 /// A taken session's log in the backend.

@@ -56,7 +56,7 @@ pub use log_seal::{ForeignLine, ForeignReason, LogOrigin, LogSeal};
 pub use manifest::{MANIFEST_KIND, Manifest, ManifestStream};
 pub use record::Record;
 pub use session_log::{
-    Opening, installed_log_backend, is_unknown_session, logs_are_backed, open_session_log,
-    write_working_copy,
+    Opening, copy_descendants, installed_log_backend, is_unknown_session, logs_are_backed,
+    open_session_log, write_working_copy,
 };
 pub use temps::TempSweep;

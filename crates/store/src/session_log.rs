@@ -67,6 +67,48 @@ pub fn logs_are_backed() -> bool {
     log_backend().is_some()
 }
 
+/// Copies into `store_dir` every descendant of session `root` (its subagents, theirs, …) that
+/// the installed backend holds and the store has no working copy of, each tagged by
+/// `seal_for(id)`; returns how many. A present copy is left alone: a process here may be
+/// writing it, and any process that opens a session takes it afresh anyway. These copies are
+/// for reading (a tree rebuilt on another machine reports its children); nothing is taken.
+pub fn copy_descendants(
+    store_dir: &Path,
+    root: &str,
+    seal_for: &dyn Fn(&str) -> Option<LogSeal>,
+) -> Result<usize, EventLogError> {
+    let Some(backend) = log_backend() else {
+        return Ok(0);
+    };
+    let failed = |source| EventLogError::Backend {
+        path: store_dir.to_path_buf(),
+        source,
+    };
+    let mut copied = 0;
+    let mut frontier = vec![root.to_owned()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(parent) = frontier.pop() {
+        for child in backend.children(&parent).map_err(failed)? {
+            // An id is a path component here: only the characters session ids are made of.
+            let plain = !child.is_empty()
+                && child
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !plain || !seen.insert(child.clone()) {
+                continue;
+            }
+            let path = crate::session_log_path(store_dir, &child);
+            if !path.exists() {
+                let events = backend.read(&child).map_err(failed)?;
+                rewrite(&path, seal_for(&child), &events)?;
+                copied += 1;
+            }
+            frontier.push(child);
+        }
+    }
+    Ok(copied)
+}
+
 /// The installed log backend, for a caller that lists or moves sessions.
 pub fn installed_log_backend() -> Option<Arc<dyn LogBackend>> {
     log_backend()

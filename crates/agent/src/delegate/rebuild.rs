@@ -1,5 +1,6 @@
 //! A resumed root's tree, rebuilt from the logs: every session of the store whose
-//! `session_started` names a parent in the tree (and a handle) is a child. A child whose last
+//! `session_started` names a parent in the tree (and a handle) is a child. With a fleet's
+//! logs, the children's logs this store lacks are copied from the fleet first. A child whose last
 //! run ended keeps its status and final output; one whose log has a run that never ended (its
 //! process was killed mid-turn) is reported `interrupted`, never re-run. Its parent can
 //! continue it with `resume_session_id`. The messages each log holds accepted and not consumed
@@ -27,6 +28,9 @@ struct Started {
 /// read is skipped (it is no child this process can account for); an error only when the
 /// sessions directory itself cannot be listed.
 pub fn restore(tree: &Tree, root: &Session) -> Result<(), String> {
+    // A tree taken on another machine: its children's logs are in the fleet, not here.
+    root.copy_descendants()
+        .map_err(|e| format!("copying the subagents' logs from the fleet: {e}"))?;
     let log = root.event_log_path();
     let Some(sessions) = log.parent().and_then(Path::parent) else {
         return Ok(());

@@ -8,3 +8,7 @@ ALTER TABLE messages ALTER COLUMN sender_seq DROP NOT NULL;
 -- The peer registry holds what a hub's does: the variable, in a caller's environment, that
 -- holds the peer's token (never the token).
 ALTER TABLE peers ADD COLUMN token_env text;
+
+-- A session's subagents are found by the parent their first record names (a tree taken on
+-- another machine finds its children here).
+CREATE INDEX events_parent ON events ((payload->>'parent')) WHERE seq = 1;
