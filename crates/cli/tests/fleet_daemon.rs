@@ -3,7 +3,8 @@
 //! on the first continues on the second after the first is killed with SIGKILL, with its whole
 //! conversation, and reads on the second machine the tool output the first one stored; a
 //! paused daemon fenced, the database cut mid-run, a clean stop letting sessions go, `tackle
-//! run` resumed on another machine and forked on a third from the database, and an editor's `tackle acp` keeping its sessions there.
+//! run` resumed on another machine and forked on a third from the database, and an editor's
+//! `tackle acp` keeping its sessions there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
