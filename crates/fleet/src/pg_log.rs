@@ -157,56 +157,33 @@ impl PgEventLog {
         // One statement, one round trip, committed on its own: the row lock (only while the
         // lease holds and the session is at `first`), the events, the advance, the references,
         // the candidates cleared and the posted messages the events deliver, all or nothing.
+        // A batch that delivers no posted message (almost every one) runs the statement
+        // without the mailbox's update.
+        let delivering = !delivered_id.is_empty();
         let append = client
-            .prepare_cached(
-                "WITH s AS (
-                     SELECT next_seq FROM sessions
-                      WHERE id = $1 AND owner = $2 AND lease_epoch = $3 AND next_seq = $4
-                        FOR UPDATE
-                 ), ins AS (
-                     INSERT INTO events (session_id, seq, payload, crc)
-                     SELECT $1, r.s, r.p, r.c
-                       FROM s, unnest($5::bigint[], $6::jsonb[], $7::bigint[]) AS r(s, p, c)
-                     RETURNING seq
-                 ), adv AS (
-                     UPDATE sessions SET next_seq = $4 + cardinality($5::bigint[])
-                      WHERE id = $1 AND EXISTS (SELECT 1 FROM s)
-                     RETURNING next_seq
-                 ), refs AS (
-                     INSERT INTO artifact_refs (sha256, session_id, seq)
-                     SELECT x.h, $1, x.q FROM s, unnest($8::text[], $9::bigint[]) AS x(h, q)
-                     ON CONFLICT DO NOTHING
-                 ), cand AS (
-                     DELETE FROM gc_candidates
-                      WHERE sha256 = ANY($8::text[]) AND EXISTS (SELECT 1 FROM s)
-                 ), took AS (
-                     UPDATE messages m
-                        SET consumed_at = clock_timestamp(), consumed_seq = d.q
-                       FROM s, unnest($10::text[], $11::bigint[]) AS d(id, q)
-                      WHERE m.message_id = d.id AND m.recipient = $1 AND m.consumed_at IS NULL
-                 )
-                 SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM ins)",
-            )
+            .prepare_cached(if delivering {
+                APPEND_DELIVERING
+            } else {
+                APPEND
+            })
             .await
             .map_err(FleetError::db("prepare an append"))?;
         let payloads = &events;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+            &lease.session(),
+            &lease.owner(),
+            &lease.epoch(),
+            &first,
+            &seqs,
+            payloads,
+            &crcs,
+            &ref_hex,
+            &ref_seq,
+            &delivered_id,
+            &delivered_seq,
+        ];
         let row = client
-            .query_one(
-                &append,
-                &[
-                    &lease.session(),
-                    &lease.owner(),
-                    &lease.epoch(),
-                    &first,
-                    &seqs,
-                    payloads,
-                    &crcs,
-                    &ref_hex,
-                    &ref_seq,
-                    &delivered_id,
-                    &delivered_seq,
-                ],
-            )
+            .query_one(&append, &params[..if delivering { 11 } else { 9 }])
             .await
             .map_err(FleetError::db("append events"))?;
         if row.get::<_, bool>(0) {
@@ -423,6 +400,53 @@ async fn already_stored(
         next: next as u64,
     })
 }
+
+/// A batch's statement with `$more` CTEs after the common ones: the row lock (only while the
+/// lease holds and the session is at `$4`), the events, the advance, the references and the
+/// collection candidates cleared.
+macro_rules! append_sql {
+    ($more:literal) => {
+        concat!(
+            "WITH s AS (
+                 SELECT next_seq FROM sessions
+                  WHERE id = $1 AND owner = $2 AND lease_epoch = $3 AND next_seq = $4
+                    FOR UPDATE
+             ), ins AS (
+                 INSERT INTO events (session_id, seq, payload, crc)
+                 SELECT $1, r.s, r.p, r.c
+                   FROM s, unnest($5::bigint[], $6::jsonb[], $7::bigint[]) AS r(s, p, c)
+                 RETURNING seq
+             ), adv AS (
+                 UPDATE sessions SET next_seq = $4 + cardinality($5::bigint[])
+                  WHERE id = $1 AND EXISTS (SELECT 1 FROM s)
+                 RETURNING next_seq
+             ), refs AS (
+                 INSERT INTO artifact_refs (sha256, session_id, seq)
+                 SELECT x.h, $1, x.q FROM s, unnest($8::text[], $9::bigint[]) AS x(h, q)
+                 ON CONFLICT DO NOTHING
+             ), cand AS (
+                 DELETE FROM gc_candidates
+                  WHERE sha256 = ANY($8::text[]) AND EXISTS (SELECT 1 FROM s)
+             )",
+            $more,
+            " SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM ins)"
+        )
+    };
+}
+
+/// One batch's statement.
+const APPEND: &str = append_sql!("");
+
+/// [`APPEND`], and the posted messages the batch's `message_accepted` records deliver
+/// (`$10`, at the seqs `$11`) marked consumed.
+const APPEND_DELIVERING: &str = append_sql!(
+    ", took AS (
+         UPDATE messages m
+            SET consumed_at = clock_timestamp(), consumed_seq = d.q
+           FROM s, unnest($10::text[], $11::bigint[]) AS d(id, q)
+          WHERE m.message_id = d.id AND m.recipient = $1 AND m.consumed_at IS NULL
+     )"
+);
 
 /// The posted message an event delivers: a `message_accepted` record names it. A message
 /// accepted within one process has no posted row, and marks nothing.
