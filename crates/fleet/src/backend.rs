@@ -196,7 +196,13 @@ impl LogBackend for FleetLogs {
     }
 
     fn children(&self, parent: &str) -> Result<Vec<String>, BackendError> {
-        self.children_of(parent)
+        let shared = self.shared.clone();
+        let id = parent.to_owned();
+        self.shared
+            .io
+            .run(async move { shared.logs.children_of(&id).await })
+            .and_then(|r| r)
+            .map_err(|e| unavailable(parent, e))
     }
 
     fn read(&self, id: &str) -> Result<Vec<Value>, BackendError> {
@@ -219,16 +225,6 @@ impl LogBackend for FleetLogs {
 }
 
 impl FleetLogs {
-    fn children_of(&self, parent: &str) -> Result<Vec<String>, BackendError> {
-        let shared = self.shared.clone();
-        let id = parent.to_owned();
-        self.shared
-            .io
-            .run(async move { shared.logs.children_of(&id).await })
-            .and_then(|r| r)
-            .map_err(|e| unavailable(parent, e))
-    }
-
     /// Every record of session `id`, a page at a time.
     fn read_all(&self, id: &str) -> Result<Vec<Value>, BackendError> {
         let shared = self.shared.clone();
