@@ -289,9 +289,7 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
             "--json",
         ]);
         cmd.args(args).env("TACKLE_REPLAY_RECORD", &record);
-        for (k, v) in fleet::env(&url) {
-            cmd.env(k, v);
-        }
+        fleet::set_env(&mut cmd, &url);
         let out = cmd.run();
         out.success();
         (harness::replay::json_lines(&out.stdout), record)
@@ -330,9 +328,7 @@ fn tackle_run_keeps_its_session_in_the_fleet_and_another_machine_resumes_it() {
     let c = Project::new();
     c.user_config(&config);
     let mut fork = c.tackle(["sessions", "fork", &session, "--turn", "2", "--json"]);
-    for (k, v) in fleet::env(&url) {
-        fork.env(k, v);
-    }
+    fleet::set_env(&mut fork, &url);
     let forked = fork.run();
     forked.success();
     let forked: Value = serde_json::from_str(forked.stdout.trim()).unwrap();
@@ -370,9 +366,7 @@ fn an_editors_tackle_acp_keeps_its_sessions_in_the_fleet_and_lets_them_go_when_i
     p.user_config(&fleet::user_config(&fleet::unique("e2e"), 600.0));
     let file = script(&p, "acp.jsonl", &[say("hello from the editor's agent")]);
     let mut cmd = p.tackle(["--model", &model(&file), "acp"]);
-    for (k, v) in fleet::env(&url) {
-        cmd.env(k, v);
-    }
+    fleet::set_env(&mut cmd, &url);
     let mut acp = cmd.spawn();
     let mut stdin = acp.0.stdin.take().unwrap();
     let mut lines = BufReader::new(acp.0.stdout.take().unwrap()).lines();

@@ -60,9 +60,7 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
         &session,
         "again",
     ]);
-    for (k, v) in fleet::env(&url) {
-        resume.env(k, v);
-    }
+    fleet::set_env(&mut resume, &url);
     let refused = resume.run();
     assert_ne!(refused.code, Some(0));
     assert!(
@@ -98,9 +96,7 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
     );
     // The bucket's collection runs with the store's: fresh objects are listed, none marked.
     let mut gc = a.tackle(["artifacts", "gc", "--json"]);
-    for (k, v) in fleet::env(&url) {
-        gc.env(k, v);
-    }
+    fleet::set_env(&mut gc, &url);
     let gc = gc.run();
     gc.success();
     let report: Value = serde_json::from_str(&gc.stdout).unwrap();
@@ -113,9 +109,7 @@ fn sessions_and_artifacts_move_to_the_fleet_and_back_verified() {
     assert_eq!(report["bucket"]["deleted"], json!([]), "{report}");
     // `tackle config` names the variable, never the URL in it.
     let mut shown = a.tackle(["config"]);
-    for (k, v) in fleet::env(&url) {
-        shown.env(k, v);
-    }
+    fleet::set_env(&mut shown, &url);
     let shown = shown.run();
     shown.success();
     shown.stdout_contains("postgres at $TACKLE_TEST_DB");

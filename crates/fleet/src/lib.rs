@@ -47,7 +47,7 @@ pub use db::{FleetDb, FleetDbSettings};
 pub use error::FleetError;
 pub use io::FleetIo;
 pub use lease::{Claim, Lease, Leases};
-pub use mailbox::{DOORBELL_CHANNEL, Mailbox, MailboxWatch, Message, Sent, Wake};
+pub use mailbox::{DOORBELL_CHANNEL, Mailbox, MailboxWatch, Message, Sent, WAITING_PER_READ, Wake};
 pub use peers::{Peer, Peers};
 pub use pg_log::{Appended, PgEventLog, PgRecord};
 pub use s3_artifacts::{

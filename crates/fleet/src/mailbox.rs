@@ -34,6 +34,9 @@ use crate::{FleetDb, FleetError};
 /// schema, so fleets sharing a database in schemas of their own do not ring each other).
 pub const DOORBELL_CHANNEL: &str = "tackle_mailbox";
 
+/// The most waiting messages one [`Mailbox::waiting`] returns.
+pub const WAITING_PER_READ: i64 = 256;
+
 /// What a post did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sent {
@@ -158,19 +161,21 @@ impl Mailbox {
         }
     }
 
-    /// The messages waiting for `recipient`, oldest first.
+    /// The oldest messages waiting for `recipient`, at most [`WAITING_PER_READ`] (what a
+    /// scan holds in memory is bounded whatever was written; the next scan reads on).
     pub async fn waiting(&self, recipient: &str) -> Result<Vec<Message>, FleetError> {
         let client = self.db.client().await?;
         let pick = client
             .prepare_cached(
                 "SELECT message_id, sender, body, sent_at FROM messages
                   WHERE recipient = $1 AND consumed_at IS NULL
-                  ORDER BY sent_at, message_id",
+                  ORDER BY sent_at, message_id
+                  LIMIT $2",
             )
             .await
             .map_err(FleetError::db("prepare a mailbox read"))?;
         let rows = client
-            .query(&pick, &[&recipient])
+            .query(&pick, &[&recipient, &WAITING_PER_READ])
             .await
             .map_err(FleetError::db("read the mailbox"))?;
         Ok(rows

@@ -99,7 +99,9 @@ pub trait MailBackend: Send + Sync + fmt::Debug {
         max_pending: usize,
     ) -> Result<Posted, BackendError>;
 
-    /// The messages waiting for `recipient` (a session this process holds), oldest first.
+    /// The messages waiting for `recipient` (a session this process holds), oldest first; at
+    /// most as many as the backend reads at once (the next call reads on once these are
+    /// delivered).
     fn waiting(&self, recipient: &str) -> Result<Vec<Waiting>, BackendError>;
 
     /// Whether another live process holds `session` (so a message for it is posted, never

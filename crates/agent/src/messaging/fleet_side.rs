@@ -329,4 +329,25 @@ mod tests {
         assert!(parse(&waiting("S", "S/1/1/c", m)).is_none());
         assert!(parse(&waiting("S", "S/1/1/c", json!("text"))).is_none());
     }
+
+    #[test]
+    fn generated_nesting_in_any_field_is_refused_without_being_walked() {
+        // As deep as serde_json parses (its recursion limit, 128), as arrays and as objects.
+        for open_close in [("[", "]"), ("{\"a\":", "}")] {
+            let (open, close) = open_close;
+            let deep = format!("{}1{}", open.repeat(127), close.repeat(127));
+            let nested: Value = serde_json::from_str(&deep).unwrap();
+            for field in ["sender", "mode", "body", "hop", "key"] {
+                let mut m = json!({"sender": "x", "mode": "steer", "body": "b", "hop": 1,
+                                   "key": "S/1/1/c"});
+                m[field] = nested.clone();
+                assert!(parse(&waiting("S", "S/1/1/c", m)).is_none(), "{field}");
+            }
+            let past = format!("{}1{}", open.repeat(200), close.repeat(200));
+            assert!(
+                serde_json::from_str::<Value>(&past).is_err(),
+                "refused by the parser"
+            );
+        }
+    }
 }

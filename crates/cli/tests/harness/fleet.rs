@@ -65,6 +65,13 @@ pub fn env(url: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Sets [`env`] on `cmd`: a tackle command that reaches the fleet on `url`.
+pub fn set_env(cmd: &mut super::TestCommand, url: &str) {
+    for (k, v) in env(url) {
+        cmd.env(k, v);
+    }
+}
+
 /// A loopback TCP proxy to the test cluster that can be cut (every connection dropped, new
 /// ones refused) and restored: the database going away and coming back, for one daemon only.
 pub struct Proxy {
