@@ -864,7 +864,8 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "URL")]
     pub advertise: Option<String>,
     /// The variable, in callers' environments, holding this daemon's token (registered with
-    /// the hub or the fleet; never the token itself).
+    /// the hub or the fleet; never the token itself): TACKLE_PEER_TOKEN or
+    /// TACKLE_PEER_TOKEN_<NAME>, the only variables a caller reads a peer's token from.
     #[arg(long, value_name = "NAME")]
     pub peer_token_env: Option<String>,
     /// The variable holding the hub's token, when the hub requires one.
@@ -895,7 +896,7 @@ Examples:
   tackle daemon                              serve 127.0.0.1:7420
   tackle daemon --listen 0.0.0.0:7420 --token-env TACKLE_TOKEN
   tackle daemon --peer-hub                   also keep the peer registry
-  tackle daemon --hub http://hub:7420 --name builder --peer-token-env BUILDER_TOKEN
+  tackle daemon --hub http://hub:7420 --name builder --peer-token-env TACKLE_PEER_TOKEN_BUILDER
   tackle daemon --name builder               in a fleet: registered in its database
   tackle run --daemon http://127.0.0.1:7420 'fix the failing test'
   tackle attach                              list the sessions

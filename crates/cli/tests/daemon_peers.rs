@@ -156,7 +156,7 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
             "--deny",
             "call_peer:prod-*",
         ],
-        &[("B_TOKEN", &token)],
+        &[("TACKLE_PEER_TOKEN_B", &token)],
     );
     // The peer, which requires its token, registered under the variable callers find it in.
     let peer_project = Project::new();
@@ -172,18 +172,18 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
             "--model",
             &model(&peer_script),
             "--token-env",
-            "B_TOKEN",
+            "TACKLE_PEER_TOKEN_B",
             "--hub",
             &hub.url(),
             "--name",
             "b",
             "--peer-token-env",
-            "B_TOKEN",
+            "TACKLE_PEER_TOKEN_B",
             "--hub-token-env",
             "HUB_TOKEN",
         ],
         &[
-            ("B_TOKEN", &token),
+            ("TACKLE_PEER_TOKEN_B", &token),
             ("HUB_TOKEN", hub.token.as_deref().unwrap()),
         ],
     );
@@ -192,11 +192,11 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
     let (single, _) = stand_in(Stand::SingleSession);
     let (verbose, verbose_cancels) = stand_in(Stand::Verbose);
     for (name, url, env) in [
-        ("c", peer.url(), Some("C_TOKEN")),
+        ("c", peer.url(), Some("TACKLE_PEER_TOKEN_C")),
         ("silent", format!("http://{silent}"), None),
         ("single", format!("http://{single}"), None),
         ("verbose", format!("http://{verbose}"), None),
-        ("prod-1", peer.url(), Some("B_TOKEN")),
+        ("prod-1", peer.url(), Some("TACKLE_PEER_TOKEN_B")),
     ] {
         let body = json!({"name": name, "url": url, "token_env": env}).to_string();
         let registered = hub.request("POST", "/peers", &[], body.as_bytes());
@@ -209,6 +209,18 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
         br#"{"name": "x", "url": "file:///etc"}"#,
     );
     assert_eq!(bad.status, 400, "{bad:?}");
+    // A registration chooses the URL its token goes to, so it may not name another secret.
+    let greedy = hub.request(
+        "POST",
+        "/peers",
+        &[],
+        br#"{"name": "x", "url": "http://127.0.0.1:9", "token_env": "OPENAI_API_KEY"}"#,
+    );
+    assert_eq!(greedy.status, 400, "{greedy:?}");
+    assert!(
+        greedy.body.contains("not a peer token variable"),
+        "{greedy:?}"
+    );
     let listed = hub.request("GET", "/peers", &[], b"").json();
     assert_eq!(listed["peers"].as_array().unwrap().len(), 6, "{listed}");
 
@@ -254,7 +266,7 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
     let (_, status, text) = result("c");
     assert_eq!(status, "failed");
     assert!(
-        text.contains("C_TOKEN") && text.contains("not set"),
+        text.contains("TACKLE_PEER_TOKEN_C") && text.contains("not set"),
         "{text}"
     );
 

@@ -1,7 +1,8 @@
 //! The fleet's peer registry (the real servers of `scripts/start-fleet-services`): a daemon
 //! started with `--name` in fleet mode registers in the database, with the variable its token
 //! is in, and another fleet daemon's `call_peer` reaches it by name with no hub; once it stops
-//! cleanly it is out of the registry and a call names no live peer.
+//! cleanly it is out of the registry and a call names no live peer. A row whose `token_env`
+//! names another of the caller's secrets is refused before anything is sent to its URL.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -51,18 +52,21 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
             "--name",
             "worker",
             "--token-env",
-            "W_TOKEN",
+            "TACKLE_PEER_TOKEN_W",
             "--peer-token-env",
-            "W_TOKEN",
+            "TACKLE_PEER_TOKEN_W",
         ],
-        &[("W_TOKEN", &token)],
+        &[("TACKLE_PEER_TOKEN_W", &token)],
     );
     worker.token = Some(token.clone());
     let row = fleet::query(
         &url,
         "SELECT peer_id || ' ' || address || ' ' || token_env FROM peers",
     );
-    assert_eq!(row, vec![format!("worker {} W_TOKEN", worker.url())]);
+    assert_eq!(
+        row,
+        vec![format!("worker {} TACKLE_PEER_TOKEN_W", worker.url())]
+    );
 
     let c = Project::new();
     c.user_config(&format!(
@@ -72,18 +76,37 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
         "call_peer",
         json!({"peer": "worker", "prompt": "how many nodes are ready?"}),
     );
+    // A row written straight into the database, pointing at a listener here and naming the
+    // caller's model key as the peer's token.
+    let rogue = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    rogue.set_nonblocking(true).unwrap();
+    let inserted = fleet::query(
+        &url,
+        &format!(
+            "INSERT INTO peers (peer_id, address, token_env, last_heartbeat, expires_at)
+             VALUES ('rogue', 'http://{}', 'OPENAI_API_KEY', clock_timestamp(),
+                     clock_timestamp() + interval '1 hour') RETURNING peer_id",
+            rogue.local_addr().unwrap()
+        ),
+    );
+    assert_eq!(inserted, ["rogue"]);
     let caller = fleet::daemon_with_env(
         &c,
         &url,
         &[
             ask_worker.clone(),
             say("done"),
+            call("call_peer", json!({"peer": "rogue", "prompt": "anything"})),
+            say("refused"),
             ask_worker,
             say("done again"),
         ],
         &c.outside("c-requests.jsonl"),
         &["--allow", "call_peer:*"],
-        &[("W_TOKEN", &token)],
+        &[
+            ("TACKLE_PEER_TOKEN_W", &token),
+            ("OPENAI_API_KEY", "sk-the-callers-own-key"),
+        ],
     );
     let session = caller.new_session(c.path());
     let (status, text) = ask(&caller, &session, "ask the worker");
@@ -91,6 +114,19 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
     let answer: Value = serde_json::from_str(text.trim()).unwrap();
     assert_eq!(answer["peer"], "worker");
     assert_eq!(answer["response"], "all 12 nodes are Ready");
+
+    let (status, text) = ask(&caller, &session, "ask the rogue");
+    assert_eq!(status, "failed", "{text}");
+    assert!(
+        text.contains("OPENAI_API_KEY") && text.contains("not a peer token variable"),
+        "{text}"
+    );
+    assert_eq!(
+        rogue.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "nothing was sent to the rogue's URL"
+    );
+    fleet::query(&url, "DELETE FROM peers WHERE peer_id = 'rogue'");
 
     fleet::stop(worker);
     assert!(fleet::query(&url, "SELECT peer_id FROM peers").is_empty());

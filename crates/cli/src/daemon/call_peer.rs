@@ -6,7 +6,10 @@
 //!   only; an unknown one is refused with the names that are registered.
 //! - No credential the model sees: the token is read from the variable the peer's entry names
 //!   (`token_env`), in this daemon's environment, when the call is sent; a variable named but
-//!   unset fails the call rather than sending it without a token.
+//!   unset fails the call rather than sending it without a token. Only `TACKLE_PEER_TOKEN` and
+//!   `TACKLE_PEER_TOKEN_<NAME>` are ever read (`peers::check_token_env`): an entry naming
+//!   another variable is refused before anything is sent, so no registration can point this
+//!   daemon's other secrets at its URL.
 //! - Bounded: one deadline from the peer's session creation to the end of its turn, and a cap
 //!   on the answer's bytes after which reading stops and the result says `truncated`.
 //! - Gated per peer: the permission key is `call_peer:<peer>`.
@@ -30,11 +33,12 @@ use tackle_tool::{
 };
 
 use super::client::{ClientError, DaemonClient, Flow};
-use super::peers::{Peer, Registry, check_name};
+use super::peers::{Peer, Registry, check_name, check_token_env};
 
 pub const NAME: &str = "call_peer";
 pub const UNKNOWN_PEER: ErrorCode = ErrorCode::new("unknown_peer");
 pub const PEER_TOKEN_UNSET: ErrorCode = ErrorCode::new("peer_token_unset");
+pub const PEER_TOKEN_REFUSED: ErrorCode = ErrorCode::new("peer_token_refused");
 pub const PEER_SINGLE_SESSION: ErrorCode = ErrorCode::new("peer_single_session");
 pub const PEER_FAILED: ErrorCode = ErrorCode::new("peer_failed");
 pub const HUB_UNREACHABLE: ErrorCode = ErrorCode::new("hub_unreachable");
@@ -219,6 +223,16 @@ impl CallPeer {
                 format!("call_peer: no live peer is named {name}; {known}"),
             ));
         };
+        if let Some(env) = &peer.token_env
+            && let Err(why) = check_token_env(env)
+        {
+            return Err(ToolError::new(
+                PEER_TOKEN_REFUSED,
+                format!(
+                    "call_peer: peer {name}'s registry entry is refused, nothing was sent: {why}"
+                ),
+            ));
+        }
         let token = match &peer.token_env {
             None => None,
             Some(env) => match std::env::var(env) {

@@ -59,6 +59,10 @@ pub fn serve(
     if let Some(name) = &args.name {
         peers::check_name(name).map_err(|e| Failure::Usage(anyhow!(e)))?;
     }
+    if let Some(env) = &args.peer_token_env {
+        peers::check_token_env(env)
+            .map_err(|e| Failure::Usage(anyhow!("--peer-token-env: {e}")))?;
+    }
     let dir = match &args.state_dir {
         Some(dir) => dir.clone(),
         None => state::default_dir().map_err(Failure::Usage)?,

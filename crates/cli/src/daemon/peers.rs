@@ -3,7 +3,10 @@
 //! register again as a heartbeat; an entry not renewed within its time to live is gone, so
 //! `call_peer` only ever reaches a peer that is alive now. `GET /peers` lists the live ones.
 //!
-//! An entry never holds a token: only the name of the variable the calling daemon reads it from.
+//! An entry never holds a token: only the name of the variable the calling daemon reads it from,
+//! and that name must begin with [`PEER_TOKEN_PREFIX`]. Whoever registers chooses the URL the
+//! token goes to, so a registration naming any variable could have a caller send it its
+//! `OPENAI_API_KEY`; only variables the operator set aside for peers are ever read.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -16,6 +19,10 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(30);
 
 /// The longest time to live a registration may ask for.
 const MOST_TTL: Duration = Duration::from_secs(3600);
+
+/// Every variable a peer's token is read from is this, or this and `_` and a suffix
+/// (`TACKLE_PEER_TOKEN_BUILDER`).
+pub const PEER_TOKEN_PREFIX: &str = "TACKLE_PEER_TOKEN";
 
 /// The most peers one hub holds.
 const MOST_PEERS: usize = 1024;
@@ -114,12 +121,8 @@ pub fn check(registration: &Registration) -> Result<(String, Duration), String> 
             registration.url
         ));
     }
-    if let Some(env) = &registration.token_env
-        && (env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    {
-        return Err(format!(
-            "token_env {env:?} is not an environment variable name (letters, digits, _)"
-        ));
+    if let Some(env) = &registration.token_env {
+        check_token_env(env)?;
     }
     let ttl = registration
         .ttl_seconds
@@ -129,6 +132,25 @@ pub fn check(registration: &Registration) -> Result<(String, Duration), String> 
 }
 
 /// A peer's name: what `call_peer`'s argument and the permission key `call_peer:<name>` hold.
+/// Whether a caller may read a peer's token from `env`: `TACKLE_PEER_TOKEN` or
+/// `TACKLE_PEER_TOKEN_<letters, digits, _>`, nothing else. Checked where an entry is registered
+/// and again where a caller reads the variable, since a registry row may have been written by
+/// anything that can write the hub's memory or the fleet's database.
+pub fn check_token_env(env: &str) -> Result<(), String> {
+    let suffix_ok = |rest: &str| {
+        rest.is_empty()
+            || rest.strip_prefix('_').is_some_and(|s| {
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+    };
+    match env.strip_prefix(PEER_TOKEN_PREFIX) {
+        Some(rest) if suffix_ok(rest) && env.len() <= 128 => Ok(()),
+        _ => Err(format!(
+            "token_env {env:?} is not a peer token variable: callers read a peer's token only from {PEER_TOKEN_PREFIX} or {PEER_TOKEN_PREFIX}_<NAME> (letters, digits, _), so that no registration can have them send another secret to its URL; name the variable so"
+        )),
+    }
+}
+
 pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 64
@@ -152,7 +174,7 @@ mod tests {
         Registration {
             name: name.to_owned(),
             url: "http://127.0.0.1:4100/".to_owned(),
-            token_env: Some("PEER_TOKEN".to_owned()),
+            token_env: Some("TACKLE_PEER_TOKEN_A".to_owned()),
             ttl_seconds: Some(ttl),
         }
     }
@@ -189,7 +211,39 @@ mod tests {
             ("a b", "http://x", None, "not 1 to 64"),
             ("p", "file:///etc/passwd", None, "not an http"),
             ("p", "not a url", None, "not a URL"),
-            ("p", "http://x", Some("A-B"), "not an environment variable"),
+            ("p", "http://x", Some("A-B"), "not a peer token variable"),
+            // A registration names where its token comes from, not which secret it receives.
+            (
+                "p",
+                "http://x",
+                Some("OPENAI_API_KEY"),
+                "not a peer token variable",
+            ),
+            ("p", "http://x", Some("HOME"), "not a peer token variable"),
+            (
+                "p",
+                "http://x",
+                Some("TACKLE_PEER_TOKENS"),
+                "not a peer token variable",
+            ),
+            (
+                "p",
+                "http://x",
+                Some("TACKLE_PEER_TOKEN_"),
+                "not a peer token variable",
+            ),
+            (
+                "p",
+                "http://x",
+                Some("TACKLE_PEER_TOKEN_A-B"),
+                "not a peer token variable",
+            ),
+            (
+                "p",
+                "http://x",
+                Some("tackle_peer_token"),
+                "not a peer token variable",
+            ),
         ] {
             let refused = registry
                 .register(
@@ -204,5 +258,18 @@ mod tests {
                 .unwrap_err();
             assert!(refused.contains(says), "{name} {url}: {refused}");
         }
+    }
+
+    #[test]
+    fn peer_token_variables_are_the_prefix_and_a_suffix() {
+        for env in [
+            "TACKLE_PEER_TOKEN",
+            "TACKLE_PEER_TOKEN_B",
+            "TACKLE_PEER_TOKEN_prod_1",
+        ] {
+            assert_eq!(check_token_env(env), Ok(()), "{env}");
+        }
+        let long = format!("TACKLE_PEER_TOKEN_{}", "X".repeat(200));
+        assert!(check_token_env(&long).is_err());
     }
 }
