@@ -7,7 +7,10 @@
 //!    `Command` of the same shell with the same arguments (`/bin/bash --norc --noprofile -c
 //!    true` where bash runs lines) `.output()`, with the breakdown: the process runner alone, the
 //!    tool's `Shell` alone, and the appends alone (a written start, a synced end), all
-//!    interleaved.
+//!    interleaved. The batch runs as a task, as `tackle run`, `serve` and the daemon run theirs
+//!    (the call is then polled in place); once more driven by `block_on` from outside the
+//!    runtime, as `tackle call` and an embedder that does not spawn run it (the call is then a
+//!    task of its own, and its end a wake-up of the calling thread).
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
 //!    that of one more capture once the floor's buffer is freed. Two commands write the same
@@ -109,15 +112,30 @@ fn main() -> BenchResult<()> {
         "queued_us":3,"ran_us":900,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
         "label":{"trust":"trusted","privacy":"private"}});
     let mut appends = Vec::new();
-    for _ in 0..SPAWNS {
-        pause();
+    // A batch as `tackle run`, `serve` and the daemon run one: a task on the runtime.
+    let in_task = |runtime: &Runtime| -> BenchResult<Duration> {
+        let (runtime, session) = (runtime.clone(), session.clone());
         let start = Instant::now();
-        let r =
-            rt.block_on(runtime.run_batch(&session, vec![call("true")], CancellationToken::new()))?;
-        tackle.push(start.elapsed());
+        let r = rt.block_on(async move {
+            tokio::spawn(async move {
+                runtime
+                    .run_batch(&session, vec![call("true")], CancellationToken::new())
+                    .await
+            })
+            .await
+        })??;
+        let took = start.elapsed();
         if r[0].is_error {
             return Err(format!("bash true failed: {}", r[0].text()).into());
         }
+        Ok(took)
+    };
+    let mut driven = Vec::new();
+    for _ in 0..SPAWNS {
+        pause();
+        tackle.push(in_task(&runtime)?);
+        pause();
+        cold.push(in_task(&cold_runtime)?);
         pause();
         let start = Instant::now();
         let r = rt.block_on(cold_runtime.run_batch(
@@ -125,7 +143,7 @@ fn main() -> BenchResult<()> {
             vec![call("true")],
             CancellationToken::new(),
         ))?;
-        cold.push(start.elapsed());
+        driven.push(start.elapsed());
         if r[0].is_error {
             return Err(format!("bash true failed: {}", r[0].text()).into());
         }
@@ -169,9 +187,10 @@ fn main() -> BenchResult<()> {
         log.append(&finished)?;
         appends.push(start.elapsed());
     }
-    let (tackle, cold, bare, runner, shell_alone, appends) = (
+    let (tackle, cold, driven, bare, runner, shell_alone, appends) = (
         Stats::of(&mut tackle),
         Stats::of(&mut cold),
+        Stats::of(&mut driven),
         Stats::of(&mut bare),
         Stats::of(&mut runner),
         Stats::of(&mut shell_alone),
@@ -179,6 +198,7 @@ fn main() -> BenchResult<()> {
     );
     println!("bash `true` through the runtime (prestart on):  {tackle}");
     println!("  the same, prestart off:                       {cold}");
+    println!("  prestart off, driven by block_on:             {driven}");
     println!("bare Command {} true .output(): {bare}", shell.invocation());
     println!("  process runner alone (group, pipes): {runner}");
     println!("  the tool's Shell alone (same, env scrubbed): {shell_alone}");
@@ -192,6 +212,11 @@ fn main() -> BenchResult<()> {
         "ratio tackle, prestart off / bare: {:.2}x (median); without the appends: {:.2}x",
         ratio(cold.median, bare.median),
         ratio(cold.median.saturating_sub(appends.median), bare.median)
+    );
+    println!(
+        "ratio tackle, driven by block_on / bare: {:.2}x (median); without the appends: {:.2}x",
+        ratio(driven.median, bare.median),
+        ratio(driven.median.saturating_sub(appends.median), bare.median)
     );
     println!(
         "ratio process runner / bare: {:.2}x (median); the tool's Shell / bare: {:.2}x",

@@ -6,7 +6,9 @@
 //! 1. Sequential calls/s of a trivial tool (tackle's `stat`) against a minimal rmcp echo server
 //!    written here (this benchmark re-executes itself as that server). Every tackle call also
 //!    passes the gate and appends two events (written before the result; `stat` is read-only,
-//!    so they are synced in the background), which the echo server does not.
+//!    so they are synced in the background), which the echo server does not. Each server's CPU
+//!    time and context switches per call are read from `/proc` around the run: the profile
+//!    that says whether a gap in calls/s is work on tackle's path or waiting.
 //! 2. `read_file` of a 100 KiB file against the reference Node filesystem server's
 //!    `read_text_file`, and `glob` of `**/*.rs` over the vendored dependency corpus against its
 //!    `search_files` (glob only when tackle's catalog has it; it says so otherwise). The Node
@@ -85,12 +87,41 @@ fn big_line() -> String {
     )
 }
 
-async fn spawn(mut cmd: tokio::process::Command) -> BenchResult<(Client, Duration)> {
+async fn spawn(mut cmd: tokio::process::Command) -> BenchResult<(Client, Duration, u32)> {
     cmd.stderr(std::process::Stdio::null());
     let t = Instant::now();
-    let client = ().serve(TokioChildProcess::new(cmd)?).await?;
+    let transport = TokioChildProcess::new(cmd)?;
+    let pid = transport.id().ok_or("the server has no pid")?;
+    let client = ().serve(transport).await?;
     client.list_all_tools().await?;
-    Ok((client, t.elapsed()))
+    Ok((client, t.elapsed(), pid))
+}
+
+/// What a server process has used so far: CPU time on every live thread (`schedstat`, in
+/// nanoseconds) and context switches (voluntary and not), from `/proc`.
+fn used(pid: u32) -> (Duration, u64) {
+    let (mut cpu, mut switches) = (0u64, 0u64);
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (Duration::ZERO, 0);
+    };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        if let Ok(stat) = std::fs::read_to_string(dir.join("schedstat")) {
+            cpu += stat
+                .split_whitespace()
+                .next()
+                .and_then(|ns| ns.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        if let Ok(status) = std::fs::read_to_string(dir.join("status")) {
+            switches += status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>();
+        }
+    }
+    (Duration::from_nanos(cpu), switches)
 }
 
 async fn call(client: &Client, tool: &str, args: Value) -> BenchResult<CallToolResult> {
@@ -328,14 +359,25 @@ async fn bench() -> BenchResult<()> {
     // 1. Calls/s.
     let mut echo_cmd = tokio::process::Command::new(std::env::current_exe()?);
     echo_cmd.env(ECHO_ENV, "1");
-    let (echo, echo_start) = spawn(echo_cmd).await?;
-    let (tackle, tackle_start) = spawn(tackle_cmd(&bin, project.path())).await?;
+    let (echo, echo_start, echo_pid) = spawn(echo_cmd).await?;
+    let (tackle, tackle_start, tackle_pid) = spawn(tackle_cmd(&bin, project.path())).await?;
+    let (echo_before, tackle_before) = (used(echo_pid), used(tackle_pid));
     let ((e, e_rate), (t, t_rate)) = time_interleaved(
         (&echo, "echo", json!({"text": "x"})),
         (&tackle, "stat", json!({"path": "f.txt"})),
         CALLS,
     )
     .await?;
+    // Every call the interleaving made, its warm-up round included.
+    let made = (CALLS + CALLS / 20) as u32;
+    let per_call = |before: (Duration, u64), after: (Duration, u64)| {
+        (
+            after.0.saturating_sub(before.0) / made,
+            after.1.saturating_sub(before.1) as f64 / f64::from(made),
+        )
+    };
+    let (echo_cpu, echo_switches) = per_call(echo_before, used(echo_pid));
+    let (tackle_cpu, tackle_switches) = per_call(tackle_before, used(tackle_pid));
     println!("mcp sequential calls over stdio ({CALLS} calls each, in alternating rounds)");
     println!(
         "  start-up to first tools/list: tackle {tackle_start:.1?}, rmcp echo {echo_start:.1?}"
@@ -345,6 +387,12 @@ async fn bench() -> BenchResult<()> {
     println!(
         "  tackle / echo calls/s: {:.2}x (target >= 0.9x)",
         t_rate / e_rate
+    );
+    println!(
+        "  server CPU per call: tackle {tackle_cpu:.1?} ({tackle_switches:.1} context switches), \
+         echo {echo_cpu:.1?} ({echo_switches:.1}); tackle's call passes the gate, appends its \
+         start and end to the session's log and retains its output (SHA-256, publication guard) \
+         on the path to the answer, where the echo server's work is its transport's"
     );
 
     // 2. The reference filesystem server.
@@ -358,7 +406,7 @@ async fn bench() -> BenchResult<()> {
     };
     let mut node_cmd = tokio::process::Command::new("node");
     node_cmd.arg(&node).arg(project.path());
-    let (fs, _) = spawn(node_cmd).await?;
+    let (fs, _, _) = spawn(node_cmd).await?;
     let big = project.path().join("big.txt");
     let n = 300;
     let ((nr, _), (tr, _)) = time_interleaved(
@@ -434,7 +482,7 @@ async fn bench() -> BenchResult<()> {
     tackle.cancel().await?;
 
     let corpus = corpus()?;
-    let (tackle, _) = spawn(tackle_cmd(&bin, &corpus)).await?;
+    let (tackle, _, _) = spawn(tackle_cmd(&bin, &corpus)).await?;
     let has_glob = tackle
         .list_all_tools()
         .await?
@@ -442,7 +490,7 @@ async fn bench() -> BenchResult<()> {
         .any(|t| t.name == "glob");
     let mut node_cmd = tokio::process::Command::new("node");
     node_cmd.arg(&node).arg(&corpus);
-    let (fs, _) = spawn(node_cmd).await?;
+    let (fs, _, _) = spawn(node_cmd).await?;
     let n = 5;
     let (ng, _) = time_calls(
         &fs,
