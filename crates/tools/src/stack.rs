@@ -1,10 +1,10 @@
-//! Running a recursive parser or evaluator on a thread whose stack is known.
+//! Running a recursive parser or evaluator on a stack whose size is known.
 //!
 //! Owns: the stack size model input is parsed on, and the one way to run code there. The
 //! callers (the shell analyzer, json_query) bound their input's nesting first, so the depth a
 //! parser can reach is limited; this stack is many times what those limits need, so no input
 //! that passed them can overflow it. The threads of the async runtime have small stacks whose
-//! size embedders choose; running the parsers there would make the limits depend on them.
+//! size embedders choose; running the parsers on those would make the limits depend on them.
 //!
 //! Key decision: a stack segment of its own on the calling thread (`stacker::grow`: mapped,
 //! switched to, unmapped), not a thread. A scoped thread per call was measured at over a tenth
@@ -16,7 +16,7 @@
 use tackle_tool::ToolError;
 use tackle_tool::protocol::ErrorCode;
 
-/// The stack of the threads input is parsed and evaluated on.
+/// The stack input is parsed and evaluated on.
 pub const PARSER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Run `f` on a stack of [`PARSER_STACK_BYTES`] and return what it returns.
