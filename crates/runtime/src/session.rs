@@ -153,11 +153,6 @@ impl Session {
         let (log, _recovery) = open_log(&log_path, &id.0, log_key.as_ref(), Opening::New)?;
         let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
         let context = SessionContext::new(id.clone(), options);
-        // Written, not synced: a session nothing has happened in loses nothing of the user's
-        // state in a power failure, and the log is append-only, so whatever survives one
-        // begins with this record. The first synced append (a call with effects) makes it
-        // durable with itself, the flusher within its window otherwise. Synced here, it was
-        // one of the two `fdatasync`s a `tackle call` of a read-only tool waited for.
         recorder.append_blocking(
             &Event::SessionStarted(SessionStarted {
                 session: id,
@@ -174,7 +169,7 @@ impl Session {
                     .map(Narrowing::recorded)
                     .collect(),
             }),
-            Durability::Written,
+            Durability::Synced,
         )?;
         Ok(Self {
             context: Arc::new(context),
