@@ -131,11 +131,10 @@ pub fn check(registration: &Registration) -> Result<(String, Duration), String> 
     Ok((registration.url.trim_end_matches('/').to_owned(), ttl))
 }
 
-/// A peer's name: what `call_peer`'s argument and the permission key `call_peer:<name>` hold.
 /// Whether a caller may read a peer's token from `env`: `TACKLE_PEER_TOKEN` or
 /// `TACKLE_PEER_TOKEN_<letters, digits, _>`, nothing else. Checked where an entry is registered
-/// and again where a caller reads the variable, since a registry row may have been written by
-/// anything that can write the hub's memory or the fleet's database.
+/// and again where a caller reads the variable, since a row of the fleet's `peers` table may
+/// have been written by anything that can write the database, not by a registration.
 pub fn check_token_env(env: &str) -> Result<(), String> {
     let suffix_ok = |rest: &str| {
         rest.is_empty()
@@ -151,6 +150,7 @@ pub fn check_token_env(env: &str) -> Result<(), String> {
     }
 }
 
+/// A peer's name: what `call_peer`'s argument and the permission key `call_peer:<name>` hold.
 pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 64
