@@ -7,10 +7,10 @@
 //!    `Command` of the same shell with the same arguments (`/bin/bash --norc --noprofile -c
 //!    true` where bash runs lines) `.output()`, with the breakdown: the process runner alone, the
 //!    tool's `Shell` alone, and the appends alone (a written start, a synced end), all
-//!    interleaved. The batch runs as a task, as `tackle run`, `serve` and the daemon run theirs
-//!    (the call is then polled in place); once more driven by `block_on` from outside the
-//!    runtime, as `tackle call` and an embedder that does not spawn run it (the call is then a
-//!    task of its own, and its end a wake-up of the calling thread).
+//!    interleaved. The batch runs as a task, as `serve` and the daemon run theirs (the call is
+//!    then polled in place); once more driven by `block_on` from outside the runtime, as
+//!    `tackle run`, `tackle call` and an embedder that does not spawn run it (the call is then
+//!    a task of its own, and its end a wake-up of the calling thread).
 //! 2. A command writing 1 GiB to stdout, captured, hashed and retained, beside hashing the same
 //!    bytes in memory with sha2; peak resident memory of the bench process is reported, and
 //!    that of one more capture once the floor's buffer is freed. Two commands write the same
@@ -112,7 +112,7 @@ fn main() -> BenchResult<()> {
         "queued_us":3,"ran_us":900,"retained_output":[{"artifact":"artifact://sha256/0000000000000000000000000000000000000000000000000000000000000000","bytes":3,"lines":1,"truncated":false}],
         "label":{"trust":"trusted","privacy":"private"}});
     let mut appends = Vec::new();
-    // A batch as `tackle run`, `serve` and the daemon run one: a task on the runtime.
+    // A batch as `serve` and the daemon run one: a task on the runtime.
     let in_task = |runtime: &Runtime| -> BenchResult<Duration> {
         let (runtime, session) = (runtime.clone(), session.clone());
         let start = Instant::now();
