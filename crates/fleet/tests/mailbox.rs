@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tackle_fleet::{
-    Claim, FleetDb, FleetError, Lease, Leases, Mailbox, MailboxWatch, PgEventLog, Sent, Wake,
+    Claim, FleetDb, FleetError, Lease, Leases, Mailbox, MailboxWatch, PgEventLog, Sent,
+    WAITING_PER_READ, Wake,
 };
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -165,6 +166,39 @@ async fn a_post_is_checked_in_one_statement_and_delivered_by_the_recipients_batc
             ("m4".to_owned(), 1)
         ])
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reads_the_oldest_waiting_messages_up_to_its_bound_and_the_next_reads_on() {
+    let (db, _) = common::fresh_db(4).await;
+    let alice = leased(&db, "alice", "daemon-a").await;
+    let bob = leased(&db, "bob", "daemon-b").await;
+    let mailbox = Mailbox::new(&db);
+    let posted = usize::try_from(WAITING_PER_READ).unwrap() + 3;
+    let id = |n: usize| format!("m{n:04}");
+    for n in 0..posted {
+        let sent = mailbox
+            .post(&alice, "bob", &id(n), &json!({"n": n}), ANY)
+            .await
+            .unwrap();
+        assert_eq!(sent, Sent::Posted);
+    }
+    let first = mailbox.waiting("bob").await.unwrap();
+    let oldest: Vec<String> = (0..first.len()).map(id).collect();
+    assert_eq!(
+        ids(&first),
+        oldest,
+        "the oldest, in order, and no more than the bound"
+    );
+    assert_eq!(first.len(), posted - 3);
+    // Delivered, they leave room for the rest.
+    let batch: Vec<Value> = first.iter().map(|m| accepted(&m.message_id)).collect();
+    PgEventLog::new(&db)
+        .append_batch(&bob, 1, &batch)
+        .await
+        .unwrap();
+    let rest = mailbox.waiting("bob").await.unwrap();
+    assert_eq!(ids(&rest), [id(posted - 3), id(posted - 2), id(posted - 1)]);
 }
 
 /// Holders of bob's session come and go, a third of them killed after delivering part of

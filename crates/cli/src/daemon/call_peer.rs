@@ -223,18 +223,16 @@ impl CallPeer {
                 format!("call_peer: no live peer is named {name}; {known}"),
             ));
         };
-        if let Some(env) = &peer.token_env
-            && let Err(why) = check_token_env(env)
-        {
-            return Err(ToolError::new(
-                PEER_TOKEN_REFUSED,
-                format!(
-                    "call_peer: peer {name}'s registry entry is refused, nothing was sent: {why}"
-                ),
-            ));
-        }
         let token = match &peer.token_env {
             None => None,
+            Some(env) if let Err(why) = check_token_env(env) => {
+                return Err(ToolError::new(
+                    PEER_TOKEN_REFUSED,
+                    format!(
+                        "call_peer: peer {name}'s registry entry is refused, nothing was sent: {why}"
+                    ),
+                ));
+            }
             Some(env) => match std::env::var(env) {
                 Ok(token) if !token.is_empty() => Some(token),
                 _ => {
