@@ -864,8 +864,9 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "URL")]
     pub advertise: Option<String>,
     /// The variable, in callers' environments, holding this daemon's token (registered with
-    /// the hub or the fleet; never the token itself): TACKLE_PEER_TOKEN or
-    /// TACKLE_PEER_TOKEN_<NAME>, the only variables a caller reads a peer's token from.
+    /// the hub or the fleet; never the token itself): the shared TACKLE_PEER_TOKEN or this
+    /// daemon's own TACKLE_PEER_TOKEN_<NAME> (--name in upper case, '-' and '.' as '_'), the
+    /// only variables a caller reads a peer's token from.
     #[arg(long, value_name = "NAME")]
     pub peer_token_env: Option<String>,
     /// The variable holding the hub's token, when the hub requires one.

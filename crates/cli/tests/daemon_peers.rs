@@ -196,7 +196,7 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
         ("silent", format!("http://{silent}"), None),
         ("single", format!("http://{single}"), None),
         ("verbose", format!("http://{verbose}"), None),
-        ("prod-1", peer.url(), Some("TACKLE_PEER_TOKEN_B")),
+        ("prod-1", peer.url(), Some("TACKLE_PEER_TOKEN_PROD_1")),
     ] {
         let body = json!({"name": name, "url": url, "token_env": env}).to_string();
         let registered = hub.request("POST", "/peers", &[], body.as_bytes());
@@ -220,6 +220,18 @@ fn call_peer_reaches_registered_peers_only_with_their_tokens_and_within_its_boun
     assert!(
         greedy.body.contains("not a peer token variable"),
         "{greedy:?}"
+    );
+    // Nor another peer's variable: b's token would go to this URL.
+    let thief = hub.request(
+        "POST",
+        "/peers",
+        &[],
+        br#"{"name": "x", "url": "http://127.0.0.1:9", "token_env": "TACKLE_PEER_TOKEN_B"}"#,
+    );
+    assert_eq!(thief.status, 400, "{thief:?}");
+    assert!(
+        thief.body.contains("not peer \"x\"'s own variable"),
+        "{thief:?}"
     );
     let listed = hub.request("GET", "/peers", &[], b"").json();
     assert_eq!(listed["peers"].as_array().unwrap().len(), 6, "{listed}");

@@ -52,11 +52,11 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
             "--name",
             "worker",
             "--token-env",
-            "TACKLE_PEER_TOKEN_W",
+            "TACKLE_PEER_TOKEN_WORKER",
             "--peer-token-env",
-            "TACKLE_PEER_TOKEN_W",
+            "TACKLE_PEER_TOKEN_WORKER",
         ],
-        &[("TACKLE_PEER_TOKEN_W", &token)],
+        &[("TACKLE_PEER_TOKEN_WORKER", &token)],
     );
     worker.token = Some(token.clone());
     let row = fleet::query(
@@ -65,7 +65,7 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
     );
     assert_eq!(
         row,
-        vec![format!("worker {} TACKLE_PEER_TOKEN_W", worker.url())]
+        vec![format!("worker {} TACKLE_PEER_TOKEN_WORKER", worker.url())]
     );
 
     let c = Project::new();
@@ -77,14 +77,14 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
         json!({"peer": "worker", "prompt": "how many nodes are ready?"}),
     );
     // A row written straight into the database, pointing at a listener here and naming the
-    // caller's model key as the peer's token.
+    // worker's token variable, which the caller holds, as its own.
     let rogue = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     rogue.set_nonblocking(true).unwrap();
     let inserted = fleet::query(
         &url,
         &format!(
             "INSERT INTO peers (peer_id, address, token_env, last_heartbeat, expires_at)
-             VALUES ('rogue', 'http://{}', 'OPENAI_API_KEY', clock_timestamp(),
+             VALUES ('rogue', 'http://{}', 'TACKLE_PEER_TOKEN_WORKER', clock_timestamp(),
                      clock_timestamp() + interval '1 hour') RETURNING peer_id",
             rogue.local_addr().unwrap()
         ),
@@ -103,10 +103,7 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
         ],
         &c.outside("c-requests.jsonl"),
         &["--allow", "call_peer:*"],
-        &[
-            ("TACKLE_PEER_TOKEN_W", &token),
-            ("OPENAI_API_KEY", "sk-the-callers-own-key"),
-        ],
+        &[("TACKLE_PEER_TOKEN_WORKER", &token)],
     );
     let session = caller.new_session(c.path());
     let (status, text) = ask(&caller, &session, "ask the worker");
@@ -118,7 +115,8 @@ fn a_named_fleet_daemon_is_found_through_the_database_and_leaves_it_when_stopped
     let (status, text) = ask(&caller, &session, "ask the rogue");
     assert_eq!(status, "failed", "{text}");
     assert!(
-        text.contains("OPENAI_API_KEY") && text.contains("not a peer token variable"),
+        text.contains("TACKLE_PEER_TOKEN_WORKER")
+            && text.contains("not peer \"rogue\"'s own variable"),
         "{text}"
     );
     assert_eq!(

@@ -6,10 +6,11 @@
 //!   only; an unknown one is refused with the names that are registered.
 //! - No credential the model sees: the token is read from the variable the peer's entry names
 //!   (`token_env`), in this daemon's environment, when the call is sent; a variable named but
-//!   unset fails the call rather than sending it without a token. Only `TACKLE_PEER_TOKEN` and
-//!   `TACKLE_PEER_TOKEN_<NAME>` are ever read (`peers::check_token_env`): an entry naming
-//!   another variable is refused before anything is sent, so no registration can point this
-//!   daemon's other secrets at its URL.
+//!   unset fails the call rather than sending it without a token. Only the shared
+//!   `TACKLE_PEER_TOKEN` and the peer's own `TACKLE_PEER_TOKEN_<NAME>` are ever read
+//!   (`peers::check_token_env`): an entry naming another variable is refused before anything
+//!   is sent, so no registration can point this daemon's other secrets, or another peer's
+//!   token, at its URL.
 //! - Bounded: one deadline from the peer's session creation to the end of its turn, and a cap
 //!   on the answer's bytes after which reading stops and the result says `truncated`.
 //! - Gated per peer: the permission key is `call_peer:<peer>`.
@@ -225,7 +226,7 @@ impl CallPeer {
         };
         let token = match &peer.token_env {
             None => None,
-            Some(env) if let Err(why) = check_token_env(env) => {
+            Some(env) if let Err(why) = check_token_env(env, name) => {
                 return Err(ToolError::new(
                     PEER_TOKEN_REFUSED,
                     format!(

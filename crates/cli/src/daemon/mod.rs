@@ -60,7 +60,12 @@ pub fn serve(
         peers::check_name(name).map_err(|e| Failure::Usage(anyhow!(e)))?;
     }
     if let Some(env) = &args.peer_token_env {
-        peers::check_token_env(env)
+        let Some(name) = &args.name else {
+            return Err(Failure::Usage(anyhow!(
+                "--peer-token-env needs --name: the variable is registered under this daemon's name"
+            )));
+        };
+        peers::check_token_env(env, name)
             .map_err(|e| Failure::Usage(anyhow!("--peer-token-env: {e}")))?;
     }
     let dir = match &args.state_dir {

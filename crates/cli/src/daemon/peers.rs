@@ -4,9 +4,10 @@
 //! `call_peer` only ever reaches a peer that is alive now. `GET /peers` lists the live ones.
 //!
 //! An entry never holds a token: only the name of the variable the calling daemon reads it from,
-//! and that name must begin with [`PEER_TOKEN_PREFIX`]. Whoever registers chooses the URL the
-//! token goes to, so a registration naming any variable could have a caller send it its
-//! `OPENAI_API_KEY`; only variables the operator set aside for peers are ever read.
+//! and that name must be the shared [`PEER_TOKEN_PREFIX`] or the entry's own
+//! `TACKLE_PEER_TOKEN_<NAME>` ([`check_token_env`]). Whoever registers chooses the URL the token
+//! goes to, so a registration naming any variable could have a caller send it its
+//! `OPENAI_API_KEY`, and one naming another peer's variable that peer's token.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -122,7 +123,7 @@ pub fn check(registration: &Registration) -> Result<(String, Duration), String> 
         ));
     }
     if let Some(env) = &registration.token_env {
-        check_token_env(env)?;
+        check_token_env(env, &registration.name)?;
     }
     let ttl = registration
         .ttl_seconds
@@ -131,23 +132,39 @@ pub fn check(registration: &Registration) -> Result<(String, Duration), String> 
     Ok((registration.url.trim_end_matches('/').to_owned(), ttl))
 }
 
-/// Whether a caller may read a peer's token from `env`: `TACKLE_PEER_TOKEN` or
-/// `TACKLE_PEER_TOKEN_<letters, digits, _>`, nothing else. Checked where an entry is registered
-/// and again where a caller reads the variable, since a row of the fleet's `peers` table may
-/// have been written by anything that can write the database, not by a registration.
-pub fn check_token_env(env: &str) -> Result<(), String> {
-    let suffix_ok = |rest: &str| {
-        rest.is_empty()
-            || rest.strip_prefix('_').is_some_and(|s| {
-                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-    };
-    match env.strip_prefix(PEER_TOKEN_PREFIX) {
-        Some(rest) if suffix_ok(rest) && env.len() <= 128 => Ok(()),
-        _ => Err(format!(
-            "token_env {env:?} is not a peer token variable: callers read a peer's token only from {PEER_TOKEN_PREFIX} or {PEER_TOKEN_PREFIX}_<NAME> (letters, digits, _), so that no registration can have them send another secret to its URL; name the variable so"
-        )),
+/// Whether a caller may read peer `name`'s token from `env`: the shared `TACKLE_PEER_TOKEN`, or
+/// `TACKLE_PEER_TOKEN_<NAME>` where `<NAME>` is `name` in upper case with `-` and `.` as `_`
+/// (peer `prod-1` → `TACKLE_PEER_TOKEN_PROD_1`), nothing else. Bound to the name, since whoever
+/// registers a name chooses the URL its token goes to: a registration naming any variable could
+/// have a caller send it its `OPENAI_API_KEY`, and one naming another peer's variable that peer's
+/// token. Checked where an entry is registered and again where a caller reads the variable,
+/// since a row of the fleet's `peers` table may have been written by anything that can write
+/// the database, not by a registration.
+pub fn check_token_env(env: &str, name: &str) -> Result<(), String> {
+    let own = own_token_env(name);
+    if env == PEER_TOKEN_PREFIX || env == own {
+        return Ok(());
     }
+    let why = if env.starts_with(PEER_TOKEN_PREFIX) {
+        format!("it is not peer {name:?}'s own variable")
+    } else {
+        "it is not a peer token variable".to_owned()
+    };
+    Err(format!(
+        "token_env {env:?} is refused: {why}. Callers read peer {name:?}'s token only from {own} or the shared {PEER_TOKEN_PREFIX}, so that no registration can have them send another secret, or another peer's token, to its URL; name the variable so"
+    ))
+}
+
+/// The variable that holds peer `name`'s own token: `TACKLE_PEER_TOKEN_<NAME>`.
+pub fn own_token_env(name: &str) -> String {
+    let suffix: String = name
+        .chars()
+        .map(|c| match c {
+            '-' | '.' => '_',
+            c => c.to_ascii_uppercase(),
+        })
+        .collect();
+    format!("{PEER_TOKEN_PREFIX}_{suffix}")
 }
 
 /// A peer's name: what `call_peer`'s argument and the permission key `call_peer:<name>` hold.
@@ -174,7 +191,7 @@ mod tests {
         Registration {
             name: name.to_owned(),
             url: "http://127.0.0.1:4100/".to_owned(),
-            token_env: Some("TACKLE_PEER_TOKEN_A".to_owned()),
+            token_env: Some(own_token_env(name)),
             ttl_seconds: Some(ttl),
         }
     }
@@ -224,25 +241,32 @@ mod tests {
                 "p",
                 "http://x",
                 Some("TACKLE_PEER_TOKENS"),
-                "not a peer token variable",
+                "not peer \"p\"'s own variable",
             ),
             (
                 "p",
                 "http://x",
                 Some("TACKLE_PEER_TOKEN_"),
-                "not a peer token variable",
+                "not peer \"p\"'s own variable",
             ),
             (
                 "p",
                 "http://x",
                 Some("TACKLE_PEER_TOKEN_A-B"),
-                "not a peer token variable",
+                "not peer \"p\"'s own variable",
             ),
             (
                 "p",
                 "http://x",
                 Some("tackle_peer_token"),
                 "not a peer token variable",
+            ),
+            // Nor another peer's token: it would go to this registration's URL.
+            (
+                "p",
+                "http://x",
+                Some("TACKLE_PEER_TOKEN_PROD"),
+                "not peer \"p\"'s own variable",
             ),
         ] {
             let refused = registry
@@ -261,15 +285,23 @@ mod tests {
     }
 
     #[test]
-    fn peer_token_variables_are_the_prefix_and_a_suffix() {
-        for env in [
-            "TACKLE_PEER_TOKEN",
-            "TACKLE_PEER_TOKEN_B",
-            "TACKLE_PEER_TOKEN_prod_1",
+    fn a_peer_reads_the_shared_variable_or_its_own() {
+        for (env, name) in [
+            ("TACKLE_PEER_TOKEN", "b"),
+            ("TACKLE_PEER_TOKEN_B", "b"),
+            ("TACKLE_PEER_TOKEN_PROD_1", "prod-1"),
+            ("TACKLE_PEER_TOKEN_EU_BUILDER", "eu.builder"),
         ] {
-            assert_eq!(check_token_env(env), Ok(()), "{env}");
+            assert_eq!(check_token_env(env, name), Ok(()), "{env} for {name}");
         }
-        let long = format!("TACKLE_PEER_TOKEN_{}", "X".repeat(200));
-        assert!(check_token_env(&long).is_err());
+        for (env, name) in [
+            ("TACKLE_PEER_TOKEN_B", "c"),
+            ("TACKLE_PEER_TOKEN_PROD", "prod-1"),
+            ("TACKLE_PEER_TOKEN_prod_1", "prod-1"),
+            ("TACKLE_PEER_TOKEN_PROD-1", "prod-1"),
+            ("OPENAI_API_KEY", "openai_api_key"),
+        ] {
+            assert!(check_token_env(env, name).is_err(), "{env} for {name}");
+        }
     }
 }
