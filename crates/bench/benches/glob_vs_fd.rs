@@ -10,7 +10,9 @@
 //! process of the release binary, as a person comparing the two commands measures them.
 //!
 //! Run: `cargo bench -p tackle-bench --bench glob_vs_fd` (`TACKLE_BENCH_RUNS`: runs per
-//! measurement, default 21)
+//! measurement on the vendored corpus, default 21, ten times that on the small one;
+//! `TACKLE_BENCH_CORPORA=small`: one corpus). Both processes run with
+//! the environment a shell gives them ([`tackle_bench::user_env`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -33,7 +35,7 @@ fn fd() -> &'static str {
 }
 
 fn run_fd(dir: &Path, pattern: &str) -> BenchResult<Vec<u8>> {
-    let out = Command::new(fd())
+    let out = tackle_bench::user_env::command(fd())
         .args([
             "-t",
             "f",
@@ -70,14 +72,26 @@ fn main() -> BenchResult<()> {
             "vendored",
             corpus::vendored()?.canonicalize()?,
             &["*.rs", "*.toml", "lib.rs", "*.md"][..],
+            runs,
         ),
         (
             "small",
             corpus::small()?.canonicalize()?,
             &["*.rs", "*.md"][..],
+            // A run there takes milliseconds, and both processes' times are mostly start-up,
+            // which the machine's noise moves by as much: ten times the runs.
+            runs * 10,
         ),
     ];
-    for (name, dir, patterns) in corpora {
+    // `TACKLE_BENCH_CORPORA=small` (or `vendored`): only those, comma-separated.
+    let chosen = std::env::var("TACKLE_BENCH_CORPORA").ok();
+    for (name, dir, patterns, runs) in corpora {
+        if chosen
+            .as_deref()
+            .is_some_and(|c| !c.split(',').any(|n| n == name))
+        {
+            continue;
+        }
         println!("corpus {name}: {}", dir.display());
         let layered = InRuntime::open(&dir)?;
         for &pattern in patterns {

@@ -13,7 +13,6 @@
 
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
 use tackle_bench::layers::{InRuntime, process_call, three_ways};
 use tackle_bench::{corpus, direct, release};
 use tackle_tools::Grep;
@@ -51,7 +50,7 @@ fn main() -> BenchResult<()> {
             Ok(direct::call(&rt, &Grep, &dir, args.clone())?.metadata)
         };
         let run_rg = || -> BenchResult<Vec<u8>> {
-            let mut cmd = Command::new("rg");
+            let mut cmd = tackle_bench::user_env::command("rg");
             cmd.args([
                 "--json",
                 "--no-config",

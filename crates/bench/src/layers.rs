@@ -12,7 +12,7 @@
 //!    process ([`process_call`]), as a person timing both commands would.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tackle_protocol::{CallId, ToolCall};
@@ -92,7 +92,7 @@ pub fn process_call(
     tool: &str,
     arguments: &serde_json::Value,
 ) -> Result<Vec<u8>> {
-    let out = Command::new(tackle)
+    let out = crate::user_env::command(tackle)
         .args([
             "call",
             tool,

@@ -12,6 +12,7 @@ pub mod reaped;
 pub mod release;
 pub mod responses_mock;
 pub mod usage_proxy;
+pub mod user_env;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The catalog: which tools a session offers, and exactly what a model receives for them.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, OnceLock};
 
 use tackle_protocol::ToolSpec;
 use tackle_tool::DynTool;
@@ -50,6 +50,12 @@ impl Descriptions {
 pub struct Catalog {
     entries: Vec<Entry>,
     by_name: BTreeMap<String, usize>,
+    /// Known built-in names that are not registered: sentences naming them are dropped from
+    /// the descriptions a model is sent.
+    absent: Vec<String>,
+    /// Each entry's description and summary as a model is sent them, made on first use: a
+    /// process that only calls tools (`tackle call`) never reads them.
+    shown: OnceLock<Vec<(String, String)>>,
 }
 
 impl Catalog {
@@ -67,16 +73,11 @@ impl Catalog {
         known_builtins: &[&str],
     ) -> Result<Self, CatalogError> {
         let mut catalog = Self::unrewritten(tools)?;
-        let registered: Vec<String> = catalog.names().map(str::to_owned).collect();
-        let absent: Vec<&str> = known_builtins
+        catalog.absent = known_builtins
             .iter()
-            .copied()
-            .filter(|k| !registered.iter().any(|r| r == k))
+            .filter(|k| !catalog.by_name.contains_key(**k))
+            .map(|k| (*k).to_owned())
             .collect();
-        for entry in &mut catalog.entries {
-            entry.spec.description = drop_sentences_naming(&entry.spec.description, &absent);
-            entry.summary = drop_sentences_naming(&entry.summary, &absent);
-        }
         Ok(catalog)
     }
 
@@ -107,28 +108,51 @@ impl Catalog {
                 summary,
             });
         }
-        Ok(Self { entries, by_name })
+        Ok(Self {
+            entries,
+            by_name,
+            absent: Vec::new(),
+            shown: OnceLock::new(),
+        })
     }
 
     /// The catalog exactly as a model receives it, in registration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.entries.iter().map(|e| e.spec.clone()).collect()
+        self.specs_in(Descriptions::Full)
     }
 
     /// The catalog as a model receives it with these descriptions: [`Catalog::specs`], or the
     /// same names and schemas with each tool's one-sentence summary.
     pub fn specs_in(&self, descriptions: Descriptions) -> Vec<ToolSpec> {
-        match descriptions {
-            Descriptions::Full => self.specs(),
-            Descriptions::Compact => self
-                .entries
+        self.entries
+            .iter()
+            .zip(self.shown())
+            .map(|(e, (description, summary))| ToolSpec {
+                name: e.spec.name.clone(),
+                description: match descriptions {
+                    Descriptions::Full => description.clone(),
+                    Descriptions::Compact => summary.clone(),
+                },
+                input_schema: e.spec.input_schema.clone(),
+            })
+            .collect()
+    }
+
+    /// Each entry's description and summary without the sentences naming absent tools.
+    fn shown(&self) -> &[(String, String)] {
+        self.shown.get_or_init(|| {
+            let names: Vec<&str> = self.absent.iter().map(String::as_str).collect();
+            let absent = Absent::new(&names);
+            self.entries
                 .iter()
-                .map(|e| ToolSpec {
-                    description: e.summary.clone(),
-                    ..e.spec.clone()
+                .map(|e| {
+                    (
+                        absent.drop_sentences(&e.spec.description),
+                        absent.drop_sentences(&e.summary),
+                    )
                 })
-                .collect(),
-        }
+                .collect()
+        })
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
@@ -197,28 +221,72 @@ impl Catalog {
 }
 
 /// Remove every sentence that names one of `absent` as a whole word.
-pub fn drop_sentences_naming(description: &str, absent: &[&str]) -> String {
-    if absent.is_empty() {
-        return description.to_owned();
-    }
-    // Most descriptions name none of them: each name is looked for once in the whole text,
-    // and only those found are looked for sentence by sentence. A whole word of a sentence is
-    // one of the whole text (a sentence's ends are whitespace or the text's ends there).
-    let present: Vec<&str> = absent
-        .iter()
-        .copied()
-        .filter(|name| names_word(description, name))
-        .collect();
-    if present.is_empty() {
-        return description.trim_end().to_owned();
-    }
-    let mut out = String::with_capacity(description.len());
-    for sentence in sentences(description) {
-        if !present.iter().any(|name| names_word(sentence, name)) {
-            out.push_str(sentence);
+#[cfg(test)]
+fn drop_sentences_naming(description: &str, absent: &[&str]) -> String {
+    Absent::new(absent).drop_sentences(description)
+}
+
+/// The names whose sentences are dropped, ready to be looked for in many descriptions: a name
+/// that is one word (letters, digits, `_`) is found by walking a text's words once against a
+/// set; another (an MCP name with `-`) is searched for in the text.
+struct Absent<'a> {
+    words: HashSet<&'a str>,
+    others: Vec<&'a str>,
+}
+
+impl<'a> Absent<'a> {
+    fn new(names: &[&'a str]) -> Self {
+        let (words, others): (Vec<&str>, Vec<&str>) = names
+            .iter()
+            .copied()
+            .filter(|n| !n.is_empty())
+            .partition(|n| n.bytes().all(is_word_byte));
+        Self {
+            words: words.into_iter().collect(),
+            others,
         }
     }
-    out.trim_end().to_owned()
+
+    /// The names `text` names as whole words.
+    fn named_in(&self, text: &str) -> Vec<&'a str> {
+        let mut found: Vec<&'a str> = Vec::new();
+        if !self.words.is_empty() {
+            for word in text.split(|c: char| !c.is_ascii() || !is_word_byte(c as u8)) {
+                if let Some(&name) = self.words.get(word)
+                    && !found.contains(&name)
+                {
+                    found.push(name);
+                }
+            }
+        }
+        found.extend(self.others.iter().filter(|n| names_word(text, n)));
+        found
+    }
+
+    fn drop_sentences(&self, description: &str) -> String {
+        if self.words.is_empty() && self.others.is_empty() {
+            return description.to_owned();
+        }
+        // Most descriptions name none of them: the names are looked for once in the whole
+        // text, and only those found are looked for sentence by sentence. A whole word of a
+        // sentence is one of the whole text (a sentence's ends are whitespace or the text's
+        // ends there).
+        let present = self.named_in(description);
+        if present.is_empty() {
+            return description.trim_end().to_owned();
+        }
+        let mut out = String::with_capacity(description.len());
+        for sentence in sentences(description) {
+            if !present.iter().any(|name| names_word(sentence, name)) {
+                out.push_str(sentence);
+            }
+        }
+        out.trim_end().to_owned()
+    }
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// Split after `.`, `!` or `?` followed by whitespace, keeping the whitespace with the
@@ -250,7 +318,7 @@ fn sentences(text: &str) -> Vec<&str> {
 }
 
 fn names_word(sentence: &str, name: &str) -> bool {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let is_word = |c: char| c.is_ascii() && is_word_byte(c as u8);
     sentence.match_indices(name).any(|(at, _)| {
         let before = sentence[..at].chars().next_back();
         let after = sentence[at + name.len()..].chars().next();
@@ -289,6 +357,18 @@ mod tests {
         assert_eq!(
             drop_sentences_naming("See bashful and grep_tool.", &["bash", "grep"]),
             "See bashful and grep_tool."
+        );
+        // A name with `-` is searched for; a non-ASCII neighbour ends a word.
+        assert_eq!(
+            drop_sentences_naming(
+                "Try mcp-tool now. Call grep\u{2014}then stop. Fine.",
+                &["mcp-tool", "grep"]
+            ),
+            "Fine."
+        );
+        assert_eq!(
+            drop_sentences_naming("Try xmcp-tool now.", &["mcp-tool"]),
+            "Try xmcp-tool now."
         );
     }
 }

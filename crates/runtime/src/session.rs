@@ -152,6 +152,17 @@ impl Session {
         let log_path = tackle_store::session_log_path(&store_dir, &id.0);
         let (log, _recovery) = open_log(&log_path, &id.0, log_key.as_ref(), Opening::New)?;
         let recorder = Recorder::new(Arc::new(log_syncing(log, &store)));
+        // The first record says how the session resumes; a log without it resumes as a
+        // top-level standard session with nothing narrowing it. A start that says exactly that
+        // is written and made durable with the first synced append or by the flusher, since
+        // losing it to a power failure changes nothing; any other (a subagent's, a sealed
+        // session's, a narrowed one's) is synced before the session is handed out, so that no
+        // later durable record can outlive it.
+        let durability = if options == SessionOptions::default() {
+            Durability::Written
+        } else {
+            Durability::Synced
+        };
         let context = SessionContext::new(id.clone(), options);
         recorder.append_blocking(
             &Event::SessionStarted(SessionStarted {
@@ -169,7 +180,7 @@ impl Session {
                     .map(Narrowing::recorded)
                     .collect(),
             }),
-            Durability::Synced,
+            durability,
         )?;
         Ok(Self {
             context: Arc::new(context),

@@ -17,7 +17,7 @@ use tackle_protocol::{Posture, SessionId};
 use crate::tool_filter::ToolFilter;
 
 /// How a session is opened: everything about it besides its id and root.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionOptions {
     /// The session this one works for (a subagent's caller).
     pub parent: Option<SessionId>,

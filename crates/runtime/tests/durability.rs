@@ -84,3 +84,43 @@ async fn a_refused_call_with_effects_is_only_written() {
     h.session.sync().unwrap();
     assert_eq!(h.session.durable_seq(), 3);
 }
+
+#[test]
+fn a_start_that_narrows_nothing_is_written_and_any_other_is_synced_before_the_session_is_handed_out()
+ {
+    use tackle_protocol::Posture;
+    use tackle_runtime::{Session, SessionOptions, ToolFilter};
+    let root = tempfile::tempdir().unwrap();
+    // A log without its start resumes as a top-level standard session, so losing this start
+    // changes nothing: it is in the file, and made durable with the next sync.
+    let top = Session::open(root.path()).unwrap();
+    assert_eq!(top.written_seq(), 1);
+    top.sync().unwrap();
+    assert_eq!(top.durable_seq(), 1);
+    // Every start a resume could not infer is durable before the session exists.
+    let narrowed = [
+        SessionOptions {
+            posture: Posture::Sealed,
+            ..SessionOptions::default()
+        },
+        SessionOptions {
+            posture: Posture::Gated,
+            ..SessionOptions::default()
+        },
+        SessionOptions {
+            tools: ToolFilter::only(["read_file".to_owned()]),
+            ..SessionOptions::default()
+        },
+        SessionOptions {
+            agent: Some("explore".to_owned()),
+            ..SessionOptions::default()
+        },
+    ];
+    for options in narrowed {
+        let session = Session::open_with(root.path(), options.clone()).unwrap();
+        assert_eq!(session.durable_seq(), 1, "{options:?}");
+    }
+    // A subagent's start names its parent, whose synced records may name it.
+    let child = top.open_child(None, ToolFilter::default()).unwrap();
+    assert_eq!(child.durable_seq(), 1);
+}

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
@@ -97,6 +98,9 @@ struct Inner {
     seal: Option<LogSeal>,
     /// Where the log is durable besides its file ([`EventLog::replicate_to`]).
     replica: OnceLock<Arc<dyn LogReplica>>,
+    /// The log was empty when opened, and its directory has not been synced since: the next
+    /// sync does so after the file's ([`Inner::sync_entry`]).
+    entry_pending: AtomicBool,
 }
 
 /// What must be durable before any record that may name it.
@@ -239,12 +243,11 @@ impl EventLog {
                 .map_err(EventLogError::io("truncate torn tail", path))?;
             file.sync_all()
                 .map_err(EventLogError::io("fsync after truncation", path))?;
-        } else if len == 0 {
-            // A freshly created log must survive a crash as an entry of its directory.
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                sync_dir(parent).map_err(EventLogError::io("fsync its directory", path))?;
-            }
         }
+        // An empty log's entry in its directory is made durable with its first sync (nothing in
+        // it was durable before, so nothing waited for it): one sync fewer for a log that never
+        // syncs, and on ext4 the file's sync has committed the directory's change by then.
+        let entry_pending = AtomicBool::new(len == 0);
         let last = tail.last_seq;
         let log = Self {
             inner: Arc::new(Inner {
@@ -271,6 +274,7 @@ impl EventLog {
                 before_sync: OnceLock::new(),
                 seal,
                 replica: OnceLock::new(),
+                entry_pending,
             }),
             flusher: Mutex::new(None),
         };
@@ -571,7 +575,8 @@ impl Inner {
                 self.file
                     .sync_data()
                     .map_err(EventLogError::io("fdatasync", &self.path))
-            });
+            })
+            .and_then(|()| self.sync_entry());
         let mut state = self.lock_state();
         state.syncing = false;
         let outcome = match result {
@@ -589,6 +594,19 @@ impl Inner {
         };
         self.progressed(&state);
         outcome.map(|()| state)
+    }
+
+    /// Makes the log's entry in its directory durable, once, if it was opened empty: until
+    /// then a crash may lose the file, and with it only records nothing waited for.
+    fn sync_entry(&self) -> Result<(), EventLogError> {
+        if !self.entry_pending.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent).map_err(EventLogError::io("fsync its directory", &self.path))?;
+        }
+        self.entry_pending.store(false, Ordering::Release);
+        Ok(())
     }
 
     /// Hands the records `first..` to the replica, if the log has one.
