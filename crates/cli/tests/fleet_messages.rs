@@ -135,11 +135,29 @@ fn messages_between_sessions_on_two_daemons_are_delivered_exactly_once_through_a
             ),
         ) == "1"
     });
+    // Rows no tackle sender posts, more than one read of the mailbox holds, wait ahead of
+    // every order: each holder of the parent discards what it reads of them, so they stall
+    // nothing.
+    let junk = fleet::query(
+        &url,
+        &format!(
+            "INSERT INTO messages (message_id, sender, recipient, body)
+             SELECT 'junk' || g, '{parent}', '{parent}', '\"not a message\"'::jsonb
+               FROM generate_series(1, 300) g RETURNING message_id"
+        ),
+    );
+    assert_eq!(junk.len(), 300);
     // A is killed; B opens the subagent (once A's lease on it ends), A comes back with the
     // parent.
     first.kill();
     let mut daemon_b = fleet.start_b(&child);
     let mut daemon_a = Some(fleet.start_a());
+    eventually("the parent's holder to discard the junk", || {
+        one(
+            &url,
+            "SELECT count(*) FROM messages WHERE message_id LIKE 'junk%' AND consumed_at IS NULL",
+        ) == "0"
+    });
     for i in 0..SENDS {
         // One order is sent while A is down: it waits for A's return.
         let down = i == 3;
@@ -199,6 +217,14 @@ fn messages_between_sessions_on_two_daemons_are_delivered_exactly_once_through_a
     assert!(
         senders[0].starts_with("general_"),
         "named by its handle: {senders:?}"
+    );
+    // The junk was taken out undelivered: consumed, no record of the parent's accepting it.
+    assert_eq!(
+        one(
+            &url,
+            "SELECT count(*) FROM messages WHERE message_id LIKE 'junk%' AND consumed_at IS NOT NULL AND consumed_seq IS NULL"
+        ),
+        "300"
     );
     // Each delivery is the record that marked it: the same seq.
     let marked = one(

@@ -117,6 +117,28 @@ impl MailBackend for FleetMail {
             .collect())
     }
 
+    fn discard(&self, recipient: &str, message_id: &str) -> Result<(), BackendError> {
+        let lease = self
+            .shared
+            .lease_of(recipient)
+            .ok_or_else(|| Self::not_held(recipient))?;
+        let mailbox = self.mailbox.clone();
+        let id = message_id.to_owned();
+        let discarded = self
+            .shared
+            .io
+            .run(async move { mailbox.discard(&lease, &id).await })
+            .and_then(|r| r);
+        match discarded {
+            Ok(()) => Ok(()),
+            Err(FleetError::Fenced { owner, .. }) => Err(BackendError::Fenced {
+                id: recipient.to_owned(),
+                holder: owner,
+            }),
+            Err(e) => Err(unavailable(recipient, e)),
+        }
+    }
+
     fn held_elsewhere(&self, session: &str) -> Result<bool, BackendError> {
         let leases = self.shared.leases.clone();
         let id = session.to_owned();

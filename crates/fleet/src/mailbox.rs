@@ -190,6 +190,49 @@ impl Mailbox {
     }
 }
 
+impl Mailbox {
+    /// Marks `message_id`, waiting for the session `holder` leases, as never to be delivered
+    /// (its body does not have the form a sender posts): consumed with no `consumed_seq`, since
+    /// no record of the recipient's log accepted it. It no longer counts against the
+    /// recipient's waiting messages nor fills a read, so malformed rows cannot stall a mailbox
+    /// whose reads are bounded. A message already consumed is left as it is;
+    /// [`FleetError::Fenced`] when `holder` is no longer the session's lease.
+    pub async fn discard(&self, holder: &Lease, message_id: &str) -> Result<(), FleetError> {
+        let client = self.db.client().await?;
+        let discard = client
+            .prepare_cached(
+                "WITH s AS (
+                     SELECT 1 FROM sessions WHERE id = $2 AND owner = $3 AND lease_epoch = $4
+                 ), d AS (
+                     UPDATE messages SET consumed_at = clock_timestamp()
+                      WHERE message_id = $1 AND recipient = $2 AND consumed_at IS NULL
+                        AND EXISTS (SELECT 1 FROM s)
+                     RETURNING 1
+                 )
+                 SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM d)",
+            )
+            .await
+            .map_err(FleetError::db("prepare a discard"))?;
+        let row = client
+            .query_one(
+                &discard,
+                &[
+                    &message_id,
+                    &holder.session(),
+                    &holder.owner(),
+                    &holder.epoch(),
+                ],
+            )
+            .await
+            .map_err(FleetError::db("discard a message"))?;
+        let leased: bool = row.get(0);
+        if !leased {
+            return Err(crate::lease::refusal(&client, holder).await);
+        }
+        Ok(())
+    }
+}
+
 /// Why [`MailboxWatch::wait`] returned; after any of them, scan the mailboxes it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Wake {

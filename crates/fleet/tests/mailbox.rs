@@ -378,3 +378,70 @@ async fn a_lost_listen_connection_is_reopened_and_says_so() {
         .unwrap();
     assert_eq!(wake, Wake::Doorbell("bob".to_owned()));
 }
+
+/// A message that can never be delivered is taken out by the recipient's holder: it leaves
+/// every later read and the recipient's count of waiting messages, so no number of them stalls
+/// the mailbox; a fenced holder cannot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discarded_message_leaves_the_reads_and_the_count_and_only_the_holder_discards() {
+    let (db, url) = common::fresh_db(4).await;
+    let alice = leased(&db, "alice", "daemon-a").await;
+    let bob = leased(&db, "bob", "daemon-b").await;
+    let mailbox = Mailbox::new(&db);
+    let bound = usize::try_from(WAITING_PER_READ).unwrap();
+    let id = |n: usize| format!("m{n:04}");
+    for n in 0..=bound {
+        let body = if n < bound {
+            json!("not a message")
+        } else {
+            json!({"n": n})
+        };
+        let sent = mailbox
+            .post(&alice, "bob", &id(n), &body, ANY)
+            .await
+            .unwrap();
+        assert_eq!(sent, Sent::Posted);
+    }
+    // A full read of malformed rows: the good message is past the bound.
+    let first = mailbox.waiting("bob").await.unwrap();
+    assert!(!ids(&first).contains(&id(bound).as_str()));
+    for m in &first {
+        mailbox.discard(&bob, &m.message_id).await.unwrap();
+    }
+    // Discarding twice changes nothing.
+    mailbox.discard(&bob, &id(0)).await.unwrap();
+    assert_eq!(ids(&mailbox.waiting("bob").await.unwrap()), [id(bound)]);
+    // The count of waiting messages is one: a post that allows two goes in.
+    let sent = mailbox
+        .post(&alice, "bob", "next", &json!({"n": "next"}), 2)
+        .await
+        .unwrap();
+    assert_eq!(sent, Sent::Posted);
+    // No record of bob's log accepted a discarded message.
+    let unnumbered: i64 = common::raw_client_at(&url)
+        .await
+        .query_one(
+            "SELECT count(*) FROM messages WHERE consumed_at IS NOT NULL AND consumed_seq IS NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(unnumbered, WAITING_PER_READ);
+    // Bob's lease expires and another holder claims it: the old holder's discard is refused
+    // and changes nothing.
+    Leases::new(&db).renew(&bob, Duration::ZERO).await.unwrap();
+    let taken = claim(&db, "bob", "daemon-c").await;
+    let refused = mailbox.discard(&bob, "next").await.unwrap_err();
+    assert!(matches!(refused, FleetError::Fenced { .. }), "{refused:?}");
+    let still: Vec<String> = mailbox
+        .waiting("bob")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(still, [id(bound), "next".to_owned()]);
+    mailbox.discard(&taken, "next").await.unwrap();
+    assert_eq!(ids(&mailbox.waiting("bob").await.unwrap()), [id(bound)]);
+}

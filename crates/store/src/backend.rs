@@ -104,6 +104,11 @@ pub trait MailBackend: Send + Sync + fmt::Debug {
     /// delivered).
     fn waiting(&self, recipient: &str) -> Result<Vec<Waiting>, BackendError>;
 
+    /// Takes `message_id`, waiting for `recipient` (a session this process holds), out of the
+    /// mailbox undelivered: a message that does not have the form a tackle sender posts, which
+    /// would otherwise be read again on every scan and hold a place in every bounded read.
+    fn discard(&self, recipient: &str, message_id: &str) -> Result<(), BackendError>;
+
     /// Whether another live process holds `session` (so a message for it is posted, never
     /// written into its log from here).
     fn held_elsewhere(&self, session: &str) -> Result<bool, BackendError>;

@@ -18,6 +18,7 @@
 //! sender's lease; the key must agree), and a send to a session outside the tree: a root's
 //! recorded parent is the only session outside this process the tree can name.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -206,23 +207,45 @@ impl Tree {
             .map(|(id, s)| (id.clone(), s.clone()))
             .collect();
         for (id, session) in held {
+            // A read is bounded: read on while it brings messages this pass has not seen, so
+            // what waits past the bound is not left for the next ring or poll. A message that
+            // stays (its record could not be written) is seen once per pass.
+            let mut seen = HashSet::new();
             // Unreachable or no longer held: the next ring or poll tries again.
-            let Ok(waiting) = mail.waiting(&id.0) else {
-                continue;
-            };
-            for w in waiting {
-                self.accept_posted(&id, &session, w).await;
+            while let Ok(waiting) = mail.waiting(&id.0) {
+                let fresh: Vec<Waiting> = waiting
+                    .into_iter()
+                    .filter(|w| seen.insert(w.message_id.clone()))
+                    .collect();
+                if fresh.is_empty() {
+                    break;
+                }
+                for w in fresh {
+                    self.accept_posted(mail, &id, &session, w).await;
+                }
             }
         }
     }
 
     /// Accepts one posted message for `to`: its record in `to`'s log, then the mailbox; a
     /// finished child is woken.
-    async fn accept_posted(self: &Arc<Self>, to: &SessionId, session: &Session, w: Waiting) {
+    async fn accept_posted(
+        self: &Arc<Self>,
+        mail: &dyn MailBackend,
+        to: &SessionId,
+        session: &Session,
+        w: Waiting,
+    ) {
         let Some((key, message)) = parse(&w) else {
+            // Read again on every scan, it would hold a place in every bounded read until
+            // enough of them stalled the mailbox: taken out, once.
+            let outcome = match mail.discard(&to.0, &w.message_id) {
+                Ok(()) => "discarded".to_owned(),
+                Err(e) => format!("left waiting, since discarding it failed ({e})"),
+            };
             eprintln!(
-                "tackle: message {} posted for session {} is malformed and was not delivered",
-                w.message_id, to.0
+                "tackle: message {:?} posted by session {:?} for session {} does not have the form a tackle sender posts; it was not delivered and is {outcome}",
+                w.message_id, w.sender, to.0
             );
             return;
         };
