@@ -2,9 +2,10 @@
 //! messages to sessions another daemon holds.
 //!
 //! **Key decision:** one LISTEN connection per process, opened when the first subscriber
-//! arrives, rings every subscriber with the recipient a post named, and rings them all with
-//! no recipient after a reconnect and every [`POLL`], so a lost notification delays a message
-//! by one poll at most. Posts and reads go through the pool; a post carries the sender's
+//! arrives, rings every subscriber with the recipient a post named, and after a reconnect and
+//! every [`POLL`] with each recipient this process holds that has messages waiting (one query
+//! for them all, so an idle daemon's poll costs one statement, not one per session it holds),
+//! so a lost notification delays a message by one poll at most. Posts and reads go through the pool; a post carries the sender's
 //! lease, so a daemon fenced out of its session cannot post in its name.
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -160,9 +161,11 @@ impl MailBackend for FleetMail {
     fn subscribe(&self, on_ring: OnRing) {
         lock(&self.subscribers).push(on_ring);
         if self.watching.set(()).is_ok() {
-            self.shared
-                .io
-                .spawn(watch(self.db.clone(), Arc::downgrade(&self.subscribers)));
+            self.shared.io.spawn(watch(
+                self.db.clone(),
+                self.shared.owner.clone(),
+                Arc::downgrade(&self.subscribers),
+            ));
         }
     }
 }
@@ -185,8 +188,24 @@ fn ring(subscribers: &Mutex<Vec<Subscriber>>, recipient: Option<&str>) {
     lock(subscribers).retain(|on_ring| on_ring(recipient));
 }
 
-/// Listens until the mailbox is gone, ringing the subscribers.
-async fn watch(db: FleetDb, subscribers: std::sync::Weak<Mutex<Vec<Subscriber>>>) {
+/// Rings every recipient held by `owner` that has messages waiting, found in one query; every
+/// recipient when the query fails (each subscriber then reads each of its sessions).
+async fn ring_waiting(mailbox: &Mailbox, owner: &str, subscribers: &Mutex<Vec<Subscriber>>) {
+    match mailbox.recipients_waiting(owner).await {
+        Ok(recipients) => {
+            for recipient in recipients {
+                ring(subscribers, Some(&recipient));
+            }
+        }
+        Err(_) => ring(subscribers, None),
+    }
+}
+
+/// Listens until the mailbox is gone, ringing the subscribers: a post's recipient on its
+/// doorbell; on listening, after a reconnect and every [`POLL`], the recipients `owner` holds
+/// that have messages waiting.
+async fn watch(db: FleetDb, owner: String, subscribers: std::sync::Weak<Mutex<Vec<Subscriber>>>) {
+    let mailbox = Mailbox::new(&db);
     let mut watch = None;
     loop {
         let Some(subs) = subscribers.upgrade() else {
@@ -197,7 +216,7 @@ async fn watch(db: FleetDb, subscribers: std::sync::Weak<Mutex<Vec<Subscriber>>>
             None => match MailboxWatch::open(&db, POLL).await {
                 Ok(w) => {
                     // Listening from now on: what was posted before is found by a scan.
-                    ring(&subs, None);
+                    ring_waiting(&mailbox, &owner, &subs).await;
                     watch.insert(w)
                 }
                 Err(_) => {
@@ -214,7 +233,7 @@ async fn watch(db: FleetDb, subscribers: std::sync::Weak<Mutex<Vec<Subscriber>>>
         };
         match woke {
             Ok(Wake::Doorbell(recipient)) => ring(&subs, Some(&recipient)),
-            Ok(Wake::Poll | Wake::Reconnected) => ring(&subs, None),
+            Ok(Wake::Poll | Wake::Reconnected) => ring_waiting(&mailbox, &owner, &subs).await,
             Err(_) => {
                 watch = None;
                 ring(&subs, None);

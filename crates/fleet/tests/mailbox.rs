@@ -445,3 +445,49 @@ async fn a_discarded_message_leaves_the_reads_and_the_count_and_only_the_holder_
     mailbox.discard(&taken, "next").await.unwrap();
     assert_eq!(ids(&mailbox.waiting("bob").await.unwrap()), [id(bound)]);
 }
+
+/// A process's periodic scan is one statement: the sessions it holds that have mail waiting,
+/// each once, and no other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scan_names_each_held_session_with_mail_waiting_once() {
+    let (db, _) = common::fresh_db(4).await;
+    let alice = leased(&db, "alice", "daemon-a").await;
+    let _bob = leased(&db, "bob", "daemon-b").await;
+    let _carol = leased(&db, "carol", "daemon-b").await;
+    let _dave = leased(&db, "dave", "daemon-b").await;
+    let erin = leased(&db, "erin", "daemon-c").await;
+    let mailbox = Mailbox::new(&db);
+    for (n, to) in ["bob", "bob", "carol", "erin"].into_iter().enumerate() {
+        let sent = mailbox
+            .post(&alice, to, &format!("m{n}"), &json!({"n": n}), ANY)
+            .await
+            .unwrap();
+        assert_eq!(sent, Sent::Posted);
+    }
+    let mut held = mailbox.recipients_waiting("daemon-b").await.unwrap();
+    held.sort();
+    assert_eq!(held, ["bob", "carol"]);
+    assert_eq!(
+        mailbox.recipients_waiting("daemon-c").await.unwrap(),
+        ["erin"]
+    );
+    // Delivered, a session is no longer named.
+    PgEventLog::new(&db)
+        .append_batch(&erin, 1, &[accepted("m3")])
+        .await
+        .unwrap();
+    assert!(
+        mailbox
+            .recipients_waiting("daemon-c")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        mailbox
+            .recipients_waiting("nobody")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
