@@ -5,8 +5,9 @@
 //! arrives, rings every subscriber with the recipient a post named, and after a reconnect and
 //! every [`POLL`] with each recipient this process holds that has messages waiting (one query
 //! for them all, so an idle daemon's poll costs one statement, not one per session it holds),
-//! so a lost notification delays a message by one poll at most. Posts and reads go through the pool; a post carries the sender's
-//! lease, so a daemon fenced out of its session cannot post in its name.
+//! so a lost notification delays a message by one poll at most. Posts and reads go through
+//! the pool; a post carries the sender's lease, so a daemon fenced out of its session cannot
+//! post in its name.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;

@@ -229,7 +229,7 @@ impl Mailbox {
                         AND EXISTS (SELECT 1 FROM s)
                      RETURNING 1
                  )
-                 SELECT EXISTS (SELECT 1 FROM s), (SELECT count(*) FROM d)",
+                 SELECT EXISTS (SELECT 1 FROM s)",
             )
             .await
             .map_err(FleetError::db("prepare a discard"))?;
